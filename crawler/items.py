@@ -1,0 +1,33 @@
+"""The item that flows from the spider through the pipelines into storage."""
+
+from __future__ import annotations
+
+import scrapy
+
+
+class PageItem(scrapy.Item):
+    """One fetched HTML page (every fetched page becomes a ``pages`` row).
+
+    Text fields are ``str`` (already decoded); ``html`` is the decoded page source.
+    """
+
+    url = scrapy.Field()  # the requested URL
+    final_url = scrapy.Field()  # after redirects
+    host = scrapy.Field()
+    status = scrapy.Field()
+    fetched_at = scrapy.Field()  # datetime, UTC
+    depth = scrapy.Field()
+    parent_url = scrapy.Field()
+    anchor = scrapy.Field()  # anchor text of the link that led here
+    title = scrapy.Field()
+    description = scrapy.Field()  # <meta name="description">
+    keywords = scrapy.Field()  # <meta name="keywords">
+    language = scrapy.Field()
+    charset = scrapy.Field()
+    published = scrapy.Field()  # ISO date string or None
+    html = scrapy.Field()  # decoded HTML
+    text = scrapy.Field()  # main text (trafilatura)
+    link_score = scrapy.Field()  # dict: score breakdown of the link that led here
+    relevance = scrapy.Field()  # float in [0, 1]: the page's own relevance, or None
+    accepted = scrapy.Field()  # bool: page passes the topic's page threshold
+    duplicate = scrapy.Field()  # dict {"of": url, "method": str, "score": float} or None

@@ -1,0 +1,3 @@
+"""topicrawl: a focused crawler that builds clean, deduplicated topic corpora."""
+
+__version__ = "0.1.0"

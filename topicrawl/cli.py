@@ -1,0 +1,64 @@
+"""The ``topicrawl`` command: every subcommand that is not a crawl.
+
+Each package contributes its subcommands through a ``register(subparsers)`` function in its
+own ``cli`` module; a subcommand sets ``func`` (``args -> exit status``) with
+``set_defaults``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from topicrawl.errors import TopicFileError, TopicrawlError
+
+#: Modules whose ``register(subparsers)`` adds subcommands, in help order.
+COMMAND_MODULES = (
+    "models.cli",
+    "relevance.cli",
+    "dedup.cli",
+    "crawler.clean_cli",
+    "sitegen.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="topicrawl", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except TopicFileError as exc:
+        print(f"topicrawl: {exc}", file=sys.stderr)
+        return 2
+    except TopicrawlError as exc:
+        print(f"topicrawl: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
