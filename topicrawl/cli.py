@@ -20,7 +20,7 @@ COMMAND_MODULES = (
     "models.cli",
     "relevance.cli",
     "dedup.cli",
-    "crawler.clean_cli",
+    "postprocess.cli",
     "sitegen.cli",
 )
 
