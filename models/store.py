@@ -1,0 +1,395 @@
+"""Storage of crawls: SQLite embedded by default, PostgreSQL through ``TOPICRAWL_DB_URL``.
+
+Every write is batched, idempotent (upsert by natural key: a page once per URL per run, a
+document once per page) and retried with backoff when the database is unreachable, so a
+short outage loses nothing; reads stream in keyset-paginated batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, func, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from models.orm import CrawlRun, Document, Duplicate, Page, UrlHistory
+from topicrawl.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DB_URL = "sqlite:///topicrawl.db"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+T = TypeVar("T")
+
+PAGE_FIELDS = (
+    "final_url", "host", "status", "fetched_at", "depth", "parent_url", "anchor", "title",
+    "description", "keywords", "language", "charset", "published", "text", "link_score",
+    "relevance", "accepted",
+)  # fmt: skip
+
+
+def resolve_db_url(url: str | None = None) -> str:
+    """The database URL: the argument, else ``$TOPICRAWL_DB_URL``, else ``./topicrawl.db``."""
+    return url or os.environ.get("TOPICRAWL_DB_URL") or DEFAULT_DB_URL
+
+
+def compress(html: str | None) -> bytes | None:
+    return None if html is None else zlib.compress(html.encode("utf-8"), 6)
+
+
+def decompress(blob: bytes | None) -> str | None:
+    return None if blob is None else zlib.decompress(blob).decode("utf-8")
+
+
+@dataclass
+class PageRecord:
+    """A stored page as plain attributes (``html`` decompressed)."""
+
+    id: int
+    run_id: int
+    url: str
+    final_url: str | None
+    host: str
+    status: int | None
+    depth: int
+    parent_url: str | None
+    anchor: str | None
+    title: str | None
+    description: str | None
+    keywords: str | None
+    language: str | None
+    charset: str | None
+    published: str | None
+    html: str | None
+    text: str | None
+    link_score: dict[str, Any] | None
+    relevance: float | None
+    accepted: bool
+    fetched_at: datetime | None = None
+
+
+@dataclass
+class DocumentRecord:
+    page_id: int
+    url: str
+    title: str | None
+    text: str
+    meta: dict[str, Any]
+
+
+def _page_record(page: Page) -> PageRecord:
+    return PageRecord(
+        id=page.id, run_id=page.run_id, url=page.url, final_url=page.final_url, host=page.host,
+        status=page.status, depth=page.depth, parent_url=page.parent_url, anchor=page.anchor,
+        title=page.title, description=page.description, keywords=page.keywords,
+        language=page.language, charset=page.charset, published=page.published,
+        html=decompress(page.html_z), text=page.text, link_score=page.link_score,
+        relevance=page.relevance, accepted=bool(page.accepted), fetched_at=page.fetched_at,
+    )  # fmt: skip
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+class Store:
+    """Reads and writes crawl runs, pages, documents, duplicates and the URL history."""
+
+    def __init__(self, engine: Engine, *, retries: int = 6, backoff: float = 0.5):
+        self.engine = engine
+        self.retries = retries
+        self.backoff = backoff
+        self._session = sessionmaker(engine, expire_on_commit=False)
+        dialect = engine.dialect.name
+        if dialect not in ("sqlite", "postgresql"):
+            raise StorageError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
+        self._insert = sqlite.insert if dialect == "sqlite" else postgresql.insert
+
+    @classmethod
+    def from_url(cls, url: str | None = None, *, migrate: bool = True, **kwargs: Any) -> Store:
+        """Open (and migrate to the newest schema) the database at ``url``."""
+        url = resolve_db_url(url)
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        engine = create_engine(url, pool_pre_ping=True)
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_pragmas)
+        store = cls(engine, **kwargs)
+        if migrate:
+            store._retry(store.migrate)
+        return store
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest Alembic revision (serialised across workers)."""
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        cfg.set_main_option("sqlalchemy.url", self.engine.url.render_as_string(False))
+        with self.engine.begin() as conn:
+            if self.engine.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(7307110)"))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- retries ---------------------------------------------------------------------------
+    def _retry(self, fn: Callable[[], T]) -> T:
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                return fn()
+            except (OperationalError, DBAPIError) as exc:
+                transient = isinstance(exc, OperationalError) or exc.connection_invalidated
+                if not transient or attempt == self.retries:
+                    raise StorageError(
+                        f"database {self.engine.url.render_as_string(True)} failed after "
+                        f"{attempt + 1} attempts: {exc.orig or exc}; check that it is running"
+                    ) from exc
+                log.warning(
+                    "database unavailable (%s); retry %d in %.1fs", exc.orig, attempt + 1, delay
+                )
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        raise AssertionError("unreachable")
+
+    def _write(self, fn: Callable[[Session], T]) -> T:
+        def attempt() -> T:
+            with self._session.begin() as session:
+                return fn(session)
+
+        return self._retry(attempt)
+
+    # -- runs ------------------------------------------------------------------------------
+    def start_run(self, topic_name: str, topic_text: str = "", settings: dict | None = None) -> int:
+        def go(session: Session) -> int:
+            run = CrawlRun(
+                topic_name=topic_name, topic_text=topic_text, settings=settings or {}, stats={}
+            )
+            session.add(run)
+            session.flush()
+            return run.id
+
+        return self._write(go)
+
+    def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
+        values = {"finished_at": datetime.now(UTC), "stats": _jsonable(stats)}
+        self._write(
+            lambda s: s.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(values))
+        )
+
+    def get_run(self, run_id: int) -> CrawlRun | None:
+        with self._session() as session:
+            return session.get(CrawlRun, run_id)
+
+    def list_runs(self) -> list[CrawlRun]:
+        with self._session() as session:
+            return list(session.scalars(select(CrawlRun).order_by(CrawlRun.id)))
+
+    # -- pages -----------------------------------------------------------------------------
+    def save_pages(self, run_id: int, items: Iterable[dict[str, Any]]) -> dict[str, int]:
+        """Upsert pages by (run, url); returns url -> page id."""
+        rows = []
+        for item in items:
+            row = {"run_id": run_id, "url": item["url"], "html_z": compress(item.get("html"))}
+            for name in PAGE_FIELDS:
+                row[name] = item.get(name)
+            row["host"] = row["host"] or ""
+            row["depth"] = row["depth"] or 0
+            row["accepted"] = bool(row["accepted"])
+            row["fetched_at"] = row["fetched_at"] or datetime.now(UTC)
+            row["link_score"] = _jsonable(row["link_score"])
+            rows.append(row)
+        if not rows:
+            return {}
+
+        def go(session: Session) -> dict[str, int]:
+            stmt = self._insert(Page).values(rows)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["run_id", "url"],
+                set_={c: stmt.excluded[c] for c in (*PAGE_FIELDS, "html_z")},
+            )
+            session.execute(stmt)
+            urls = [r["url"] for r in rows]
+            return self._page_ids(session, run_id, urls)
+
+        return self._write(go)
+
+    @staticmethod
+    def _page_ids(session: Session, run_id: int, urls: list[str]) -> dict[str, int]:
+        found = session.execute(
+            select(Page.url, Page.id).where(Page.run_id == run_id, Page.url.in_(urls))
+        )
+        return {url: pid for url, pid in found}
+
+    def page_ids(self, run_id: int, urls: list[str]) -> dict[str, int]:
+        with self._session() as session:
+            return self._page_ids(session, run_id, urls)
+
+    def count_pages(self, run_id: int, accepted_only: bool = False) -> int:
+        query = select(func.count()).select_from(Page).where(Page.run_id == run_id)
+        if accepted_only:
+            query = query.where(Page.accepted.is_(True))
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
+    def iter_pages(
+        self, run_id: int, *, accepted_only: bool = False, batch_size: int = 500
+    ) -> Iterator[PageRecord]:
+        """Stream the pages of a run in id order, ``batch_size`` rows at a time."""
+        last = 0
+        while True:
+            query = select(Page).where(Page.run_id == run_id, Page.id > last)
+            if accepted_only:
+                query = query.where(Page.accepted.is_(True))
+            query = query.order_by(Page.id).limit(batch_size)
+            with self._session() as session:
+                batch = [_page_record(p) for p in session.scalars(query)]
+            if not batch:
+                return
+            yield from batch
+            last = batch[-1].id
+
+    # -- documents, duplicates, history ----------------------------------------------------
+    def save_documents(self, run_id: int, docs: Iterable[dict[str, Any]]) -> None:
+        """Upsert corpus documents by page id: ``{"page_id", "text", "meta"}``."""
+        now = datetime.now(UTC)
+        rows = [
+            {"run_id": run_id, "page_id": d["page_id"], "text": d["text"],
+             "meta": _jsonable(d.get("meta") or {}), "created_at": now}
+            for d in docs
+        ]  # fmt: skip
+        if not rows:
+            return
+
+        def go(session: Session) -> None:
+            stmt = self._insert(Document).values(rows)
+            session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["page_id"],
+                    set_={"text": stmt.excluded.text, "meta": stmt.excluded.meta},
+                )
+            )
+
+        self._write(go)
+
+    def delete_documents(self, run_id: int, page_ids: Iterable[int]) -> None:
+        ids = list(page_ids)
+        if ids:
+            self._write(
+                lambda s: s.execute(
+                    Document.__table__.delete().where(
+                        Document.run_id == run_id, Document.page_id.in_(ids)
+                    )
+                )
+            )
+
+    def count_documents(self, run_id: int) -> int:
+        query = select(func.count()).select_from(Document).where(Document.run_id == run_id)
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
+    def iter_documents(self, run_id: int, *, batch_size: int = 500) -> Iterator[DocumentRecord]:
+        """Stream the corpus documents of a run in page order."""
+        last = 0
+        while True:
+            query = (
+                select(Document, Page.url, Page.title)
+                .join(Page, Page.id == Document.page_id)
+                .where(Document.run_id == run_id, Document.id > last)
+                .order_by(Document.id)
+                .limit(batch_size)
+            )
+            with self._session() as session:
+                rows = session.execute(query).all()
+            if not rows:
+                return
+            for doc, url, title in rows:
+                yield DocumentRecord(doc.page_id, url, title, doc.text, doc.meta or {})
+            last = rows[-1][0].id
+
+    def add_duplicates(self, run_id: int, dups: Iterable[dict[str, Any]]) -> None:
+        """Record duplicates: ``{"url", "of", "method", "score"}`` (pages must be saved)."""
+        dups = list(dups)
+        if not dups:
+            return
+
+        def go(session: Session) -> None:
+            urls = [d["url"] for d in dups] + [d["of"] for d in dups]
+            ids = self._page_ids(session, run_id, urls)
+            rows = [
+                {"run_id": run_id, "page_id": ids[d["url"]], "original_url": d["of"],
+                 "original_page_id": ids.get(d["of"]), "method": d["method"],
+                 "score": float(d["score"])}
+                for d in dups if d["url"] in ids
+            ]  # fmt: skip
+            if rows:
+                stmt = self._insert(Duplicate).values(rows)
+                session.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=["page_id"],
+                        set_={
+                            c: stmt.excluded[c]
+                            for c in ("original_url", "original_page_id", "method", "score")
+                        },
+                    )
+                )
+
+        self._write(go)
+
+    def add_duplicate(
+        self, run_id: int, page_url: str, original_url: str, method: str, score: float
+    ) -> None:
+        self.add_duplicates(
+            run_id, [{"url": page_url, "of": original_url, "method": method, "score": score}]
+        )
+
+    def count_duplicates(self, run_id: int) -> dict[str, int]:
+        query = (
+            select(Duplicate.method, func.count())
+            .where(Duplicate.run_id == run_id)
+            .group_by(Duplicate.method)
+        )
+        with self._session() as session:
+            return {m: int(n) for m, n in session.execute(query)}
+
+    def add_history(self, run_id: int, urls: Iterable[str]) -> None:
+        now = datetime.now(UTC)
+        rows = [{"run_id": run_id, "url": u, "accepted_at": now} for u in dict.fromkeys(urls)]
+        if rows:
+            stmt = self._insert(UrlHistory).values(rows).on_conflict_do_nothing()
+            self._write(lambda s: s.execute(stmt))
+
+    def iter_history(self, run_id: int) -> Iterator[str]:
+        query = select(UrlHistory.url).where(UrlHistory.run_id == run_id).order_by(UrlHistory.id)
+        with self._session() as session:
+            yield from session.scalars(query).all()
+
+
+def _jsonable(value: Any) -> Any:
+    """Make stats and score breakdowns JSON-safe (datetimes and other objects as strings)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
