@@ -1,0 +1,651 @@
+"""Boilerplate cleaning: turn a stored page into corpus text.
+
+trafilatura finds the main text; on Chinese news sites it still leaves boilerplate around it:
+copyright and ICP lines, editor/source lines, share/print/comment widgets, related-news link
+lists and lines that every page of a site repeats. This module removes those line by line,
+counts every removal per rule, and drops a page whose text is too short or mostly links after
+cleaning (the focused-crawling paper's failure case: a page whose "main text" is only the
+site's copyright notice).
+
+Line rules (each switchable, each counted in ``CleanResult.removed``):
+
+``blank``       lines without a letter: empty, list/table markers (``-``, ``|  |``), bare
+                numbers, counters and timestamps
+``copyright``   版权所有, Copyright ©, All Rights Reserved, ICP备/ICP证, 公网安备, 举报电话…
+``disclaimer``  免责声明, "仅代表作者个人观点", "并不表明…立场", 转载请注明…
+``editor``      责任编辑/编辑/来源/原标题/本文来源/作者/发布时间 lines and stand-alone 记者 bylines
+``widget``      share/print/comment/follow widgets: 分享到, 打印, 收藏, 评论, 字号 大 中 小, 扫一扫…
+``navigation``  breadcrumbs (当前位置：首页 > …), 上一篇/下一篇, 返回首页 (a trailing
+                "返回XX首页>>" is trimmed from a paragraph and counted, the paragraph kept)
+``host_lines``  lines that recur on many pages of the same host (:class:`HostLineModel`)
+``link_lines``  short lines whose text is (almost) all anchor text of the page (related-news
+                lists); a line contained in the page's <title> is kept
+``custom``      lines matching the user's ``extra_patterns`` regular expressions
+
+Page rules (a dropped page gets ``CleanResult.text = None`` and a reason):
+``no_text`` (nothing extracted), ``mostly_links`` (anchor text ≥ ``max_link_share`` of the
+text), ``too_short`` (fewer than ``min_chars`` non-space characters left).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from topicrawl.errors import ConfigError, ResourceMissingError
+
+__all__ = [
+    "LINE_RULES",
+    "CleanResult",
+    "Cleaner",
+    "HostLineModel",
+    "extract_text",
+    "anchor_texts",
+    "normalize_line",
+]
+
+#: Line rules in the order they are applied.
+LINE_RULES = (
+    "blank",
+    "copyright",
+    "disclaimer",
+    "editor",
+    "widget",
+    "navigation",
+    "custom",
+    "host_lines",
+    "link_lines",
+)
+
+# --------------------------------------------------------------------------------------------
+# Patterns. Traditional variants are in character classes so that traditional pages are
+# cleaned even when OpenCC conversion is off.
+
+_LEAD = r"^[\s\-*•·|【\[（(<《]*"  # list/table markers and opening brackets before a keyword
+_SEP = r"\s*[:：丨|]"
+
+_COPYRIGHT = re.compile(
+    r"版[权權]所有|copyright|©|\(c\)\s*(?:19|20)\d\d|all\s+rights\s+reserved|"
+    r"ICP\s*[备備证證]|ICP\s*\d{5,}|公[网網]安[备備]|"
+    r"不良信息[举舉][报報]|[举舉][报報](?:电话|邮箱|電話|郵箱|中心)|"
+    r"(?:服[务務]|[经經][营營]|[节節]目|出版)许可[证證]|"
+    r"未[经經](?:本[网站报報]|作者)?(?:书面)?(?:授[权權]|许可|同意).{0,12}(?:[转轉][载載]|复制|使用|镜像)|"
+    r"[严嚴]禁(?:[转轉][载載]|复制|镜像)",
+    re.I,
+)
+
+_DISCLAIMER = re.compile(
+    r"免[责責][声聲]明|仅代表(?:作者|其|个人|本人)(?:本人|个人)?(?:的)?(?:观点|看法|立场)|"
+    r"仅供其表达个人看法|并不(?:表明|代表).{0,12}(?:立场|观点)|不代表本(?:网|站|报|刊|平台)|"
+    r"如有侵[权權]|侵[权權].{0,8}(?:删除|联系)|[转轉][载載]请注明|"
+    r"版[权權]归.{0,16}所有",
+)
+
+_EDITOR_KEYS = (
+    "责任编辑|責任編輯|责编|責編|编辑|編輯|主编|审核|審核|审校|校对|校對|监制|值班编辑|"
+    "来源|來源|本文来源|文章来源|稿件来源|新闻来源|消息来源|信息来源|资料来源|图片来源|图源|"
+    "原标题|原標題|原文标题|原文链接|原创|作者|撰文|记者|記者|通讯员|摄影|攝影|"
+    "出品|策划|发布时间|发布日期|發布時間|更新时间|最后更新|稿源"
+)
+_EDITOR_START = re.compile(_LEAD + r"(?:" + _EDITOR_KEYS + r")" + _SEP)
+_EDITOR_ANY = re.compile(r"(?:责任编辑|責任編輯|责编|責編)\s*[:：]")
+# A stand-alone byline: "扬子晚报记者 张楠", "澎湃新闻记者 段彦超 廖艳", "（记者 陆一夫）".
+_BYLINE = re.compile(
+    r"^[\s(（【\[]*[\u4e00-\u9fff]{0,10}(?:特约记者|记者|記者|通讯员|通訊員|实习生)[\s:：]*"
+    r"[\u4e00-\u9fff·]{2,4}(?:(?:\s+|、|，)[\u4e00-\u9fff·]{2,4}){0,4}\s*(?:摄|攝|报道|報道)?"
+    r"[\s)）】\]]*$"
+)
+
+#: Tokens a widget line is made of; a line is a widget when nothing but these, digits and
+#: punctuation remain.
+WIDGET_TOKENS = (
+    "分享到", "分享至", "分享", "转发", "轉發", "打印本页", "打印此文", "打印", "列印",
+    "关闭窗口", "關閉窗口", "关闭", "收藏本文", "加入收藏", "已收藏", "收藏", "我要评论",
+    "发表评论", "查看评论", "查看更多评论", "更多评论", "网友评论", "条评论", "评论", "評論",
+    "跟贴", "跟帖", "人参与", "参与", "字号", "字體", "字体", "大", "中", "小", "默认",
+    "扫一扫", "扫描二维码", "二维码", "关注我们", "关注", "微信公众号", "公众号", "微信",
+    "微博", "朋友圈", "QQ空间", "QQ好友", "QQ", "腾讯微博", "新浪微博", "豆瓣", "人人网",
+    "手机看新闻", "手机版", "客户端", "APP专享", "APP", "返回顶部", "回到顶部", "顶部",
+    "纠错", "糾錯", "举报", "舉報", "点赞", "赞", "顶", "踩", "复制链接", "复制", "链接",
+    "更多", "展开全文", "阅读全文", "阅读", "点击", "知道了", "取消", "确定", "登录", "注册",
+    "免注册", "快速登录", "消息", "通知", "公告", "热帖", "热词", "热门推荐", "相关推荐",
+    "推荐阅读", "相关阅读", "相关新闻", "相关文章", "延伸阅读", "好文", "钦佩", "喜欢",
+    "泪奔", "可爱", "思考", "share", "print", "email", "e-mail", "tweet", "facebook",
+    "twitter", "linkedin", "whatsapp", "comments", "comment", "older post", "newer post",
+    "home", "subscribe to", "post comments", "atom", "followers", "follow", "like",
+)  # fmt: skip
+_WIDGET_TOKEN_RE = re.compile(
+    "|".join(re.escape(t) for t in sorted(WIDGET_TOKENS, key=len, reverse=True)), re.I
+)
+_WIDGET_PHRASE = re.compile(
+    r"扫描?二维码|扫一扫|关注我们|关注.{0,8}(?:公众号|微信|微博)|(?:下载|安装).{0,10}客户端|"
+    r"目前没有(?:热门)?跟[贴帖]|欢迎你发表观点|点击(?:查看|进入|投票|这里|下载|关注)|阅读原文|"
+    r"分享到[:：]|字号[:：]?\s*大\s*中\s*小|打印本页|关闭窗口|查看更多评论|"
+    r"^\d+人参与\d*(?:评论)?$",
+    re.I,
+)
+_NAVIGATION = re.compile(
+    _LEAD + r"(?:您?(?:当前|现在|所在)的?位置|您的位置|当前位置|上一篇|下一篇|上一条|下一条|"
+    r"上一页|下一页)" + r"\s*[:：>]|^返回.{0,8}首页\s*(?:>>|》|→)?$|^首页\s*(?:>|»|>>|/)"
+)
+#: A "back to the home page" link glued to the end of the last paragraph: trimmed, not dropped.
+_NAV_TAIL = re.compile(r"\s*返回.{0,8}首页\s*(?:>>|》|→)\s*$")
+#: Characters a widget line may hold besides its tokens.
+_FILLER = re.compile(r"[\s\d\W_]*", re.U)
+_BLANK = re.compile(r"^[\s\W\d_]*$", re.U)
+_MARKERS = re.compile(r"^[\s\-*•·|>]+|[\s|]+$")
+
+
+def _strip_markers(line: str) -> str:
+    """The line without list bullets, table pipes and surrounding space."""
+    return _MARKERS.sub("", line).strip()
+
+
+def normalize_line(line: str) -> str:
+    """The key a line is counted under: NFKC, lower case, digits as 0, letters and digits only.
+
+    Digits are folded so that "1032人参与308评论" and "57人参与11评论" count as one line.
+    """
+    s = unicodedata.normalize("NFKC", line).lower()
+    s = re.sub(r"[\W_]+", "", s)
+    return re.sub(r"\d+", "0", s)
+
+
+def _line_key(norm: str) -> int:
+    return int.from_bytes(hashlib.blake2b(norm.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+# --------------------------------------------------------------------------------------------
+class HostLineModel:
+    """Per-host counts of normalised lines over the pages seen, to find template lines.
+
+    A line is boilerplate on host *h* when the host has at least ``min_pages`` pages observed
+    and the line occurs on at least ``min_line_pages`` of them and on at least ``min_share`` of
+    them (the site-style-tree idea of Yi, Liu & Li 2003, "Eliminating noisy information in web
+    pages", reduced to lines: content repeated across a site's pages is presentation, not
+    content). Lines longer than ``max_line_chars`` are not tracked (templates are short). When a
+    host holds more than ``max_entries`` distinct lines, lines seen once are forgotten, which
+    bounds memory on big sites; a forgotten line that recurs starts counting again.
+
+    Thread-safe: ``observe`` and the look-ups hold one lock.
+    """
+
+    def __init__(
+        self,
+        *,
+        min_pages: int = 5,
+        min_line_pages: int = 3,
+        min_share: float = 0.3,
+        max_line_chars: int = 300,
+        max_entries: int = 50_000,
+    ):
+        if min_pages < 1 or min_line_pages < 1:
+            raise ConfigError("host_min_pages and host_min_line_pages must be at least 1")
+        if not 0.0 < min_share <= 1.0:
+            raise ConfigError(f"host_min_share must be in (0, 1], got {min_share!r}")
+        self.min_pages = int(min_pages)
+        self.min_line_pages = int(min_line_pages)
+        self.min_share = float(min_share)
+        self.max_line_chars = int(max_line_chars)
+        self.max_entries = int(max_entries)
+        self._pages: Counter[str] = Counter()
+        self._lines: dict[str, Counter[int]] = {}
+        self._lock = threading.Lock()
+
+    def _keys(self, lines: Iterable[str]) -> set[int]:
+        keys = set()
+        for line in lines:
+            if len(line) > self.max_line_chars:
+                continue
+            norm = normalize_line(line)
+            if norm:
+                keys.add(_line_key(norm))
+        return keys
+
+    def observe(self, host: str, lines: Iterable[str]) -> None:
+        """Count one page of ``host``: each distinct line once."""
+        keys = self._keys(lines)
+        with self._lock:
+            self._pages[host] += 1
+            counts = self._lines.setdefault(host, Counter())
+            counts.update(keys)
+            if len(counts) > self.max_entries:
+                for key in [k for k, c in counts.items() if c <= 1]:
+                    del counts[key]
+
+    def pages(self, host: str) -> int:
+        """How many pages of ``host`` were observed."""
+        with self._lock:
+            return self._pages[host]
+
+    def threshold(self, host: str) -> int | None:
+        """The page count a line needs on ``host`` to be boilerplate, or None (not active)."""
+        with self._lock:
+            n = self._pages[host]
+        if n < self.min_pages:
+            return None
+        return max(self.min_line_pages, _ceil(self.min_share * n))
+
+    def is_boilerplate(self, host: str, line: str) -> bool:
+        """True when ``line`` recurs on enough pages of ``host``."""
+        need = self.threshold(host)
+        if need is None or len(line) > self.max_line_chars:
+            return False
+        norm = normalize_line(line)
+        if not norm:
+            return False
+        with self._lock:
+            return self._lines.get(host, Counter()).get(_line_key(norm), 0) >= need
+
+    def hosts(self) -> list[str]:
+        with self._lock:
+            return sorted(self._pages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable snapshot (keys are 64-bit line hashes in hex)."""
+        with self._lock:
+            return {
+                "version": 1,
+                "params": {
+                    "min_pages": self.min_pages,
+                    "min_line_pages": self.min_line_pages,
+                    "min_share": self.min_share,
+                    "max_line_chars": self.max_line_chars,
+                    "max_entries": self.max_entries,
+                },
+                "pages": dict(self._pages),
+                "lines": {
+                    h: {format(k, "x"): c for k, c in counts.items()}
+                    for h, counts in self._lines.items()
+                },
+            }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HostLineModel:
+        if data.get("version") != 1:
+            raise ConfigError(f"unknown HostLineModel format version {data.get('version')!r}")
+        model = cls(**data.get("params", {}))
+        model._pages = Counter({h: int(n) for h, n in data.get("pages", {}).items()})
+        model._lines = {
+            h: Counter({int(k, 16): int(c) for k, c in counts.items()})
+            for h, counts in data.get("lines", {}).items()
+        }
+        return model
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> HostLineModel:
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        except FileNotFoundError as exc:
+            raise ResourceMissingError(f"host-line model {path} not found") from exc
+
+
+def _ceil(x: float) -> int:
+    i = int(x)
+    return i if i >= x - 1e-9 else i + 1
+
+
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CleanResult:
+    """The cleaned text (None when the page is dropped), the drop reason, lines removed per rule."""
+
+    text: str | None
+    dropped: str | None = None
+    removed: Counter[str] = field(default_factory=Counter)
+
+
+def _load_tree(html: str | bytes):
+    import trafilatura
+
+    return trafilatura.load_html(html)
+
+
+def extract_text(
+    html: Any,
+    *,
+    url: str | None = None,
+    include_comments: bool = False,
+    include_tables: bool = True,
+    favor_precision: bool = False,
+    favor_recall: bool = False,
+) -> str:
+    """trafilatura's main text of a page (``html``: str, bytes or an lxml tree), '' if none.
+
+    Comments are left out by default: reader comments are not corpus text.
+    """
+    import trafilatura
+
+    text = trafilatura.extract(
+        html,
+        url=url,
+        include_comments=include_comments,
+        include_tables=include_tables,
+        favor_precision=favor_precision,
+        favor_recall=favor_recall,
+        output_format="txt",
+    )
+    return text or ""
+
+
+def anchor_texts(tree: Any) -> set[str]:
+    """The whitespace-free texts (≥ 2 characters) of the page's ``<a>`` elements."""
+    out = set()
+    if tree is None:
+        return out
+    for a in tree.iter("a"):
+        try:
+            t = re.sub(r"\s+", "", a.text_content())
+        except ValueError:
+            continue
+        if len(t) >= 2:
+            out.add(t)
+    return out
+
+
+def _link_chars(line: str, anchors: set[str], sorted_anchors: list[str], max_len: int) -> int:
+    """How many non-space characters of ``line`` are covered by anchor texts.
+
+    A line equal to an anchor text is all link; a line up to ``max_len`` characters is also
+    searched for the anchor texts of at least 5 characters it contains (shorter ones, like a
+    menu's "中国", would count ordinary words as links).
+    """
+    s = re.sub(r"\s+", "", line)
+    if not s:
+        return 0
+    if s in anchors or _strip_markers(line).replace(" ", "") in anchors:
+        return len(s)
+    if len(s) > max_len:
+        return 0
+    covered = 0
+    for a in sorted_anchors:
+        if len(a) > len(s) or len(a) < 5:
+            continue
+        if a in s:
+            n = s.count(a)
+            covered += n * len(a)
+            s = s.replace(a, "")
+            if not s:
+                break
+    return covered
+
+
+# --------------------------------------------------------------------------------------------
+_DEFAULTS: dict[str, Any] = {
+    # extraction (when no text is given)
+    "include_comments": False,
+    "include_tables": True,
+    "favor_precision": False,
+    "favor_recall": False,
+    # line rules on/off
+    "blank": True,
+    "copyright": True,
+    "disclaimer": True,
+    "editor": True,
+    "widget": True,
+    "navigation": True,
+    "host_lines": True,
+    "link_lines": True,
+    "extra_patterns": (),
+    # limits
+    "max_rule_line_chars": 100,
+    "max_editor_line_chars": 160,
+    "max_link_line_chars": 80,
+    "min_link_line_share": 0.8,
+    # page rules
+    "min_chars": 50,
+    "max_link_share": 0.5,
+    # host-line model
+    "host_min_pages": 5,
+    "host_min_line_pages": 3,
+    "host_min_share": 0.3,
+    # Traditional -> Simplified Chinese
+    "to_simplified": False,
+}
+
+
+class Cleaner:
+    """trafilatura's main text, then line rules, then page rules; see the module docstring.
+
+    Built from keyword arguments or from a topic file's ``[clean]`` table with
+    :meth:`from_config` (same keys; unknown keys raise :class:`ConfigError`). Usable inline
+    from several threads: the host-line model and the running totals hold locks.
+    """
+
+    DEFAULTS = _DEFAULTS
+
+    def __init__(self, *, host_model: HostLineModel | None = None, **options: Any):
+        unknown = set(options) - set(_DEFAULTS)
+        if unknown:
+            raise ConfigError(
+                f"unknown [clean] option(s): {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(_DEFAULTS))}"
+            )
+        cfg = {**_DEFAULTS, **options}
+        for key, default in _DEFAULTS.items():
+            if isinstance(default, bool) and not isinstance(cfg[key], bool):
+                raise ConfigError(f"[clean] {key} must be true or false, got {cfg[key]!r}")
+        self.config = cfg
+        try:
+            self._custom = [re.compile(p) for p in cfg["extra_patterns"]]
+        except (re.error, TypeError) as exc:
+            raise ConfigError(f"[clean] extra_patterns: bad regular expression: {exc}") from exc
+        self.host_model = host_model or HostLineModel(
+            min_pages=cfg["host_min_pages"],
+            min_line_pages=cfg["host_min_line_pages"],
+            min_share=cfg["host_min_share"],
+        )
+        self._opencc = None
+        if cfg["to_simplified"]:
+            try:
+                from opencc import OpenCC
+            except ImportError as exc:  # pragma: no cover - dependency of the project
+                raise ResourceMissingError(
+                    "to_simplified needs OpenCC: pip install opencc-python-reimplemented"
+                ) from exc
+            self._opencc = OpenCC("t2s")
+        self._stats: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(
+        cls, config: Mapping[str, Any] | None, *, host_model: HostLineModel | None = None
+    ) -> Cleaner:
+        """A cleaner from a ``[clean]`` table (a mapping); None means all defaults."""
+        return cls(host_model=host_model, **dict(config or {}))
+
+    # -- totals --------------------------------------------------------------------------
+    @property
+    def stats(self) -> Counter[str]:
+        """Running totals: ``pages``, ``kept``, ``dropped/<reason>``, ``removed/<rule>``."""
+        with self._lock:
+            return Counter(self._stats)
+
+    def _count(self, result: CleanResult) -> None:
+        with self._lock:
+            self._stats["pages"] += 1
+            if result.dropped:
+                self._stats[f"dropped/{result.dropped}"] += 1
+            else:
+                self._stats["kept"] += 1
+            for rule, n in result.removed.items():
+                self._stats[f"removed/{rule}"] += n
+
+    # -- steps ---------------------------------------------------------------------------
+    def _main_text(self, html: Any, text: str | None, url: str | None) -> str:
+        if text:
+            return text
+        if html is None or (isinstance(html, str | bytes) and not html):
+            return ""
+        c = self.config
+        return extract_text(
+            html,
+            url=url,
+            include_comments=c["include_comments"],
+            include_tables=c["include_tables"],
+            favor_precision=c["favor_precision"],
+            favor_recall=c["favor_recall"],
+        )
+
+    def _lines(self, text: str) -> list[str]:
+        if self._opencc is not None:
+            text = self._opencc.convert(text)
+        return [ln.strip() for ln in text.splitlines()]
+
+    def observe(
+        self,
+        *,
+        html: Any = None,
+        text: str | None = None,
+        host: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        """Count a page's lines in the host-line model without cleaning it (a learning pass)."""
+        if not self.config["host_lines"]:
+            return
+        host = _host_of(host, url)
+        lines = [ln for ln in self._lines(self._main_text(html, text, url)) if ln]
+        if host and lines:
+            self.host_model.observe(host, lines)
+
+    def line_rule(self, line: str) -> str | None:
+        """The first static rule (no host model, no links) that removes ``line``, or None."""
+        c = self.config
+        if c["blank"] and _BLANK.match(line):
+            return "blank"
+        core = _strip_markers(line)
+        n = len(core)
+        short = n <= c["max_rule_line_chars"]
+        if c["copyright"] and short and _COPYRIGHT.search(core):
+            return "copyright"
+        if c["disclaimer"] and (
+            (short and _DISCLAIMER.search(core))
+            or (n <= 3 * c["max_rule_line_chars"] and re.match(_LEAD + r"免[责責][声聲]明", core))
+        ):
+            return "disclaimer"
+        if c["editor"] and (
+            (n <= c["max_editor_line_chars"] and _EDITOR_START.match(core))
+            or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)))
+        ):
+            return "editor"
+        if c["widget"] and n <= 80:
+            # the line has a letter (else it was blank), so an empty rest means tokens only
+            if _FILLER.fullmatch(_WIDGET_TOKEN_RE.sub("", core)) or _WIDGET_PHRASE.search(core):
+                return "widget"
+        if c["navigation"] and short and _NAVIGATION.search(core):
+            return "navigation"
+        if self._custom and any(p.search(core) for p in self._custom):
+            return "custom"
+        return None
+
+    def clean(
+        self,
+        *,
+        html: Any = None,
+        text: str | None = None,
+        host: str | None = None,
+        url: str | None = None,
+        observe: bool = True,
+    ) -> CleanResult:
+        """Clean one page.
+
+        ``html``: the page source (str, bytes or an lxml tree; used to extract the main text
+        when ``text`` is not given and to find anchor texts for the link rules); ``text``: the
+        main text already extracted by trafilatura; ``host``: the site (default: from ``url``).
+        With ``observe`` the page is first counted in the host-line model (online learning
+        during a crawl); a second pass over stored pages passes ``observe=False``.
+        """
+        result = self._clean(html=html, text=text, host=host, url=url, observe=observe)
+        self._count(result)
+        return result
+
+    def _clean(self, *, html, text, host, url, observe) -> CleanResult:
+        c = self.config
+        removed: Counter[str] = Counter()
+        tree = None
+        need_tree = (c["link_lines"] or c["max_link_share"] < 1.0) and html is not None
+        if need_tree and isinstance(html, str | bytes):
+            tree = _load_tree(html) if html else None
+        elif need_tree:
+            tree = html
+        main = self._main_text(tree if tree is not None else html, text, url)
+        lines = self._lines(main)
+        host = _host_of(host, url)
+        if c["host_lines"] and observe and host:
+            self.host_model.observe(host, [ln for ln in lines if ln])
+
+        kept: list[str] = []
+        for line in lines:
+            if c["navigation"] and _NAV_TAIL.search(line) and len(line) > 20:
+                line = _NAV_TAIL.sub("", line)
+                removed["navigation"] += 1
+            rule = self.line_rule(line)
+            if rule is None and c["host_lines"] and host:
+                if self.host_model.is_boilerplate(host, line):
+                    rule = "host_lines"
+            if rule is None:
+                kept.append(line)
+            else:
+                removed[rule] += 1
+        if not any(ln for ln in lines):
+            return CleanResult(None, "no_text", removed)
+
+        anchors = anchor_texts(tree) if tree is not None else set()
+        if anchors:
+            sorted_anchors = sorted(anchors, key=len, reverse=True)
+            max_len = c["max_link_line_chars"]
+            link = [_link_chars(ln, anchors, sorted_anchors, max_len) for ln in kept]
+            total = sum(len(re.sub(r"\s+", "", ln)) for ln in kept)
+            if total and sum(link) / total >= c["max_link_share"]:
+                return CleanResult(None, "mostly_links", removed)
+            if c["link_lines"]:
+                title = _title_of(tree)
+                out = []
+                for ln, lc in zip(kept, link, strict=True):
+                    size = len(re.sub(r"\s+", "", ln))
+                    if (
+                        size
+                        and len(ln) <= c["max_link_line_chars"]
+                        and lc / size >= c["min_link_line_share"]
+                        and re.sub(r"\s+", "", ln) not in title
+                    ):
+                        removed["link_lines"] += 1
+                    else:
+                        out.append(ln)
+                kept = out
+
+        body = "\n".join(kept).strip()
+        if len(re.sub(r"\s+", "", body)) < c["min_chars"]:
+            return CleanResult(None, "too_short", removed)
+        return CleanResult(body, None, removed)
+
+
+def _title_of(tree: Any) -> str:
+    """The page's <title> text without spaces ('' when none)."""
+    try:
+        found = tree.find(".//title")
+    except (AttributeError, TypeError):
+        return ""
+    if found is None:
+        return ""
+    return re.sub(r"\s+", "", found.text_content() or "")
+
+
+def _host_of(host: str | None, url: str | None) -> str:
+    if host:
+        return host.lower()
+    if url:
+        return (urlsplit(url).hostname or "").lower()
+    return ""
