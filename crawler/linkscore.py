@@ -79,6 +79,11 @@ class KeywordLinkScorer:
         self.words = [w for w in words if w]
         self.saturation = max(1, saturation)
 
+    @classmethod
+    def from_topic(cls, topic: Any) -> KeywordLinkScorer:
+        """Build from a loaded topic file (its topic words)."""
+        return cls(list(topic.words))
+
     def _matches(self, text: str) -> int:
         return sum(text.count(w) for w in self.words)
 

@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     runs = sub.add_parser("runs", help="list crawl runs with their figures")
     runs.add_argument("--db", help="database URL")
     runs.set_defaults(func=cmd_runs)
+    register_spill(sub)
 
 
 def export_corpus(store: Store, run_id: int, out: IO[str], fmt: str, progress: bool) -> int:
@@ -71,4 +72,45 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"finished={'yes' if run.finished_at else 'no'}\t"
             f"reason={stats.get('finish_reason', '')}"
         )
+    return 0
+
+
+def register_spill(sub: argparse._SubParsersAction) -> None:
+    spill = sub.add_parser(
+        "import-spill",
+        help="store pages that a crawl spilled to files while the database was down",
+    )
+    spill.add_argument("files", nargs="+", type=Path, help="spill files (JSON lines)")
+    spill.add_argument("--db", help="database URL")
+    spill.set_defaults(func=cmd_import_spill)
+
+
+def cmd_import_spill(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    store = Store.from_url(args.db)
+    total = 0
+    for path in args.files:
+        by_run: dict[int, list[dict]] = {}
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                if isinstance(row.get("fetched_at"), str):
+                    row["fetched_at"] = datetime.fromisoformat(row["fetched_at"])
+                by_run.setdefault(int(row.pop("run_id")), []).append(row)
+        for run_id, rows in by_run.items():
+            ids = store.save_pages(run_id, rows)
+            store.add_duplicates(
+                run_id,
+                [{"url": r["url"], **r["duplicate"]} for r in rows if r.get("duplicate")],
+            )
+            accepted = [r for r in rows if r.get("accepted") and r.get("text")]
+            store.save_documents(
+                run_id,
+                [{"page_id": ids[r["url"]], "text": r["text"], "meta": {}} for r in accepted],
+            )
+            store.add_history(run_id, [r["url"] for r in accepted])
+            total += len(rows)
+        print(f"{path}: {sum(len(r) for r in by_run.values())} pages stored")
+    print(f"imported {total} pages", file=sys.stderr)
     return 0

@@ -17,6 +17,7 @@ from topicrawl.errors import TopicFileError, TopicrawlError
 
 #: Modules whose ``register(subparsers)`` adds subcommands, in help order.
 COMMAND_MODULES = (
+    "crawler.demo",
     "models.cli",
     "relevance.cli",
     "dedup.cli",

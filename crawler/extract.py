@@ -1,0 +1,118 @@
+"""Decoding and extraction of one HTML page: charset, title, meta, main text, date, language.
+
+Chinese pages often lie about their charset. The decoder trusts evidence over declarations:
+a byte-order mark, then strict UTF-8 (GBK text is almost never valid UTF-8), then the
+declared charsets (GB2312 and GBK are decoded as their superset GB18030), then
+``charset_normalizer`` detection.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+import charset_normalizer
+import trafilatura
+from lxml import html as lxml_html
+
+#: Declared names mapped to the codec that decodes them correctly.
+SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "gb_2312-80": "gb18030", "x-gbk": "gb18030",
+             "cp936": "gb18030", "big5": "big5hkscs", "iso-8859-1": "cp1252",
+             "latin-1": "cp1252", "us-ascii": "utf-8", "ascii": "utf-8"}  # fmt: skip
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-]+)""", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_charset(name: str | None) -> str | None:
+    """Canonical codec name for a declared charset, or None when Python does not know it."""
+    if not name:
+        return None
+    name = name.strip().strip("\"'").lower()
+    name = SUPERSETS.get(name, name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def declared_meta_charset(body: bytes) -> str | None:
+    match = _META_CHARSET.search(body[:4096])
+    return match.group(1).decode("ascii", "ignore") if match else None
+
+
+def decode_html(body: bytes, header_charset: str | None = None) -> tuple[str, str]:
+    """Decode an HTML body; returns ``(text, codec name used)``."""
+    for bom, codec in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                       (codecs.BOM_UTF16_BE, "utf-16")):  # fmt: skip
+        if body.startswith(bom):
+            return body.decode(codec, "replace"), codecs.lookup(codec).name
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    for declared in (header_charset, declared_meta_charset(body)):
+        codec = normalize_charset(declared)
+        if codec and codec != "utf-8":
+            try:
+                return body.decode(codec), codec
+            except UnicodeDecodeError:
+                continue
+    best = charset_normalizer.from_bytes(body).best()
+    codec = normalize_charset(best.encoding if best else None) or "gb18030"
+    return body.decode(codec, "replace"), codec
+
+
+@dataclass
+class Extracted:
+    title: str
+    description: str
+    keywords: str
+    text: str
+    published: str | None
+    language: str
+
+
+def _clean(value: str | None) -> str:
+    return _SPACE.sub(" ", value or "").strip()
+
+
+def detect_language(text: str, declared: str | None = None) -> str:
+    """'zh' when CJK characters dominate the text, else the declared language or 'en'."""
+    sample = text[:2000]
+    if sample and len(_CJK.findall(sample)) / max(1, len(sample.replace(" ", ""))) > 0.2:
+        return "zh"
+    if declared:
+        return declared.split("-")[0].lower()
+    return "en" if sample else "und"
+
+
+def extract_page(html: str, url: str | None = None) -> Extracted:
+    """Title, meta description and keywords, main text (trafilatura), date and language."""
+    tree = lxml_html.fromstring(html) if html.strip() else None
+    if tree is None:
+        return Extracted("", "", "", "", None, "und")
+    title = _clean(" ".join(tree.xpath("//title//text()")))
+    description = _clean(
+        " ".join(
+            tree.xpath(
+                "//meta[translate(@name,'DESCRIPTION','description')='description']/@content"
+            )
+        )
+    )
+    keywords = _clean(
+        " ".join(tree.xpath("//meta[translate(@name,'KEYWORDS','keywords')='keywords']/@content"))
+    )
+    declared_lang = (tree.xpath("string(//html/@lang)") or "").strip() or None
+    doc = trafilatura.bare_extraction(
+        tree, url=url, with_metadata=True, include_comments=False, favor_precision=True
+    )
+    text = (doc.text if doc is not None else "") or ""
+    published = doc.date if doc is not None else None
+    if not description and doc is not None and doc.description:
+        description = _clean(doc.description)
+    if not title and doc is not None and doc.title:
+        title = _clean(doc.title)
+    language = detect_language(text or title, declared_lang)
+    return Extracted(title, description, keywords, text, published, language)

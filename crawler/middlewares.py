@@ -1,0 +1,136 @@
+"""Middlewares that keep a focused crawl out of traps and away from non-HTML downloads."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+
+log = logging.getLogger(__name__)
+
+
+class TrapGuardMiddleware:
+    """Drops requests that look like crawler traps (calendars, session ids, loops).
+
+    A path may be requested with at most ``max_query_variants`` distinct query strings; URLs
+    longer than ``max_url_length`` or repeating one path segment more than
+    ``max_segment_repeats`` times are dropped. Each drop is counted in the stats.
+    """
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        max_query_variants: int = 30,
+        max_url_length: int = 512,
+        max_segment_repeats: int = 3,
+    ):
+        self.stats = stats
+        self.max_query_variants = max_query_variants
+        self.max_url_length = max_url_length
+        self.max_segment_repeats = max_segment_repeats
+        self._variants: dict[str, set[str]] = defaultdict(set)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TrapGuardMiddleware:
+        s = crawler.settings
+        return cls(
+            crawler.stats,
+            max_query_variants=s.getint("TOPICRAWL_MAX_QUERY_VARIANTS"),
+            max_url_length=s.getint("TOPICRAWL_MAX_URL_LENGTH"),
+            max_segment_repeats=s.getint("TOPICRAWL_MAX_SEGMENT_REPEATS"),
+        )
+
+    def allowed(self, url: str) -> str | None:
+        """None when ``url`` may be followed, else the reason it is a trap."""
+        if len(url) > self.max_url_length:
+            return "url_length"
+        parts = urlsplit(url)
+        segments = [s for s in parts.path.split("/") if s]
+        if segments and max(segments.count(s) for s in segments) > self.max_segment_repeats:
+            return "segment_repeats"
+        if parts.query:
+            key = f"{parts.netloc}{parts.path}"
+            seen = self._variants[key]
+            if parts.query not in seen:
+                if len(seen) >= self.max_query_variants:
+                    return "query_variants"
+                seen.add(parts.query)
+        return None
+
+    def _filter(self, results: Iterable[Any]) -> Iterable[Any]:
+        for obj in results:
+            if isinstance(obj, Request):
+                reason = self.allowed(obj.url)
+                if reason:
+                    self.stats.inc_value(f"topicrawl/links/trap/{reason}")
+                    log.debug("trap guard dropped %s (%s)", obj.url, reason)
+                    continue
+            yield obj
+
+    def process_spider_output(self, response: Response, result: Iterable[Any], spider: Spider):
+        return self._filter(result)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider
+    ) -> AsyncIterator[Any]:
+        async for obj in result:
+            for kept in self._filter([obj]):
+                yield kept
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for obj in start:
+            yield obj
+
+
+class NonHtmlGuardMiddleware:
+    """Counts and skips non-HTML responses (PDF, images, archives) without parsing them.
+
+    The body download is stopped as soon as the headers show a non-HTML Content-Type.
+    robots.txt requests are left alone.
+    """
+
+    def __init__(self, stats: StatsCollector, *, html_types: Iterable[str]):
+        self.stats = stats
+        self.html_types = tuple(t.lower() for t in html_types)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> NonHtmlGuardMiddleware:
+        mw = cls(crawler.stats, html_types=crawler.settings.getlist("TOPICRAWL_HTML_TYPES"))
+        crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
+        return mw
+
+    def _content_type(self, headers: Any) -> str:
+        raw = headers.get(b"Content-Type") or b""
+        return raw.decode("latin-1").split(";")[0].strip().lower()
+
+    def is_html(self, content_type: str) -> bool:
+        return not content_type or content_type.startswith(self.html_types)
+
+    @staticmethod
+    def _exempt(request: Request) -> bool:
+        return bool(request.meta.get("dont_obey_robotstxt")) or request.url.endswith("/robots.txt")
+
+    def headers_received(self, headers: Any, body_length: int, request: Request, spider: Spider):
+        if not self._exempt(request) and not self.is_html(self._content_type(headers)):
+            raise StopDownload(fail=False)
+
+    def process_response(self, request: Request, response: Response, spider: Spider):
+        if self._exempt(request) or 300 <= response.status < 400:
+            return response
+        ctype = self._content_type(response.headers)
+        if not self.is_html(ctype):
+            kind = re.sub(r"[^a-z0-9]+", "_", ctype) or "unknown"
+            self.stats.inc_value("topicrawl/non_html")
+            self.stats.inc_value(f"topicrawl/non_html/{kind}")
+            raise IgnoreRequest(f"non-HTML response ({ctype}) from {response.url}")
+        return response

@@ -1,0 +1,210 @@
+"""Item pipelines: storage of every fetched page, duplicates and corpus documents.
+
+Order (ITEM_PIPELINES): extract (in the spider) -> dedup (dedup.pipeline.DedupPipeline)
+-> store (StorePipeline). Off-topic and duplicate pages are stored as crawl records and then
+dropped with ``DropItem``, so feeds and the corpus hold only accepted, unique pages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+
+from models.store import Store, _jsonable
+from topicrawl.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+RUN_STATE_FILE = "topicrawl-run.json"
+
+
+class StorePipeline:
+    """Batches pages into the database; records duplicates, documents and the URL history.
+
+    A database outage is retried by :class:`models.store.Store`; when it outlasts the
+    retries, the batch is kept and retried with the next one, and at the end of the crawl
+    whatever is still unsaved is written to a spill file (``topicrawl import-spill``).
+    """
+
+    def __init__(
+        self,
+        db_url: str | None = None,
+        *,
+        batch_size: int = 50,
+        spill_dir: str = "topicrawl-spill",
+        jobdir: str | None = None,
+        stats: Any = None,
+        settings_snapshot: dict[str, Any] | None = None,
+        cleaner: Any = None,
+    ):
+        self.db_url = db_url or None
+        self.batch_size = max(1, batch_size)
+        self.spill_dir = Path(spill_dir)
+        self.jobdir = Path(jobdir) if jobdir else None
+        self.stats = stats
+        self.settings_snapshot = settings_snapshot or {}
+        self.cleaner = cleaner
+        self.store: Store | None = None
+        self.run_id: int | None = None
+        self.buffer: list[dict[str, Any]] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StorePipeline:
+        s = crawler.settings
+        snapshot = {
+            k: s.get(k)
+            for k in sorted(s.attributes)
+            if k.startswith(("TOPICRAWL_", "CONCURRENT_", "AUTOTHROTTLE_", "DEPTH_"))
+            or k in ("ROBOTSTXT_OBEY", "USER_AGENT", "SCHEDULER", "SCHEDULER_PRIORITY_QUEUE")
+        }
+        pipe = cls(
+            s.get("TOPICRAWL_DB_URL") or None,
+            batch_size=s.getint("TOPICRAWL_DB_BATCH"),
+            spill_dir=s.get("TOPICRAWL_SPILL_DIR"),
+            jobdir=s.get("JOBDIR"),
+            stats=crawler.stats,
+            settings_snapshot=_jsonable(snapshot),
+        )
+        crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
+        return pipe
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def open_spider(self, spider: Spider) -> None:
+        self.store = Store.from_url(self.db_url)
+        self.run_id = getattr(spider, "run_id", None) or self._saved_run_id()
+        if self.run_id is None or self.store.get_run(self.run_id) is None:
+            topic = getattr(spider, "topic", None)
+            self.run_id = self.store.start_run(
+                getattr(topic, "name", spider.name),
+                getattr(topic, "raw", ""),
+                {**self.settings_snapshot, "seeds": getattr(spider, "seeds", [])},
+            )
+            log.info("crawl run %d started", self.run_id)
+        else:
+            log.info("crawl run %d resumed", self.run_id)
+            self._reload_history(spider)
+        spider.run_id = self.run_id
+        self._save_run_id()
+        if self.stats is not None:
+            self.stats.set_value("topicrawl/run_id", self.run_id)
+
+    def _saved_run_id(self) -> int | None:
+        if self.jobdir and (self.jobdir / RUN_STATE_FILE).exists():
+            return int(json.loads((self.jobdir / RUN_STATE_FILE).read_text())["run_id"])
+        return None
+
+    def _save_run_id(self) -> None:
+        if self.jobdir:
+            self.jobdir.mkdir(parents=True, exist_ok=True)
+            (self.jobdir / RUN_STATE_FILE).write_text(json.dumps({"run_id": self.run_id}))
+
+    def _reload_history(self, spider: Spider) -> None:
+        scorer = getattr(spider, "scorer", None)
+        if scorer is not None and self.store is not None and self.run_id is not None:
+            for url in self.store.iter_history(self.run_id):
+                scorer.observe_accepted(url)
+
+    def close_spider(self, spider: Spider) -> None:
+        self.flush(final=True)
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.store is None or self.run_id is None:
+            return
+        stats = dict(self.stats.get_stats()) if self.stats is not None else {}
+        stats["finish_reason"] = reason
+        try:
+            self.store.finish_run(self.run_id, stats)
+        except StorageError as exc:
+            log.error("could not record the end of run %d: %s", self.run_id, exc)
+        self.store.close()
+
+    # -- items -------------------------------------------------------------------------------
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        row = ItemAdapter(item).asdict()
+        dup = row.get("duplicate")
+        if dup:
+            row["accepted"] = False
+        self.buffer.append(row)
+        if len(self.buffer) >= self.batch_size:
+            self.flush()
+        if dup:
+            raise DropItem(f"duplicate of {dup['of']} ({dup['method']}, {dup['score']:.3f})")
+        if not row.get("accepted"):
+            if self.stats is not None:
+                self.stats.inc_value("topicrawl/dropped/off_topic")
+            raise DropItem(f"off-topic (relevance {row.get('relevance') or 0:.3f})")
+        scorer = getattr(spider, "scorer", None)
+        if scorer is not None:
+            scorer.observe_accepted(row["url"])
+        return item
+
+    def flush(self, final: bool = False) -> None:
+        """Write the buffered pages; on a lasting outage keep them (and spill at the end)."""
+        if not self.buffer or self.store is None or self.run_id is None:
+            return
+        batch, self.buffer = self.buffer, []
+        try:
+            self._write(batch)
+        except StorageError as exc:
+            if self.stats is not None:
+                self.stats.inc_value("topicrawl/storage/failed_batches")
+            if final:
+                path = self._spill(batch)
+                log.error(
+                    "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
+                )
+            else:
+                log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)
+                self.buffer = batch + self.buffer
+
+    def _write(self, batch: list[dict[str, Any]]) -> None:
+        assert self.store is not None and self.run_id is not None
+        ids = self.store.save_pages(self.run_id, batch)
+        dups = [
+            {"url": r["url"], **{k: r["duplicate"][k] for k in ("of", "method", "score")}}
+            for r in batch
+            if r.get("duplicate")
+        ]
+        self.store.add_duplicates(self.run_id, dups)
+        accepted = [r for r in batch if r.get("accepted")]
+        docs = []
+        for r in accepted:
+            text, meta = self._clean(r)
+            if text:
+                docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
+        self.store.save_documents(self.run_id, docs)
+        self.store.add_history(self.run_id, [r["url"] for r in accepted])
+        if self.stats is not None:
+            self.stats.inc_value("topicrawl/storage/pages", len(batch))
+            self.stats.inc_value("topicrawl/storage/documents", len(docs))
+
+    def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        meta = {"title": row.get("title"), "published": row.get("published")}
+        if self.cleaner is None:
+            return row.get("text"), meta
+        result = self.cleaner.clean(
+            html=row.get("html"), text=row.get("text"), host=row.get("host"), url=row["url"]
+        )
+        if result.dropped and self.stats is not None:
+            self.stats.inc_value(f"topicrawl/clean/dropped/{result.dropped}")
+        meta["removed"] = dict(result.removed)
+        return result.text, meta
+
+    def _spill(self, batch: list[dict[str, Any]]) -> Path:
+        self.spill_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}.jsonl"
+        with path.open("a", encoding="utf-8") as fh:
+            for row in batch:
+                fh.write(json.dumps({"run_id": self.run_id, **_jsonable(row)}, ensure_ascii=False))
+                fh.write("\n")
+        return path

@@ -1,0 +1,89 @@
+"""Scrapy settings of the topicrawl project. Every TOPICRAWL_* setting has its default here.
+
+Scale-out: with ``TOPICRAWL_REDIS_URL`` set in the environment, the frontier (a sorted-set
+priority queue) and the request dupefilter live in Redis (scrapy-redis), shared by every
+worker; the dedup index should then use the Redis backend too.
+"""
+
+import os
+
+import topicrawl
+
+BOT_NAME = "topicrawl"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+COMMANDS_MODULE = "crawler.commands"
+
+# -- politeness ------------------------------------------------------------------------------
+USER_AGENT = (
+    f"topicrawl/{topicrawl.__version__} (focused research crawler; "
+    "+https://github.com/topicrawl/topicrawl)"
+)
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+DOWNLOAD_DELAY = 0.25
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+RETRY_TIMES = 2
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+# -- frontier: a global best-first order -----------------------------------------------------
+SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+DEPTH_PRIORITY = 0
+DEPTH_STATS_VERBOSE = True
+
+SPIDER_MIDDLEWARES = {
+    "crawler.middlewares.TrapGuardMiddleware": 650,
+}
+DOWNLOADER_MIDDLEWARES = {
+    "crawler.middlewares.NonHtmlGuardMiddleware": 950,
+}
+EXTENSIONS = {
+    "crawler.extensions.CrawlProgress": 500,
+}
+ITEM_PIPELINES = {
+    "dedup.pipeline.DedupPipeline": 300,
+    "crawler.pipelines.StorePipeline": 800,
+}
+
+# -- topicrawl -------------------------------------------------------------------------------
+#: Database URL; empty means $TOPICRAWL_DB_URL or sqlite:///topicrawl.db.
+TOPICRAWL_DB_URL = os.environ.get("TOPICRAWL_DB_URL", "")
+#: Pages written to the database per batch.
+TOPICRAWL_DB_BATCH = 50
+#: Where pages go when the database stays down past the retries (imported with
+#: `topicrawl import-spill`): nothing accepted is lost.
+TOPICRAWL_SPILL_DIR = "topicrawl-spill"
+#: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
+#: ``from_topic(topic)`` classmethod, e.g. "crawler.linkscore.KeywordLinkScorer".
+TOPICRAWL_LINK_SCORER = "relevance"
+#: Trap guard: at most this many URLs that differ only in their query string per path.
+TOPICRAWL_MAX_QUERY_VARIANTS = 30
+#: Trap guard: longest URL followed, and most repeats of one path segment.
+TOPICRAWL_MAX_URL_LENGTH = 512
+TOPICRAWL_MAX_SEGMENT_REPEATS = 3
+#: Content types that are parsed; anything else is counted and skipped.
+TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
+#: Dedup (see dedup/pipeline.py).
+TOPICRAWL_DEDUP_ENABLED = True
+#: Seconds between progress log lines (0: none).
+TOPICRAWL_PROGRESS_INTERVAL = 30
+
+# -- scale-out on scrapy-redis -----------------------------------------------------------------
+REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
+if REDIS_URL:
+    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
+    SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
+    SCHEDULER_PERSIST = True
+
+REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"

@@ -1,0 +1,273 @@
+"""The ``topic`` spider: a best-first focused crawl driven by a topic file.
+
+scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
+                   [-a max_depth=N] [-a run_id=N]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
+from scrapy.utils.misc import load_object
+
+from crawler.extract import decode_html, extract_page
+from crawler.items import PageItem
+from crawler.linkscore import Link, LinkScorer, PageInfo, quantize
+from topicrawl.errors import ConfigError, TopicFileError
+
+log = logging.getLogger(__name__)
+
+_BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+
+
+def parse_seeds(value: str | None) -> list[str]:
+    """``URL[,URL...]`` or ``@FILE`` (one URL a line, ``#`` comments) -> list of URLs."""
+    if not value:
+        raise ConfigError("no seeds: pass -a seeds=URL[,URL...] or -a seeds=@FILE")
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the seeds file {path}: {exc.strerror}") from exc
+    else:
+        lines = value.split(",")
+    seeds = [s.strip() for s in lines if s.strip() and not s.strip().startswith("#")]
+    for seed in seeds:
+        if urlsplit(seed).scheme not in ("http", "https") or not urlsplit(seed).hostname:
+            raise ConfigError(f"seed {seed!r} is not an http(s) URL")
+    if not seeds:
+        raise ConfigError(f"no seeds in {value!r}")
+    return seeds
+
+
+def host_allowed(host: str, patterns: list[str]) -> bool:
+    """``host`` equals a pattern, or matches a ``*.suffix`` pattern."""
+    host = host.lower()
+    for pattern in patterns:
+        pattern = pattern.lower()
+        if pattern.startswith("*."):
+            if host == pattern[2:] or host.endswith(pattern[1:]):
+                return True
+        elif host == pattern:
+            return True
+    return False
+
+
+class HarvestWindow:
+    """Share of accepted pages among the last ``size`` fetched pages."""
+
+    def __init__(self, size: int):
+        self.flags: deque[bool] = deque(maxlen=max(1, size))
+
+    def add(self, accepted: bool) -> None:
+        self.flags.append(accepted)
+
+    @property
+    def full(self) -> bool:
+        return len(self.flags) == self.flags.maxlen
+
+    def rate(self) -> float:
+        return sum(self.flags) / len(self.flags) if self.flags else 0.0
+
+
+class TopicSpider(scrapy.Spider):
+    """Crawls from the seeds, keeps to the allowed hosts, follows links best-first."""
+
+    name = "topic"
+
+    def __init__(
+        self,
+        seeds: str | None = None,
+        topic: str | None = None,
+        max_pages: str | int | None = None,
+        max_depth: str | int | None = None,
+        run_id: str | int | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        from relevance.topic import load_topic
+
+        if not topic:
+            raise TopicFileError("no topic file: pass -a topic=FILE (see topics/ for examples)")
+        self.topic = load_topic(topic)
+        self.topic_path = topic
+        self.seeds = parse_seeds(seeds)
+        self.max_pages = int(max_pages) if max_pages else None
+        self.max_depth = int(max_depth) if max_depth is not None and max_depth != "" else None
+        self.run_id = int(run_id) if run_id else None
+        seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
+        self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
+        self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
+        self.pages_seen = 0
+        self.scorer: LinkScorer | None = None
+        self.harvest_window = HarvestWindow(200)
+        self.harvest_floor = 0.0
+        self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.scorer = spider._build_scorer(crawler.settings.get("TOPICRAWL_LINK_SCORER"))
+        s = crawler.settings
+        spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW", 200))
+        spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR", 0.0)
+        return spider
+
+    def _build_scorer(self, spec: str | None) -> LinkScorer:
+        if not spec or spec == "relevance":
+            from relevance.priority import SemanticLinkScorer
+
+            return SemanticLinkScorer.from_topic(self.topic)
+        cls = load_object(spec)
+        return cls.from_topic(self.topic)
+
+    # -- start -------------------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.seeds:
+            yield scrapy.Request(
+                url,
+                callback=self.parse,
+                errback=self.on_error,
+                priority=quantize(1.0) + 1,
+                meta={"parent_url": None, "anchor": None, "seed": True,
+                      "link_score": {"seed": True}},
+            )  # fmt: skip
+
+    # -- parsing -----------------------------------------------------------------------------
+    def decoded(self, response: Response) -> tuple[HtmlResponse, str]:
+        """The response re-decoded by :func:`crawler.extract.decode_html`, and the codec."""
+        header = None
+        if isinstance(response, TextResponse):
+            header = response._headers_encoding()  # noqa: SLF001 - Scrapy's own header parse
+        text, codec = decode_html(response.body, header)
+        return HtmlResponse(
+            url=response.url,
+            status=response.status,
+            headers=response.headers,
+            body=text.encode("utf-8"),
+            encoding="utf-8",
+            request=response.request,
+        ), codec
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        stats = self.crawler.stats
+        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+            stats.inc_value("topicrawl/pages/over_budget")
+            return
+        self.pages_seen += 1
+        stats.inc_value("topicrawl/pages/fetched")
+        try:
+            page, codec = self.decoded(response)
+            extracted = extract_page(page.text, page.url)
+        except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
+            stats.inc_value("topicrawl/pages/broken")
+            log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
+            return
+        meta = response.meta
+        info = PageInfo(
+            url=page.url,
+            title=extracted.title,
+            description=extracted.description,
+            keywords=extracted.keywords,
+            text=extracted.text,
+            is_seed=bool(meta.get("seed")),
+        )
+        relevance = float(self.scorer.page_relevance(info))
+        accepted = relevance >= self.topic.page_threshold
+        stats.inc_value("topicrawl/pages/accepted" if accepted else "topicrawl/pages/rejected")
+        self.harvest_window.add(accepted)
+        yield PageItem(
+            url=meta.get("redirect_urls", [response.url])[0],
+            final_url=response.url,
+            host=urlsplit(response.url).hostname or "",
+            status=response.status,
+            fetched_at=datetime.now(UTC),
+            depth=meta.get("depth", 0),
+            parent_url=meta.get("parent_url"),
+            anchor=meta.get("anchor"),
+            title=extracted.title,
+            description=extracted.description,
+            keywords=extracted.keywords,
+            language=extracted.language,
+            charset=codec,
+            published=extracted.published,
+            html=page.text,
+            text=extracted.text,
+            link_score=meta.get("link_score"),
+            relevance=relevance,
+            accepted=accepted,
+            duplicate=None,
+        )
+        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+            raise CloseSpider("max_pages")
+        if (
+            self.harvest_floor > 0
+            and self.harvest_window.full
+            and self.harvest_window.rate() < self.harvest_floor
+        ):
+            raise CloseSpider("harvest_exhausted")
+        yield from self.follow_links(page, info, meta.get("depth", 0))
+
+    def extract_links(self, page: HtmlResponse) -> list[Link]:
+        """Links of the page with anchor text (title/alt attributes where the text is empty)."""
+        fallback: dict[str, str] = {}
+        for a in page.xpath("//a[@href]"):
+            text = (
+                a.xpath("normalize-space(@title)").get()
+                or a.xpath("normalize-space(.//img/@alt)").get()
+            )
+            if text:
+                fallback.setdefault(page.urljoin(a.attrib["href"].strip()), text)
+        return [
+            Link(url=link.url, anchor=link.text or fallback.get(link.url, ""))
+            for link in self.link_extractor.extract_links(page)
+        ]
+
+    def follow_links(self, page: HtmlResponse, info: PageInfo, depth: int) -> Iterator[Any]:
+        stats = self.crawler.stats
+        if self.max_depth is not None and depth >= self.max_depth:
+            stats.inc_value("topicrawl/links/depth_limited")
+            return
+        links = []
+        for link in self.extract_links(page):
+            host = urlsplit(link.url).hostname or ""
+            if not host_allowed(host, self.host_patterns):
+                stats.inc_value("topicrawl/links/offsite")
+            elif urlsplit(link.url).path.lower().endswith(_BINARY_SUFFIXES):
+                stats.inc_value("topicrawl/links/non_html")
+            else:
+                links.append(link)
+        scores = self.scorer.score_links(info, links)
+        stats.inc_value("topicrawl/links/scored", len(links))
+        for link, score in zip(links, scores, strict=True):
+            if not score.follow:
+                stats.inc_value("topicrawl/links/dropped")
+                continue
+            stats.inc_value("topicrawl/links/followed")
+            yield page.follow(
+                link.url,
+                callback=self.parse,
+                errback=self.on_error,
+                priority=score.priority,
+                meta={
+                    "parent_url": page.url,
+                    "anchor": link.anchor,
+                    "link_score": {"score": score.score, "follow": True, **score.breakdown},
+                },
+            )
+
+    def on_error(self, failure: Any) -> None:
+        self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")
+        log.debug("request failed: %s", failure.getErrorMessage())

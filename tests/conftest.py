@@ -1,0 +1,131 @@
+"""Shared fixtures: the local test web behind a forward proxy, PostgreSQL and Redis.
+
+Service fixtures skip when the service is down, except under ``CI=true`` where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CI = os.environ.get("CI") == "true"
+PG_ADMIN_URL = os.environ.get("TOPICRAWL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_TEST_URL = os.environ.get("TOPICRAWL_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+def service_missing(what: str, exc: BaseException) -> None:
+    message = f"{what} is not reachable ({exc}); see ../shared/services.md to start it"
+    if CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+class MockServer:
+    """The local test web served as an HTTP forward proxy in a subprocess (Scrapy's
+    mockserver pattern): the first line it prints is its URL."""
+
+    def __init__(self, web_dir: Path, latency_ms: int = 0):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sitegen", "serve", str(web_dir), "--port", "0",
+             "--latency-ms", str(latency_ms)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"sitegen server did not start (printed {self.url!r})")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def small_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small generated web (built once per test session)."""
+    from sitegen.build import build_web
+
+    out = tmp_path_factory.mktemp("web")
+    build_web(out, scale="small", seed=7)
+    return out
+
+
+@pytest.fixture(scope="session")
+def proxy(small_web: Path) -> Iterator[str]:
+    server = MockServer(small_web)
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, dropped afterwards."""
+    import psycopg
+
+    name = f"topicrawl_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = PG_ADMIN_URL
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        service_missing("PostgreSQL", exc)
+    base = admin.rsplit("/", 1)[0]
+    yield f"postgresql+psycopg://{base.removeprefix('postgresql://')}/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_TEST_URL, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        service_missing("Redis", exc)
+    yield REDIS_TEST_URL
+    client.close()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_crawl(
+    proxy_url: str,
+    seeds: list[str],
+    topic: Path | str,
+    db_url: str,
+    *,
+    args: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``scrapy crawl topic`` in a subprocess through the test web's proxy."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
+           "-a", f"seeds={','.join(seeds)}", "-a", f"topic={topic}"]  # fmt: skip
+    for key, value in (args or {}).items():
+        cmd += ["-a", f"{key}={value}"]
+    base = {
+        "TOPICRAWL_DB_URL": db_url,
+        "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "TOPICRAWL_PROGRESS_INTERVAL": 0,
+        "LOG_LEVEL": "INFO",
+    }
+    for key, value in {**base, **(settings or {})}.items():
+        cmd += ["-s", f"{key}={value}"]
+    env = {**os.environ, "http_proxy": proxy_url, "HTTP_PROXY": proxy_url, "no_proxy": ""}
+    env.pop("TOPICRAWL_REDIS_URL", None)
+    return subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )

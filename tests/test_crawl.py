@@ -1,0 +1,153 @@
+"""Real crawls of the small generated web through the local proxy, into SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_crawl
+
+from models.store import Store
+
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+
+
+@pytest.fixture(scope="module")
+def topic_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("topic") / "politics.toml"
+    path.write_text(
+        'name = "时政测试"\nlanguage = "zh"\n\n[words]\n"政治" = 1.0\n"中央" = 0.8\n'
+        '"会议" = 0.6\n"政府" = 0.8\n\n[page]\nthreshold = 0.0\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def ground_truth(web: Path) -> dict:
+    return json.loads((web / "ground_truth.json").read_text(encoding="utf-8"))
+
+
+def crawl(proxy, web, topic_file, db_url, **kw):
+    truth = ground_truth(web)
+    seeds = truth["seeds"]["portal"]
+    result = run_crawl(
+        proxy, seeds, topic_file, db_url, settings={**KEYWORD, **kw.pop("settings", {})}, **kw
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store.from_url(db_url)
+    run = store.list_runs()[-1]
+    return truth, store, run, result
+
+
+@pytest.fixture(scope="module")
+def sqlite_crawl(proxy, small_web, topic_file, tmp_path_factory):
+    db = f"sqlite:///{tmp_path_factory.mktemp('db') / 'crawl.db'}"
+    return crawl(proxy, small_web, topic_file, db)
+
+
+def test_pages_reach_sqlite_with_text_title_and_charset(sqlite_crawl):
+    truth, store, run, _ = sqlite_crawl
+    pages = {p.url: p for p in store.iter_pages(run.id)}
+    articles = [u for u, meta in truth["pages"].items() if meta["kind"] == "article" and u in pages]
+    assert len(articles) >= 20
+    for url in articles:
+        page, meta = pages[url], truth["pages"][url]
+        assert page.text and len(page.text) > 50, url
+        assert page.title and meta["title"] and meta["title"][:8] in page.title, url
+        assert "\ufffd" not in page.text, url
+    gbk = [
+        u for u in articles if truth["pages"][u]["encoding"].lower() in ("gbk", "gb2312", "gb18030")
+    ]
+    assert gbk, "the small web has GBK article pages and the crawl reached them"
+    for url in gbk:
+        assert pages[url].charset == "gb18030"
+        assert truth["pages"][url]["title"][:8] in pages[url].text + pages[url].title
+
+
+def test_wrongly_declared_pages_decode(sqlite_crawl):
+    truth, store, run, _ = sqlite_crawl
+    pages = {p.url: p for p in store.iter_pages(run.id)}
+    lying = [u for u, m in truth["pages"].items()
+             if u in pages and m.get("declared") and m["kind"] == "article"
+             and m["declared"].lower().replace("gb2312", "gbk") != m["encoding"].lower().replace("gb2312", "gbk")]  # fmt: skip
+    assert lying, "the small web has pages with a wrong charset declaration"
+    for url in lying:
+        assert "\ufffd" not in (pages[url].text or ""), url
+        assert truth["pages"][url]["title"][:6] in (pages[url].title or ""), url
+
+
+def test_robots_trap_and_non_html(sqlite_crawl):
+    truth, store, run, _ = sqlite_crawl
+    urls = {p.url for p in store.iter_pages(run.id)}
+    assert truth["disallowed"]
+    assert not urls & set(truth["disallowed"])
+    trap_pages = [u for u in urls if any(u.startswith(t) for t in truth["traps"])]
+    assert len(trap_pages) <= 31, "the trap guard bounds the calendar"
+    binaries = {u for u, m in truth["pages"].items() if m["kind"] == "binary"}
+    assert binaries and not urls & binaries
+    stats = run.stats
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("robotstxt/forbidden", 0) >= 1
+    assert stats.get("topicrawl/links/non_html", 0) + stats.get("topicrawl/non_html", 0) >= 1
+    assert stats["topicrawl/pages/fetched"] == store.count_pages(run.id)
+
+
+def test_redirects_are_stored_under_the_requested_url(sqlite_crawl):
+    truth, store, run, _ = sqlite_crawl
+    redirected = [p for p in store.iter_pages(run.id) if p.final_url != p.url]
+    assert redirected
+    for page in redirected:
+        assert truth["pages"].get(page.url, {}).get("kind") == "redirect"
+
+
+def test_depth_and_page_limits(proxy, small_web, topic_file, tmp_path):
+    db = f"sqlite:///{tmp_path / 'limits.db'}"
+    _, store, run, _ = crawl(proxy, small_web, topic_file, db, args={"max_pages": 15})
+    assert store.count_pages(run.id) == 15
+    assert run.stats["finish_reason"] == "max_pages"
+    db2 = f"sqlite:///{tmp_path / 'depth.db'}"
+    _, store2, run2, _ = crawl(proxy, small_web, topic_file, db2, args={"max_depth": 1})
+    depths = {p.depth for p in store2.iter_pages(run2.id)}
+    assert depths <= {0, 1} and 1 in depths
+
+
+def test_export_round_trips(sqlite_crawl, tmp_path):
+    from topicrawl.cli import main
+
+    _, store, run, _ = sqlite_crawl
+    db = store.engine.url.render_as_string(False)
+    out = tmp_path / "corpus.jsonl"
+    assert (
+        main(["export", "--run", str(run.id), "--format", "jsonl", "--out", str(out), "--db", db])
+        == 0
+    )
+    exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    stored = list(store.iter_documents(run.id))
+    assert len(exported) == len(stored) > 0
+    assert [(d["url"], d["text"]) for d in exported] == [(d.url, d.text) for d in stored]
+    txt = tmp_path / "corpus.txt"
+    assert (
+        main(["export", "--run", str(run.id), "--format", "txt", "--out", str(txt), "--db", db])
+        == 0
+    )
+    assert txt.read_text(encoding="utf-8").count("\n\n") == len(stored)
+
+
+def test_bad_topic_file_fails_before_the_first_request(proxy, small_web, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[words\n"政治" = 1\n', encoding="utf-8")
+    result = run_crawl(proxy, ["http://example.invalid/"], bad, f"sqlite:///{tmp_path / 'x.db'}")
+    assert result.returncode != 0
+    assert "bad.toml:2" in result.stderr
+    assert "Crawled" not in result.stderr
+
+
+@pytest.mark.postgres
+def test_crawl_into_postgresql(proxy, small_web, topic_file, pg_url):
+    truth, store, run, _ = crawl(proxy, small_web, topic_file, pg_url, args={"max_pages": 40})
+    assert store.count_pages(run.id) == 40
+    pages = list(store.iter_pages(run.id))
+    assert all(p.html for p in pages)
+    assert store.count_documents(run.id) > 0
+    assert run.stats["finish_reason"] == "max_pages"
