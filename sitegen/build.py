@@ -1,0 +1,612 @@
+"""Build the local test web: sites, pages, response metadata and the ground truth.
+
+``build_web(out_dir)`` writes
+
+* ``out_dir/sites/<host>/<path>`` — every static response body (bytes as served);
+* ``out_dir/responses.json`` — per URL: status, Content-Type, redirect location, body file;
+* ``out_dir/webmeta.json`` — what the server needs for dynamic pages (site definitions,
+  the calendar trap's day index, friend links);
+* ``out_dir/ground_truth.json`` — every URL with its site, kind, category, duplicate group,
+  encoding (true and declared) and status; the duplicate groups, traps and disallowed URLs.
+
+The build is deterministic for a seed: every random choice comes from a ``random.Random``
+seeded by ``(seed, purpose)``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import re
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from datetime import date
+from html import escape
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sitegen.articles import CATEGORIES, Article, load_articles
+from sitegen.reprint import make_reprint
+from sitegen.sites import domain_site, portal_sites
+from sitegen.templates import (
+    PageContext,
+    Site,
+    render_article,
+    render_home,
+    render_list,
+    render_print,
+    render_simple,
+)
+from topicrawl.data import data_path
+from topicrawl.errors import ConfigError
+
+SCALES = {
+    # per_category: articles per category on the portals (None: all);
+    # domain_extra: articles per domain category owned by the domain site (small) or share (large)
+    "small": dict(
+        per_category=6,
+        domain_own=4,
+        portals=3,
+        domains=1,
+        page_size=4,
+        reprint_share=0.35,
+        max_copies=1,
+        real_pages=6,
+        anomaly_share=0.0,
+    ),
+    "large": dict(
+        per_category=None,
+        domain_own=0.25,
+        portals=4,
+        domains=2,
+        page_size=15,
+        reprint_share=0.45,
+        max_copies=2,
+        real_pages=None,
+        anomaly_share=0.02,
+    ),
+}
+ROBOTS = "User-agent: *\nDisallow: /admin/\nDisallow: /print/\nDisallow: /search/\n"
+DISALLOWED_PREFIXES = ("/admin/", "/print/", "/search/")
+AUTHORS = ("本报记者 李明", "记者 王芳", "实习生 张晨", "特约记者 陈刚", "通讯员 刘洁", "")
+
+
+@dataclass
+class Placed:
+    """An article placed on a site: the page that will be written."""
+
+    article: Article
+    site: Site
+    section: str
+    url: str
+    num: int
+    original_id: str
+    dup_group: str | None = None
+    reprint_of: str | None = None
+    anomaly: str | None = None
+    attachments: list[tuple[str, str]] = field(default_factory=list)
+    extra: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _rng(seed: int, *purpose: object) -> random.Random:
+    return random.Random(f"{seed}:" + ":".join(str(p) for p in purpose))
+
+
+def article_path(site: Site, section: str, day: date, num: int) -> str:
+    if site.url_style == "dirs":
+        return f"/{section}/{day.year}/{day.month:02d}/{day.day:02d}/{num}.html"
+    if site.url_style == "dash":
+        return f"/{section}/{day.isoformat()}/{num}.shtml"
+    return f"/{section}/{day.year}{day.month:02d}/t{day.year}{day.month:02d}{day.day:02d}_{num}.htm"
+
+
+def list_path(section: str, page: int) -> str:
+    return f"/{section}/" if page == 1 else f"/{section}/index_{page}.html"
+
+
+def url_file(url: str) -> str:
+    """The body file of a URL under ``sites/``: ``host/path``, ``index.html`` for directories."""
+    m = re.match(r"http://([^/]+)(/[^?#]*)", url)
+    if not m:
+        raise ValueError(f"not an http URL: {url}")
+    host, path = m.groups()
+    if path.endswith("/"):
+        path += "index.html"
+    return f"{host}{path}"
+
+
+class _Writer:
+    """Collects bodies, responses and ground truth entries."""
+
+    def __init__(self, out_dir: Path):
+        self.out = out_dir
+        self.responses: dict[str, dict] = {}
+        self.pages: dict[str, dict] = {}
+
+    def body(self, url: str, data: bytes, content_type: str) -> None:
+        rel = url_file(url)
+        path = self.out / "sites" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.responses[url] = {"status": 200, "content_type": content_type, "file": "sites/" + rel}
+
+    def page(self, url: str, site: Site, kind: str, **fields) -> None:
+        entry = {
+            "host": site.host,
+            "kind": kind,
+            "category": None,
+            "dup_group": None,
+            "article_id": None,
+            "encoding": None,
+            "declared": None,
+            "status": 200,
+            "title": None,
+        }
+        entry.update(fields)
+        self.pages[url] = entry
+
+    def html(self, url: str, site: Site, kind: str, text: str, *, enc: dict, **fields) -> None:
+        """Write an HTML page with the encoding spec ``enc`` (body/meta/http charsets)."""
+        data = text.encode(enc["body"], errors="xmlcharrefreplace")
+        ctype = "text/html" + (f"; charset={enc['http']}" if enc.get("http") else "")
+        self.body(url, data, ctype)
+        declared = enc.get("http") or enc.get("meta")
+        self.page(
+            url,
+            site,
+            kind,
+            encoding=enc["body"],
+            declared=declared,
+            declared_http=enc.get("http"),
+            declared_meta=enc.get("meta"),
+            **fields,
+        )
+
+
+# Encoding specs. body: true encoding; meta: <meta> charset; http: Content-Type charset.
+ENC_UTF8 = {"body": "utf-8", "meta": "utf-8", "http": "utf-8"}
+ENC_GBK_SITE = {"body": "gbk", "meta": "gb2312", "http": None}
+ANOMALIES = {
+    "gbk": {"body": "gbk", "meta": "gbk", "http": "gbk"},  # correct GBK on a UTF-8 site
+    "wrong_http": {"body": "gbk", "meta": "gbk", "http": "utf-8"},  # header lies
+    "wrong_meta": {"body": "utf-8", "meta": "gb2312", "http": None},  # meta lies
+    "undeclared_gbk": {"body": "gbk", "meta": None, "http": None},
+    "undeclared_utf8": {"body": "utf-8", "meta": None, "http": None},
+}
+
+
+def _site_enc(site: Site) -> dict:
+    return dict(ENC_GBK_SITE) if site.charset == "gbk" else dict(ENC_UTF8)
+
+
+def _binary_bytes(kind: str, label: str) -> bytes:
+    if kind == "pdf":
+        body = f"BT /F1 12 Tf 72 720 Td ({label}) Tj ET".encode("latin-1", "replace")
+        return (
+            b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+            b"2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+            b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 4 0 R>>endobj\n"
+            + f"4 0 obj<</Length {len(body)}>>stream\n".encode()
+            + body
+            + b"\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+        )
+    if kind == "jpg":
+        return (
+            b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+            + label.encode("utf-8")[:64]
+            + b"\xff\xd9"
+        )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("readme.txt", f"{label}\n")
+    return buf.getvalue()
+
+
+BINARY_TYPES = {"pdf": "application/pdf", "jpg": "image/jpeg", "zip": "application/zip"}
+
+
+def _select(articles: list[Article], scale: dict, domain_cats: list[str], seed: int):
+    """Assign each chosen article to a home site kind: ('portal', i) or ('domain', cat)."""
+    by_cat: dict[str, list[Article]] = {}
+    for a in articles:
+        by_cat.setdefault(a.category, []).append(a)
+    plan: list[tuple[Article, str]] = []  # (article, "portal" | "domain")
+    for cat, arts in by_cat.items():
+        arts = list(arts)
+        _rng(seed, "select", cat).shuffle(arts)
+        per = scale["per_category"]
+        if per is None:
+            own = round(len(arts) * scale["domain_own"]) if cat in domain_cats else 0
+            plan += [(a, "domain") for a in arts[:own]] + [(a, "portal") for a in arts[own:]]
+        else:
+            own = scale["domain_own"] if cat in domain_cats else 0
+            plan += [(a, "portal") for a in arts[:per]]
+            plan += [(a, "domain") for a in arts[per : per + own]]
+    return plan
+
+
+def build_web(
+    out_dir: Path,
+    *,
+    scale: str = "small",
+    seed: int = 0,
+    categories: list[str] | None = None,
+) -> dict:
+    """Build the test web into ``out_dir`` and return the ground truth (also written to JSON).
+
+    ``scale`` is "small" (a few hundred pages, for tests) or "large" (all 598 articles,
+    several thousand pages, for benchmarks); ``categories`` restricts the articles.
+    """
+    if scale not in SCALES:
+        raise ConfigError(f"unknown scale {scale!r}: use one of {sorted(SCALES)}")
+    conf = SCALES[scale]
+    cats = [c for c in CATEGORIES if categories is None or c in categories]
+    if categories and set(categories) - set(CATEGORIES):
+        raise ConfigError(
+            f"unknown categories {sorted(set(categories) - set(CATEGORIES))}: use {list(CATEGORIES)}"
+        )
+    out_dir = Path(out_dir)
+    if (out_dir / "sites").exists():
+        shutil.rmtree(out_dir / "sites")
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    # -- sites
+    portals = portal_sites(cats, count=conf["portals"])
+    preferred = ["时政", "体育", "财经", "科技"] + [c for c in CATEGORIES]
+    domain_cats = [c for c in dict.fromkeys(preferred) if c in cats][: conf["domains"]]
+    domains = {c: domain_site(c, i) for i, c in enumerate(domain_cats)}
+    sites = portals + list(domains.values())
+    friends_all = [(s.home, s.name) for s in sites]
+
+    # -- place originals
+    articles = load_articles(categories=cats)
+    plan = _select(articles, conf, domain_cats, seed)
+    num_rng = _rng(seed, "nums")
+    used_nums: set[int] = set()
+
+    def new_num() -> int:
+        while True:
+            n = num_rng.randrange(100000, 999999)
+            if n not in used_nums:
+                used_nums.add(n)
+                return n
+
+    placed: list[Placed] = []
+    portal_turn: dict[str, int] = {}
+    for art, where in plan:
+        if where == "domain":
+            site = domains[art.category]
+            section = sorted(site.sections)[int(art.id[2:]) % len(site.sections)]
+        else:
+            turn = portal_turn.get(art.category, 0)
+            portal_turn[art.category] = turn + 1
+            site = portals[(turn + seed) % len(portals)]
+            section = next(s for s, (_, c) in site.sections.items() if c == art.category)
+        num = new_num()
+        url = site.url(article_path(site, section, art.published, num))
+        placed.append(Placed(art, site, section, url, num, art.id))
+
+    # -- reprints
+    dup_groups: dict[str, list[str]] = {}
+    originals = list(placed)
+    rep_rng = _rng(seed, "reprints")
+    for p in originals:
+        if rep_rng.random() >= conf["reprint_share"]:
+            continue
+        copies = rep_rng.randint(1, conf["max_copies"])
+        targets = [s for s in sites if s is not p.site and p.article.category in s.categories]
+        # single-topic sites pick up reprints of their topic first
+        targets.sort(key=lambda s: (s.kind != "domain", rep_rng.random()))
+        group = f"g{len(dup_groups) + 1:04d}"
+        p.dup_group = group
+        dup_groups[group] = [p.url]
+        for site in targets[:copies]:
+            rep = make_reprint(p.article, rep_rng)
+            secs = [s for s, (_, c) in site.sections.items() if c == p.article.category]
+            section = rep_rng.choice(sorted(secs))
+            num = new_num()
+            url = site.url(article_path(site, section, rep.published, num))
+            q = Placed(rep, site, section, url, num, p.article.id, group, p.url)
+            placed.append(q)
+            dup_groups[group].append(url)
+
+    w = _Writer(out_dir)
+    gt_rng = _rng(seed, "extras")
+
+    # -- encoding anomalies on UTF-8 sites (small: two of each; large: a share)
+    utf8_pages = [p for p in placed if p.site.charset == "utf-8"]
+    gt_rng.shuffle(utf8_pages)
+    per_kind = 2 if conf["anomaly_share"] == 0 else max(2, int(len(placed) * conf["anomaly_share"]))
+    i = 0
+    for kind in ANOMALIES:
+        for p in utf8_pages[i : i + per_kind]:
+            p.anomaly = kind
+        i += per_kind
+
+    # -- redirects, dead links and binary attachments
+    redirects: list[tuple[str, Placed, int]] = []
+    for p in placed:
+        r = gt_rng.random()
+        d = p.article.published
+        if r < 0.08:
+            old = p.site.url(f"/html/{d.year}{d.month:02d}{d.day:02d}/{p.num}.html")
+            redirects.append((old, p, 301))
+        elif r < 0.12:
+            old = p.site.url(f"/news.php?id={p.num}")
+            redirects.append((old, p, 302))
+        r = gt_rng.random()
+        if r < 0.06:
+            p.attachments.append(
+                (p.site.url(f"/files/{d.year}/{p.num}.pdf"), f"{p.article.title[:12]}（全文PDF）")
+            )
+        elif r < 0.10:
+            p.attachments.append(
+                (p.site.url(f"/photo/{d.year}/{d.month:02d}/{p.num}.jpg"), "查看大图")
+            )
+        elif r < 0.12:
+            p.attachments.append((p.site.url(f"/download/{p.num}.zip"), "相关数据下载（ZIP）"))
+
+    by_site: dict[str, list[Placed]] = {}
+    for p in placed:
+        by_site.setdefault(p.site.host, []).append(p)
+    for ps in by_site.values():
+        ps.sort(key=lambda p: (p.article.published, p.num), reverse=True)
+
+    # redirect and dead links appear in the "more" box of other pages of the same site
+    dead: list[tuple[str, Site]] = []
+    for old, target, _status in redirects:
+        host_pages = by_site[target.site.host]
+        for q in gt_rng.sample(host_pages, min(2, len(host_pages))):
+            q.extra.append((old, target.article.title))
+    for site in sites:
+        host_pages = by_site.get(site.host, [])
+        for k in range(max(2, len(host_pages) // 25)):
+            sec = gt_rng.choice(sorted(site.sections))
+            day = date(2019, gt_rng.randint(1, 12), gt_rng.randint(1, 28))
+            url = site.url(article_path(site, sec, day, new_num()))
+            dead.append((url, site))
+            for q in gt_rng.sample(host_pages, min(2, len(host_pages))):
+                q.extra.append((url, f"{site.sections[sec][0]}：专题报道（{k + 1}）"))
+
+    # -- article pages
+    cal_index: dict[str, dict[str, list[list[str]]]] = {}
+    for site in sites:
+        ps = by_site.get(site.host, [])
+        other_sites = [q for q in placed if q.site is not site]
+        for p in ps:
+            prng = _rng(seed, "page", p.url)
+            same = [q for q in ps if q is not p and q.article.category == p.article.category]
+            diff = [q for q in ps if q.article.category != p.article.category]
+            related = prng.sample(same, min(4, len(same))) + prng.sample(diff, min(2, len(diff)))
+            hot = prng.sample([q for q in ps if q is not p], min(8, len(ps) - 1))
+            hot += prng.sample(other_sites, min(2, len(other_sites)))
+            d = p.article.published
+            enc = ANOMALIES[p.anomaly] if p.anomaly else _site_enc(site)
+            ctx = PageContext(
+                charset=enc.get("meta"),
+                related=[(q.url, q.article.title) for q in related],
+                hot=[(q.url, q.article.title) for q in hot],
+                friends=[f for f in friends_all if f[0] != site.home],
+                attachments=p.attachments,
+                extra=p.extra,
+                original=(p.reprint_of, "查看原文")
+                if p.reprint_of and prng.random() < 0.4
+                else None,
+                print_url=site.url(f"/print/{p.num}.html"),
+                calendar_url=site.url(f"/calendar/?d={d.isoformat()}"),
+                ad_id=prng.randrange(1000),
+            )
+            html = render_article(
+                p.article, site, ctx, section=p.section, author=prng.choice(AUTHORS)
+            )
+            w.html(
+                p.url,
+                site,
+                "article",
+                html,
+                enc=enc,
+                category=p.article.category,
+                dup_group=p.dup_group,
+                article_id=p.original_id,
+                title=p.article.title,
+                section=p.section,
+                published=d.isoformat(),
+                reprint_of=p.reprint_of,
+            )
+            purl = site.url(f"/print/{p.num}.html")
+            w.html(
+                purl,
+                site,
+                "robots_disallowed",
+                render_print(p.article, site, _site_enc(site)["meta"]),
+                enc=_site_enc(site),
+                category=p.article.category,
+                article_id=p.original_id,
+                title=p.article.title,
+                print_of=p.url,
+            )
+            cal_index.setdefault(site.host, {}).setdefault(d.isoformat(), []).append(
+                [p.url, p.article.title]
+            )
+            for aurl, label in p.attachments:
+                ext = aurl.rsplit(".", 1)[1]
+                w.body(aurl, _binary_bytes(ext, f"{p.num} {label}"), BINARY_TYPES[ext])
+                w.page(aurl, site, "binary", content_type=BINARY_TYPES[ext], linked_from=p.url)
+
+    # -- redirects and dead links in the ground truth
+    for old, target, status in redirects:
+        w.responses[old] = {"status": status, "location": target.url}
+        w.page(old, target.site, "redirect", status=status, location=target.url)
+    for url, site in dead:
+        w.page(url, site, "missing", status=404)
+
+    # -- section lists, home pages, robots.txt, admin pages
+    size = conf["page_size"]
+    for site in sites:
+        ps = by_site.get(site.host, [])
+        enc = _site_enc(site)
+        friends = [f for f in friends_all if f[0] != site.home]
+        srng = _rng(seed, "site", site.host)
+        hot_pool = [(q.url, q.article.title) for q in ps]
+        for sec, (label, cat) in site.sections.items():
+            items = [(q.url, q.article.title, q.article.published) for q in ps if q.section == sec]
+            pages = max(1, -(-len(items) // size))
+            for n in range(1, pages + 1):
+                url = site.url(list_path(sec, n))
+                ctx = PageContext(
+                    charset=enc["meta"],
+                    hot=srng.sample(hot_pool, min(8, len(hot_pool))),
+                    friends=friends,
+                    ad_id=srng.randrange(1000),
+                )
+                html = render_list(
+                    site,
+                    sec,
+                    items[(n - 1) * size : n * size],
+                    ctx,
+                    page=n,
+                    pages=pages,
+                    page_url=lambda k, sec=sec, site=site: site.url(list_path(sec, k)),
+                )
+                w.html(
+                    url,
+                    site,
+                    "list",
+                    html,
+                    enc=enc,
+                    category=cat,
+                    section=sec,
+                    title=f"{label} 第{n}页",
+                )
+        blocks = []
+        for sec, (label, _) in site.sections.items():
+            links = [(q.url, q.article.title) for q in ps if q.section == sec][:6]
+            blocks.append((sec, label, links))
+        top = []
+        for cat in site.categories:
+            top += [(q.url, q.article.title) for q in ps if q.article.category == cat][:1]
+        extra = [(site.url("/calendar/?d=2019-05-12"), "新闻回顾")]
+        if site is portals[0]:
+            extra.append((site.url("/archive/"), "资料库"))
+        ctx = PageContext(
+            charset=enc["meta"],
+            hot=srng.sample(hot_pool, min(10, len(hot_pool))),
+            friends=friends,
+            extra=extra,
+            ad_id=srng.randrange(1000),
+        )
+        w.html(
+            site.home, site, "home", render_home(site, blocks, top, ctx), enc=enc, title=site.name
+        )
+        rurl = site.url("/robots.txt")
+        w.body(rurl, ROBOTS.encode("ascii"), "text/plain; charset=utf-8")
+        w.page(rurl, site, "robots", encoding="ascii")
+        for path, title in (("/admin/login.html", "管理登录"), ("/admin/", "管理后台")):
+            ctx = PageContext(charset=enc["meta"], friends=friends)
+            body = '<form method="post" action="/admin/login.do"><input name="user"><input type="password" name="pw"><button>登录</button></form>'
+            w.html(
+                site.url(path),
+                site,
+                "robots_disallowed",
+                render_simple(site, title, body, ctx),
+                enc=enc,
+                title=title,
+            )
+
+    # -- real pages (served verbatim) on the first portal under /archive/
+    _add_real_pages(w, portals[0], conf["real_pages"], friends_all)
+
+    # -- ground truth
+    traps = [s.url("/calendar/") for s in sites]
+    disallowed = sorted(u for u in w.pages if urlsplit(u).path.startswith(DISALLOWED_PREFIXES))
+    truth = {
+        "scale": scale,
+        "seed": seed,
+        "sites": [
+            {
+                "host": s.host,
+                "name": s.name,
+                "kind": s.kind,
+                "template": s.template,
+                "categories": s.categories,
+                "sections": {k: v[1] for k, v in s.sections.items()},
+                "home": s.home,
+                "charset": s.charset,
+            }
+            for s in sites
+        ],
+        "seeds": {
+            "portal": [s.home for s in portals],
+            "domain": [s.home for s in domains.values()],
+        },
+        "pages": dict(sorted(w.pages.items())),
+        "dup_groups": dup_groups,
+        "traps": traps,
+        "disallowed": disallowed,
+    }
+    meta = {
+        "sites": [s.to_json() for s in sites],
+        "calendar": cal_index,
+        "friends": friends_all,
+    }
+    (out_dir / "ground_truth.json").write_text(
+        json.dumps(truth, ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    (out_dir / "responses.json").write_text(
+        json.dumps(dict(sorted(w.responses.items())), ensure_ascii=False, indent=1),
+        encoding="utf-8",
+    )
+    (out_dir / "webmeta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    return truth
+
+
+def _add_real_pages(w: _Writer, site: Site, limit: int | None, friends) -> None:
+    """Serve real saved news pages verbatim under ``/archive/<source>/<file>``."""
+    root = data_path("html", "news_zh")
+    files = sorted(p for p in root.rglob("*.html"))
+    if limit is not None:
+        files = sorted(files, key=lambda p: p.stat().st_size)[:limit]
+    links = []
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        url = site.url(f"/archive/{rel}")
+        data = f.read_bytes()
+        try:
+            data.decode("utf-8")
+            true_enc = "utf-8"
+        except UnicodeDecodeError:
+            true_enc = "gb18030"
+        head = data[:4096].decode("ascii", errors="ignore")
+        m = re.search(r"charset=[\"']?([A-Za-z0-9_-]+)", head)
+        meta = m.group(1).lower() if m else None
+        w.body(url, data, f"text/html; charset={true_enc}")
+        tm = re.search(r"<title[^>]*>(.*?)</title>", data.decode(true_enc, "replace"), re.S | re.I)
+        title = tm.group(1).strip() if tm else None
+        w.page(
+            url,
+            site,
+            "real",
+            encoding=true_enc,
+            declared=true_enc,
+            declared_http=true_enc,
+            declared_meta=meta,
+            title=title,
+        )
+        links.append((url, title or rel))
+    body = (
+        '<ul class="news-list">'
+        + "".join(f'<li><a href="{escape(u)}">{escape(t)}</a></li>' for u, t in links)
+        + "</ul>"
+    )
+    enc = _site_enc(site)
+    ctx = PageContext(charset=enc["meta"], friends=[f for f in friends if f[0] != site.home])
+    w.html(
+        site.url("/archive/"),
+        site,
+        "list",
+        render_simple(site, "资料库", body, ctx),
+        enc=enc,
+        title="资料库",
+    )

@@ -1,0 +1,242 @@
+"""Serve a built test web from 127.0.0.1 as an HTTP forward proxy.
+
+A crawler that sets ``http_proxy`` (or Scrapy's ``request.meta["proxy"]``) to the server sends
+``GET http://host/path HTTP/1.1`` (absolute form); the server answers from
+``out_dir/responses.json`` and ``out_dir/sites/<host>/<path>``, so any made-up host name
+resolves with no DNS or /etc/hosts change. Origin-form requests with a ``Host`` header work
+too. The server never contacts the internet: an unknown host gets a quick 502.
+
+The calendar trap (``/calendar/?d=YYYY-MM-DD``) is rendered on the fly: every day links the
+previous and the next day, an unbounded chain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import date, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from sitegen.templates import PageContext, Site, render_calendar, render_simple
+from topicrawl.errors import ResourceMissingError
+
+
+class TestWeb:
+    """The responses of a built web, loaded once and shared by the handler threads."""
+
+    def __init__(self, out_dir: Path):
+        out_dir = Path(out_dir)
+        resp = out_dir / "responses.json"
+        if not resp.exists():
+            raise ResourceMissingError(
+                f"{resp} not found: build the web first (topicrawl sitegen build {out_dir})"
+            )
+        self.root = out_dir
+        self.responses: dict[str, dict] = json.loads(resp.read_text(encoding="utf-8"))
+        meta = json.loads((out_dir / "webmeta.json").read_text(encoding="utf-8"))
+        self.sites = {d["host"]: Site.from_json(d) for d in meta["sites"]}
+        self.calendar: dict[str, dict[str, list]] = meta["calendar"]
+        self.friends = [tuple(f) for f in meta["friends"]]
+
+    def respond(self, url: str) -> tuple[int, dict[str, str], bytes]:
+        """Return (status, headers, body) for an absolute http URL."""
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if host not in self.sites:
+            return (
+                502,
+                {"Content-Type": "text/plain; charset=utf-8"},
+                (f"sitegen proxy: unknown host {host!r} (not part of the test web)\n".encode()),
+            )
+        path = parts.path or "/"
+        key = f"http://{host}{path}" + (f"?{parts.query}" if parts.query else "")
+        entry = self.responses.get(key)
+        if entry is None and parts.query and path != "/calendar/":
+            entry = self.responses.get(f"http://{host}{path}")
+        if entry is not None:
+            status = entry["status"]
+            if "location" in entry:
+                return (
+                    status,
+                    {"Location": entry["location"], "Content-Type": "text/html"},
+                    (
+                        f'<html><body>Moved to <a href="{entry["location"]}">here</a></body></html>'
+                    ).encode(),
+                )
+            body = (self.root / entry["file"]).read_bytes()
+            return status, {"Content-Type": entry["content_type"]}, body
+        site = self.sites[host]
+        if path == "/calendar/":
+            return self._calendar(site, parse_qs(parts.query).get("d", [""])[0])
+        return self._not_found(site)
+
+    def _ctx(self, site: Site) -> PageContext:
+        enc = "gb2312" if site.charset == "gbk" else "utf-8"
+        return PageContext(charset=enc, friends=[f for f in self.friends if f[0] != site.home])
+
+    def _encode(self, site: Site, html: str) -> tuple[dict[str, str], bytes]:
+        if site.charset == "gbk":
+            return {"Content-Type": "text/html"}, html.encode("gbk", "xmlcharrefreplace")
+        return {"Content-Type": "text/html; charset=utf-8"}, html.encode("utf-8")
+
+    def _calendar(self, site: Site, value: str) -> tuple[int, dict[str, str], bytes]:
+        try:
+            day = date.fromisoformat(value) if value else date(2019, 5, 12)
+        except ValueError:
+            return self._not_found(site)
+        items = [tuple(x) for x in self.calendar.get(site.host, {}).get(day.isoformat(), [])]
+        prev_url = site.url(f"/calendar/?d={(day - timedelta(days=1)).isoformat()}")
+        next_url = site.url(f"/calendar/?d={(day + timedelta(days=1)).isoformat()}")
+        html = render_calendar(
+            site, day, items, self._ctx(site), prev_url=prev_url, next_url=next_url
+        )
+        headers, body = self._encode(site, html)
+        return 200, headers, body
+
+    def _not_found(self, site: Site) -> tuple[int, dict[str, str], bytes]:
+        html = render_simple(
+            site,
+            "页面不存在",
+            f'<div class="error"><h2>404 您访问的页面不存在或已被删除</h2>'
+            f'<p><a href="{site.home}">返回首页</a></p></div>',
+            self._ctx(site),
+        )
+        headers, body = self._encode(site, html)
+        return 404, headers, body
+
+
+class ProxyHandler(BaseHTTPRequestHandler):
+    """Answers absolute-form (proxy) and origin-form requests from a :class:`TestWeb`."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "sitegen/1.0"
+    web: TestWeb
+    latency: float = 0.0
+
+    def _target(self) -> str:
+        if self.path.startswith(("http://", "https://")):
+            return self.path
+        host = self.headers.get("Host", "").split(":")[0]
+        return f"http://{host}{self.path}"
+
+    def _serve(self, head_only: bool = False) -> None:
+        if self.latency:
+            time.sleep(self.latency)
+        status, headers, body = self.web.respond(self._target())
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+        self._serve()
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._serve(head_only=True)
+
+    def do_CONNECT(self) -> None:  # noqa: N802
+        self.send_error(405, "sitegen proxy serves plain http only")
+
+    def log_message(self, format: str, *args) -> None:  # quiet by default
+        pass
+
+
+def make_server(
+    out_dir: Path, *, port: int = 0, latency_ms: float = 0, host: str = "127.0.0.1"
+) -> ThreadingHTTPServer:
+    """A ready (not yet serving) threaded proxy server for the web in ``out_dir``."""
+    handler = type(
+        "BoundProxyHandler",
+        (ProxyHandler,),
+        {"web": TestWeb(out_dir), "latency": max(0.0, latency_ms) / 1000.0},
+    )
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+@contextlib.contextmanager
+def serve_in_thread(out_dir: Path, latency_ms: float = 0) -> Iterator[str]:
+    """Serve ``out_dir`` in a background thread; yields the proxy URL ``http://127.0.0.1:PORT``."""
+    server = make_server(out_dir, latency_ms=latency_ms)
+    thread = threading.Thread(target=server.serve_forever, name="sitegen-proxy", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def serve_forever(out_dir: Path, *, port: int = 0, latency_ms: float = 0) -> None:
+    """Serve until interrupted; the first stdout line is the proxy URL (then flushed)."""
+    server = make_server(out_dir, port=port, latency_ms=latency_ms)
+    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sitegen")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    add_arguments(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def add_arguments(sub) -> None:
+    """Add ``build`` and ``serve`` subcommands to an argparse subparsers object."""
+    from sitegen.build import SCALES
+
+    b = sub.add_parser("build", help="generate the local test web into OUT")
+    b.add_argument("out", type=Path, metavar="OUT")
+    b.add_argument("--scale", choices=sorted(SCALES), default="small")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument(
+        "--categories",
+        nargs="+",
+        default=None,
+        metavar="CAT",
+        help="only these categories (e.g. 时政 体育)",
+    )
+    b.set_defaults(func=_cmd_build)
+    s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy on 127.0.0.1")
+    s.add_argument("out", type=Path, metavar="OUT")
+    s.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    s.add_argument("--latency-ms", type=float, default=0.0, help="delay added to every request")
+    s.set_defaults(func=_cmd_serve)
+
+
+def _cmd_build(args) -> int:
+    from sitegen.build import build_web
+
+    truth = build_web(args.out, scale=args.scale, seed=args.seed, categories=args.categories)
+    kinds: dict[str, int] = {}
+    for page in truth["pages"].values():
+        kinds[page["kind"]] = kinds.get(page["kind"], 0) + 1
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    print(
+        f"built {len(truth['pages'])} URLs on {len(truth['sites'])} sites into {args.out}: {summary}"
+    )
+    print(f"ground truth: {Path(args.out) / 'ground_truth.json'}", file=sys.stderr)
+    return 0
+
+
+def _cmd_serve(args) -> int:
+    serve_forever(args.out, port=args.port, latency_ms=args.latency_ms)
+    return 0
