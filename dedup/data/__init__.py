@@ -1,0 +1,1 @@
+"""Packaged data of the dedup methods (stopword lists, default antecedents)."""

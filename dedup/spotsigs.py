@@ -1,0 +1,493 @@
+"""SpotSigs near-duplicate detection (Theobald, Siddharth & Paepcke, SIGIR 2008).
+
+With the Chinese adaptation of Li, Xu, Wu & Gan (2017): jieba tokens, the antecedents
+的 是 在 了 plus an "optimized" set learned from pages (``topicrawl dedup
+learn-antecedents``), chain c=1 at spot distance d=1.
+
+* A *spot signature* is an antecedent (a frequent stopword) followed by a chain of the next
+  ``c`` non-stopword tokens, each ``d`` tokens after the previous one (stopwords skipped):
+  ``the:south:carolina`` (:func:`spot_signatures`).
+* Documents are multisets of signatures compared by the multiset Jaccard similarity
+  ``|A ∩ B| / |A ∪ B| = Σ min / Σ max`` (:func:`multiset_jaccard`).
+* Length partitioning (Section 4): the partition starting at ``p`` ends at the largest
+  ``e`` with ``e − p ≤ (1 − τ)·e``, i.e. ``e = ⌊p/τ⌋ + 1``; the last partition, from the
+  first start whose end would exceed the maximum length, is open (:func:`partition_bounds`).
+  Since ``J(A, B) ≤ min(|A|, |B|) / max(|A|, |B|)``, a document's near duplicates lie in its
+  own partition or a neighbouring one.
+* Each partition keeps inverted lists of documents per signature, sorted by descending
+  length; a query visits its signatures in ascending document frequency and stops early
+  (Algorithm 1, :meth:`SpotSigsIndex.query`):
+  δ1 = signature occurrences of the query already visited; δ2 = |q| − |d|.
+  A list is left when a shorter document cannot reach τ any more, a longer document is
+  skipped when δ1 − δ2 > (1 − τ)|d|, and the traversal ends when δ1 > (1 − τ)·max(|q|,
+  the partition's longest document). The published code combines δ1 + δ2 for shorter
+  documents; that bound can miss a true match (a short copy that lacks the query's rare
+  signatures), so the default ``bounds="safe"`` uses max(δ1, δ2), which provably finds every
+  document with J ≥ τ; ``bounds="paper"`` keeps the published sum.
+* A query probes the next partition when ``|q| ≥ τ·end`` (the published condition) and,
+  because documents are added incrementally here rather than deduplicated in one batch,
+  the previous partition when ``τ·|q| ≤ begin − 1``.
+
+The score of a match is the exact multiset Jaccard similarity.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from dedup.base import Detector, Doc, Match, register
+from dedup.storage import IndexStorage
+from dedup.text import is_english, stopwords, tokenize
+from topicrawl.errors import ConfigError
+
+#: Antecedents of the original paper's English experiments (frequent stopwords).
+EN_ANTECEDENTS = ("a", "an", "the", "is", "are", "was", "were", "there", "been", "be")
+#: The basic Chinese antecedents of Li, Xu, Wu & Gan (2017).
+ZH_ANTECEDENTS = ("的", "是", "在", "了")
+
+
+@lru_cache(maxsize=4)
+def default_antecedents(lang: str = "zh", which: str = "optimized") -> tuple[str, ...]:
+    """Packaged antecedents for ``lang``: ``basic`` or ``optimized`` (basic + learned set).
+
+    They live in ``dedup/data/antecedents.toml``; ``topicrawl dedup learn-antecedents``
+    writes a section of the same shape.
+    """
+    if which not in ("basic", "optimized"):
+        raise ConfigError(f"antecedent set must be 'basic' or 'optimized', not {which!r}")
+    raw = resources.files("dedup.data").joinpath("antecedents.toml").read_text("utf-8")
+    table = tomllib.loads(raw)
+    code = "en" if is_english(lang) else "zh"
+    section = table.get(code, {})
+    basic = tuple(section.get("basic", ZH_ANTECEDENTS if code == "zh" else EN_ANTECEDENTS))
+    if which == "basic":
+        return basic
+    extra = [w for w in section.get("optimized", ()) if w not in basic]
+    return basic + tuple(extra)
+
+
+def spot_signatures(
+    tokens: Sequence[str],
+    antecedents: Mapping[str, int] | Iterable[str],
+    stopwords: Iterable[str] | frozenset[str] = frozenset(),
+    *,
+    chain: int = 1,
+    distance: int = 1,
+    with_antecedent: bool = True,
+) -> Counter[str]:
+    """The multiset of spot signatures of a token sequence (SpotSigs, Section 3).
+
+    For each occurrence of an antecedent at position ``i`` the chain takes ``chain`` tokens:
+    the first non-stopword at or after ``i + d``, then the first non-stopword at or after
+    ``d`` past the previous one (``d`` is the antecedent's own spot distance when
+    ``antecedents`` is a mapping, else ``distance``). The signature is
+    ``antecedent:w1:...:wc`` (or ``w1:...:wc`` with ``with_antecedent=False``, the
+    "particle-only" variant of the reference code). Occurrences with an empty chain are
+    skipped; a chain cut short by the end of the text is kept.
+    """
+    if chain < 1 or distance < 1:
+        raise ConfigError("SpotSigs needs chain >= 1 and distance >= 1")
+    if isinstance(antecedents, Mapping):
+        spots = dict(antecedents)
+    else:
+        spots = dict.fromkeys(antecedents, distance)
+    stop = stopwords if isinstance(stopwords, frozenset | set) else frozenset(stopwords)
+    n = len(tokens)
+    out: Counter[str] = Counter()
+    get = spots.get
+    for i in range(n - 1):
+        d = get(tokens[i])
+        if d is None:
+            continue
+        parts = [tokens[i]] if with_antecedent else []
+        k = i + d
+        for _ in range(chain):
+            while k < n and tokens[k] in stop:
+                k += 1
+            if k >= n:
+                break
+            parts.append(tokens[k])
+            k += d
+        if len(parts) > (1 if with_antecedent else 0):
+            out[":".join(parts)] += 1
+    return out
+
+
+def multiset_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
+    """Multiset Jaccard similarity Σ_s min(a_s, b_s) / Σ_s max(a_s, b_s), in [0, 1]."""
+    if len(a) > len(b):
+        a, b = b, a
+    inter = 0
+    get = b.get
+    for s, c in a.items():
+        o = get(s)
+        if o:
+            inter += c if c < o else o
+    union = sum(a.values()) + sum(b.values()) - inter
+    return inter / union if union else 0.0
+
+
+def partition_bounds(
+    tau: float, max_length: int, *, min_length: int = 1
+) -> list[tuple[int, int | None]]:
+    """Length partitions ``[(begin, end), ..., (begin, None)]`` that depend only on ``tau``.
+
+    After the reference implementation: scanning ``i = min_length .. max_length``, a
+    partition ``[last, i]`` closes at the first ``i`` with ``i − last > (1 − τ)·i``
+    (equivalently ``i = ⌊last/τ⌋ + 1``); the rest is the open partition ``[last, ∞)``.
+    ``τ`` is taken as an exact decimal fraction, so bounds do not depend on rounding.
+    """
+    if not 0 < tau < 1:
+        raise ConfigError(f"SpotSigs threshold tau must be in (0, 1), got {tau}")
+    t = Fraction(str(tau))
+    bounds: list[tuple[int, int | None]] = []
+    last = min_length
+    while True:
+        end = int(last / t) + 1  # smallest i with i*t > last
+        if end > max_length:
+            break
+        bounds.append((last, end))
+        last = end + 1
+    bounds.append((last, None))
+    return bounds
+
+
+class _Entry:
+    __slots__ = ("doc_id", "length", "sigs")
+
+    def __init__(self, doc_id: str, length: int, sigs: dict[str, int]):
+        self.doc_id = doc_id
+        self.length = length
+        self.sigs = sigs
+
+
+def _neg_length(e: _Entry) -> int:
+    return -e.length
+
+
+@dataclass
+class _Partition:
+    idx: int
+    begin: int
+    end: int | None
+    lists: dict[str, list[_Entry]] = field(default_factory=dict)
+    size: int = 0
+    lengths: Counter = field(default_factory=Counter)
+
+    @property
+    def max_length(self) -> int:
+        return max(self.lengths) if self.lengths else 0
+
+
+class SpotSigsIndex:
+    """The in-memory SpotSigs index: length partitions of inverted signature lists.
+
+    Pure data structure (no storage); :class:`SpotSigsDetector` mirrors it into a backend.
+    """
+
+    def __init__(self, tau: float = 0.5, *, max_length: int = 1000, bounds: str = "safe"):
+        if bounds not in ("safe", "paper"):
+            raise ConfigError(f"SpotSigs bounds must be 'safe' or 'paper', not {bounds!r}")
+        self.tau = tau
+        self.bounds = bounds
+        self.partitions = [
+            _Partition(i, b, e) for i, (b, e) in enumerate(partition_bounds(tau, max_length))
+        ]
+        self._begins = [p.begin for p in self.partitions]
+        self.docs: dict[str, tuple[_Partition, _Entry]] = {}
+        #: how many candidate documents the last query compared exactly (for benchmarks)
+        self.last_compared = 0
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self.docs
+
+    def partition_of(self, length: int) -> _Partition:
+        i = bisect.bisect_right(self._begins, max(length, self._begins[0])) - 1
+        return self.partitions[i]
+
+    def add(self, doc_id: str, sigs: Mapping[str, int]) -> None:
+        """Index a signature multiset (replacing ``doc_id`` if present; empty ones are kept
+        out of the lists but remembered so that ``remove`` and ``__contains__`` work)."""
+        if doc_id in self.docs:
+            self.remove(doc_id)
+        sigs = {s: c for s, c in sigs.items() if c > 0}
+        length = sum(sigs.values())
+        entry = _Entry(doc_id, length, sigs)
+        part = self.partition_of(length)
+        if length:
+            lists = part.lists
+            for s in sigs:
+                lst = lists.get(s)
+                if lst is None:
+                    lists[s] = [entry]
+                else:
+                    bisect.insort_right(lst, entry, key=_neg_length)
+            part.size += 1
+            part.lengths[length] += 1
+        self.docs[doc_id] = (part, entry)
+
+    def remove(self, doc_id: str) -> bool:
+        """Remove ``doc_id``; return whether it was indexed."""
+        found = self.docs.pop(doc_id, None)
+        if found is None:
+            return False
+        part, entry = found
+        if entry.length:
+            for s in entry.sigs:
+                lst = part.lists[s]
+                for i, e in enumerate(lst):
+                    if e is entry:
+                        del lst[i]
+                        break
+                if not lst:
+                    del part.lists[s]
+            part.size -= 1
+            part.lengths[entry.length] -= 1
+            if not part.lengths[entry.length]:
+                del part.lengths[entry.length]
+        return True
+
+    def _probe(self, length: int) -> list[_Partition]:
+        part = self.partition_of(length)
+        parts = [part]
+        tau = self.tau
+        nxt = part.idx + 1
+        if nxt < len(self.partitions) and part.end is not None and length >= tau * part.end:
+            parts.append(self.partitions[nxt])
+        if part.idx > 0 and tau * length <= part.begin - 1:
+            parts.append(self.partitions[part.idx - 1])
+        return parts
+
+    def query(
+        self, sigs: Mapping[str, int], *, first: bool = False, exclude: str | None = None
+    ) -> list[tuple[str, float]]:
+        """Indexed documents with multiset Jaccard ≥ τ, best first (``first``: stop at one)."""
+        n = sum(sigs.values())
+        self.last_compared = 0
+        if not n:
+            return []
+        tau = self.tau
+        slack = 1.0 - tau
+        paper = self.bounds == "paper"
+        found: dict[str, float] = {}
+        checked: set[int] = set()
+        for part in self._probe(n):
+            if not part.size:
+                continue
+            lists = part.lists
+            order = sorted(sigs, key=lambda s: len(lists.get(s, ())))
+            stop_at = slack * max(n, part.max_length)
+            bound_q = slack * n
+            delta = 0
+            for s in order:
+                lst = lists.get(s)
+                if lst:
+                    for e in lst:
+                        d2 = n - e.length
+                        if d2 >= 0:
+                            if (delta + d2 if paper else (d2 if d2 > delta else delta)) > bound_q:
+                                break
+                        elif delta - d2 > slack * e.length:
+                            continue
+                        key = id(e)
+                        if key in checked:
+                            continue
+                        checked.add(key)
+                        if e.doc_id == exclude:
+                            continue
+                        sim = multiset_jaccard(sigs, e.sigs)
+                        if sim >= tau:
+                            found[e.doc_id] = sim
+                            if first:
+                                self.last_compared = len(checked)
+                                return [(e.doc_id, sim)]
+                delta += sigs[s]
+                if delta > stop_at:
+                    break
+        self.last_compared = len(checked)
+        return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass(frozen=True)
+class _LangConfig:
+    antecedents: dict[str, int]
+    stopwords: frozenset[str]
+    chain: int
+
+
+@register("spotsigs")
+class SpotSigsDetector(Detector):
+    """SpotSigs as a detector: an in-memory :class:`SpotSigsIndex` mirrored into storage.
+
+    Storage layout (under ``spotsigs:``): an append-only ``log`` list of JSON operations
+    (``["a", doc_id, {signature: count}]`` / ``["d", doc_id]``) and a ``config`` value.
+    Every process replays the log entries it has not seen before answering, under
+    ``storage.lock("spotsigs")`` for ``check_and_add``/``add``/``remove``: so the index is
+    shared by processes, survives restarts (SQLite/Redis), and each insert costs one list
+    append in the backend.
+
+    Options: ``tau`` (0.5), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
+    ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
+    {lang: list} map), ``antecedent_set`` ("optimized" | "basic"), ``max_length`` (1000: the
+    last partition start), ``bounds`` ("safe" | "paper").
+    """
+
+    def __init__(
+        self,
+        storage: IndexStorage,
+        *,
+        tau: float = 0.5,
+        chain: int | None = None,
+        distance: int = 1,
+        antecedents: Any = None,
+        antecedent_set: str = "optimized",
+        max_length: int = 1000,
+        bounds: str = "safe",
+    ):
+        super().__init__(storage)
+        self.tau = float(tau)
+        self.chain = chain
+        self.distance = int(distance)
+        self.antecedents = antecedents
+        self.antecedent_set = antecedent_set
+        self.max_length = int(max_length)
+        self.bounds = bounds
+        self.index = SpotSigsIndex(self.tau, max_length=self.max_length, bounds=bounds)
+        self._cursor = 0
+        self._langs: dict[str, _LangConfig] = {}
+        self._config_checked = False
+
+    # -- features ----------------------------------------------------------------------
+    def _lang_config(self, lang: str) -> _LangConfig:
+        code = "en" if is_english(lang) else "zh"
+        cfg = self._langs.get(code)
+        if cfg is None:
+            ante = self.antecedents
+            if isinstance(ante, Mapping) and ante and all(k in ("zh", "en") for k in ante):
+                ante = ante.get(code)
+            if ante is None:
+                ante = default_antecedents(code, self.antecedent_set)
+            if isinstance(ante, str):
+                raise ConfigError("SpotSigs antecedents must be a list of words, not a string")
+            spots = (
+                {str(k): int(v) for k, v in ante.items()}
+                if isinstance(ante, Mapping)
+                else dict.fromkeys((str(a) for a in ante), self.distance)
+            )
+            if not spots:
+                raise ConfigError("SpotSigs needs at least one antecedent")
+            chain = self.chain if self.chain is not None else (2 if code == "en" else 1)
+            cfg = _LangConfig(spots, stopwords(code), chain)
+            self._langs[code] = cfg
+        return cfg
+
+    def signatures(self, tokens: Sequence[str], lang: str = "zh") -> Counter[str]:
+        """Spot signatures of already tokenized text (what :meth:`features` computes)."""
+        cfg = self._lang_config(lang)
+        return spot_signatures(tokens, cfg.antecedents, cfg.stopwords, chain=cfg.chain)
+
+    def features(self, doc: Doc) -> Counter[str]:
+        return self.signatures(tokenize(doc.text, doc.lang), doc.lang)
+
+    # -- storage mirror ----------------------------------------------------------------
+    def _config_fingerprint(self) -> str:
+        return json.dumps(
+            {"tau": self.tau, "max_length": self.max_length, "bounds": self.bounds},
+            sort_keys=True,
+        )
+
+    def _sync(self) -> None:
+        """Replay the log entries other processes appended since we last looked."""
+        if not self._config_checked:
+            stored = self.storage.get(self.key("config"))
+            if stored is not None and stored.decode() != self._config_fingerprint():
+                raise ConfigError(
+                    f"the SpotSigs index in {self.storage!r} was built with {stored.decode()}, "
+                    f"not {self._config_fingerprint()}: use another namespace or the same options"
+                )
+            self._config_checked = stored is not None
+        new = self.storage.lrange(self.key("log"), self._cursor, -1)
+        for raw in new:
+            op = json.loads(raw)
+            if op[0] == "a":
+                self.index.add(op[1], op[2])
+            else:
+                self.index.remove(op[1])
+        self._cursor += len(new)
+
+    def _append(self, ops: list[list]) -> None:
+        if not self._config_checked:
+            self.storage.set(self.key("config"), self._config_fingerprint())
+            self._config_checked = True
+        self.storage.rpush(
+            self.key("log"),
+            *(json.dumps(op, ensure_ascii=False, separators=(",", ":")) for op in ops),
+        )
+        self._cursor += len(ops)
+
+    def _add_locked(self, doc_id: str, sigs: Mapping[str, int]) -> None:
+        self.index.add(doc_id, sigs)
+        self._append([["a", doc_id, dict(sigs)]])
+
+    # -- detector API ------------------------------------------------------------------
+    def query_signatures(self, sigs: Mapping[str, int]) -> list[Match]:
+        self._sync()
+        return [Match(d, s, self.name) for d, s in self.index.query(sigs)]
+
+    def query(self, doc: Doc) -> list[Match]:
+        return self.query_signatures(self.features(doc))
+
+    def add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> None:
+        with self.storage.lock(self.name):
+            self._sync()
+            self._add_locked(doc_id, sigs)
+
+    def add(self, doc_id: str, doc: Doc) -> None:
+        self.add_signatures(doc_id, self.features(doc))
+
+    def add_many(self, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
+        """Bulk-index ``(doc_id, signatures)`` pairs with one lock and one batched write."""
+        with self.storage.lock(self.name):
+            self._sync()
+            ops = []
+            for doc_id, sigs in items:
+                self.index.add(doc_id, sigs)
+                ops.append(["a", doc_id, dict(sigs)])
+            if ops:
+                self._append(ops)
+
+    def check_and_add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> Match | None:
+        """Atomic check-and-add of a precomputed signature multiset (see :meth:`check_and_add`)."""
+        with self.storage.lock(self.name):
+            self._sync()
+            hits = self.index.query(sigs, first=True, exclude=doc_id)
+            if hits:
+                return Match(hits[0][0], hits[0][1], self.name)
+            self._add_locked(doc_id, sigs)
+            return None
+
+    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
+        """Return a stored near duplicate (J ≥ τ) of ``doc``, or index it and return None."""
+        return self.check_and_add_signatures(doc_id, self.features(doc))
+
+    def remove(self, doc_id: str) -> None:
+        with self.storage.lock(self.name):
+            self._sync()
+            if self.index.remove(doc_id):
+                self._append([["d", doc_id]])
+
+    def __len__(self) -> int:
+        self._sync()
+        return len(self.index)
