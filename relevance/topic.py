@@ -1,0 +1,447 @@
+"""The topic file: a TOML document with the topic words, weights and every parameter.
+
+Schema (every table but ``[words]`` is optional; defaults are the paper's values)::
+
+    name = "时政"                      # required
+    language = "zh"                    # "zh" | "en"
+
+    [words]                            # topic word -> weight (Table 2; `topic weights` fills it)
+    "政治" = 1.0
+
+    [overrides]                        # manual weights that win over [words] (Table 3)
+    "中国" = 0.2
+
+    [similarity]                       # Algorithm 1
+    sources = ["hownet"]               # any of "hownet", "openhownet", "word2vec"
+    hownet = ""                        # directory with glossary.dat + WHOLE.DAT ("" = shared data)
+    vectors = ""                       # word2vec file (required when "word2vec" is a source)
+    th1 = 0.1                          # SimD threshold and final cut (Table 5)
+    th2 = 0.1                          # SimH threshold (Table 5)
+    alpha = 0.8                        # weight of SimD when SimH = 0
+    beta = 0.5                         # weight of SimH when both are known
+
+    [hownet]                           # Liu Qun & Li Sujian (2002)
+    alpha = 1.6
+    beta = [0.5, 0.2, 0.17, 0.13]
+    gamma = 0.2
+    delta = 0.2
+
+    [candidates]                       # candidate words (待匹配词) of a text
+    pos = ["n", "nr", "ns", "nt", "nz", "vn", "v", "a", "an", "j", "l", "i"]
+    min_length = 2
+
+    [page]
+    threshold = 0.25                   # a page is accepted when its relevance passes it
+
+    [priority]                         # formula 5
+    alpha = 0.4                        # Rel(f_info, TSet)
+    beta = 0.4                         # Rel(a_url, TSet)
+    lambda = 0.2                       # struct(url)
+    threshold = 0.2
+    focus = "soft"                     # "soft" | "hard" (section 3.1 description gate)
+    description_threshold = 0.1
+
+    [urls]                             # Algorithms 2 and 3
+    mode = "path"                      # "path" (default) | "paper"
+    alpha = 0.5
+    beta = 0.5
+    threshold = 0.6
+    a = 0.6                            # w1 of the host parts
+    b = 0.2                            # step w(i+1) = w(i) - b
+    d = 2.0                            # 'www' parts are divided by d
+    sample_size = 20                   # n of Algorithm 3
+
+    [crawl]
+    allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
+
+Relative paths are resolved against the topic file's directory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from topicrawl.errors import TopicFileError
+
+SOURCES = ("hownet", "openhownet", "word2vec")
+DEFAULT_POS = ("n", "nr", "ns", "nt", "nz", "vn", "v", "a", "an", "j", "l", "i", "nrt", "eng")
+
+
+@dataclass
+class SimilarityConfig:
+    """Algorithm 1 parameters and the similarity sources."""
+
+    sources: list[str] = field(default_factory=lambda: ["hownet"])
+    hownet: str = ""
+    openhownet: str = ""
+    vectors: str = ""
+    th1: float = 0.1
+    th2: float = 0.1
+    alpha: float = 0.8
+    beta: float = 0.5
+
+
+@dataclass
+class HowNetConfig:
+    """Liu Qun & Li Sujian (2002) parameters."""
+
+    alpha: float = 1.6
+    beta: tuple[float, float, float, float] = (0.5, 0.2, 0.17, 0.13)
+    gamma: float = 0.2
+    delta: float = 0.2
+
+
+@dataclass
+class CandidateConfig:
+    pos: list[str] = field(default_factory=lambda: list(DEFAULT_POS))
+    min_length: int = 2
+
+
+@dataclass
+class PriorityConfig:
+    """Formula 5 and the section 3.1 description gate."""
+
+    alpha: float = 0.4
+    beta: float = 0.4
+    lam: float = 0.2
+    threshold: float = 0.2
+    focus: str = "soft"
+    description_threshold: float = 0.1
+
+
+@dataclass
+class UrlConfig:
+    """Algorithms 2 and 3."""
+
+    mode: str = "path"
+    alpha: float = 0.5
+    beta: float = 0.5
+    threshold: float = 0.6
+    a: float = 0.6
+    b: float = 0.2
+    d: float = 2.0
+    sample_size: int = 20
+
+
+@dataclass
+class Topic:
+    """A loaded topic file (see the module docstring for the schema)."""
+
+    name: str
+    language: str = "zh"
+    words: dict[str, float] = field(default_factory=dict)
+    overrides: dict[str, float] = field(default_factory=dict)
+    allowed_hosts: list[str] = field(default_factory=list)
+    page_threshold: float = 0.25
+    similarity: SimilarityConfig = field(default_factory=SimilarityConfig)
+    hownet: HowNetConfig = field(default_factory=HowNetConfig)
+    candidates: CandidateConfig = field(default_factory=CandidateConfig)
+    priority: PriorityConfig = field(default_factory=PriorityConfig)
+    urls: UrlConfig = field(default_factory=UrlConfig)
+    path: str | None = None
+    raw: str = ""
+
+    @property
+    def link_threshold(self) -> float:
+        return self.priority.threshold
+
+    @property
+    def focus(self) -> str:
+        return self.priority.focus
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Topic words with their final weights: [words] then [overrides] on top."""
+        out = dict(self.words)
+        out.update(self.overrides)
+        return {w: v for w, v in out.items() if v > 0}
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.path).resolve().parent if self.path else Path.cwd()
+
+    def resolve(self, value: str) -> Path | None:
+        """Resolve a path named in the file (relative to the file; ``~`` expanded)."""
+        if not value:
+            return None
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else self.base_dir / p
+
+
+# --- schema -------------------------------------------------------------------------------
+
+_Spec = dict[str, tuple[type | tuple[type, ...], Any]]
+
+_TOP: _Spec = {"name": (str, None), "language": (str, None)}
+_TABLES: dict[str, _Spec] = {
+    "similarity": {
+        "sources": (list, None),
+        "hownet": (str, None),
+        "openhownet": (str, None),
+        "vectors": (str, None),
+        "th1": ((int, float), (0.0, 1.0)),
+        "th2": ((int, float), (0.0, 1.0)),
+        "alpha": ((int, float), (0.0, 1.0)),
+        "beta": ((int, float), (0.0, 1.0)),
+    },
+    "hownet": {
+        "alpha": ((int, float), (1e-9, 100.0)),
+        "beta": (list, None),
+        "gamma": ((int, float), (0.0, 1.0)),
+        "delta": ((int, float), (0.0, 1.0)),
+    },
+    "candidates": {"pos": (list, None), "min_length": (int, (1, 20))},
+    "page": {"threshold": ((int, float), (0.0, 1.0))},
+    "priority": {
+        "alpha": ((int, float), (0.0, 1.0)),
+        "beta": ((int, float), (0.0, 1.0)),
+        "lambda": ((int, float), (0.0, 1.0)),
+        "threshold": ((int, float), (0.0, 1.0)),
+        "focus": (str, None),
+        "description_threshold": ((int, float), (0.0, 1.0)),
+    },
+    "urls": {
+        "mode": (str, None),
+        "alpha": ((int, float), (0.0, 1.0)),
+        "beta": ((int, float), (0.0, 1.0)),
+        "threshold": ((int, float), (0.0, 1.0)),
+        "a": ((int, float), (0.0, 1.0)),
+        "b": ((int, float), (0.0, 1.0)),
+        "d": ((int, float), (1.0, 100.0)),
+        "sample_size": (int, (1, 100000)),
+    },
+    "crawl": {"allowed_hosts": (list, None)},
+}
+_WORD_TABLES = ("words", "overrides")
+_CHOICES = {
+    ("", "language"): ("zh", "en"),
+    ("priority", "focus"): ("soft", "hard"),
+    ("urls", "mode"): ("path", "paper"),
+}
+
+
+def key_line(text: str, table: str | None, key: str | None) -> int | None:
+    """Best-effort line number (1-based) of ``key`` inside ``[table]`` in the TOML text."""
+    lines = text.splitlines()
+    start, end = 0, len(lines)
+    if table:
+        hdr = re.compile(r"^\s*\[\s*" + re.escape(table) + r"\s*\]\s*(#.*)?$")
+        for i, line in enumerate(lines):
+            if hdr.match(line):
+                start = i + 1
+                break
+        else:
+            return None
+        for j in range(start, len(lines)):
+            if re.match(r"^\s*\[", lines[j]):
+                end = j
+                break
+        if key is None:
+            return start
+    elif key is not None:
+        for j, line in enumerate(lines):
+            if re.match(r"^\s*\[", line):
+                end = j
+                break
+    if key is None:
+        return None
+    pat = re.compile(r"""^\s*(["']?)""" + re.escape(key) + r"""\1\s*=""")
+    for i in range(start, end):
+        if pat.match(lines[i]):
+            return i + 1
+    return None
+
+
+def _check_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_topic(text: str, path: str | None = None) -> Topic:
+    """Parse and validate topic-file text; errors name the file, the line and the problem."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        msg = getattr(exc, "msg", str(exc))
+        raise TopicFileError(f"invalid TOML: {msg}", path=path, line=line) from None
+
+    def fail(msg: str, table: str | None, key: str | None) -> TopicFileError:
+        return TopicFileError(msg, path=path, line=key_line(text, table, key))
+
+    known = set(_TOP) | set(_TABLES) | set(_WORD_TABLES)
+    for k in doc:
+        if k not in known:
+            raise fail(
+                f"unknown key {k!r} (known: {', '.join(sorted(known))})",
+                None if not isinstance(doc[k], dict) else k,
+                k if not isinstance(doc[k], dict) else None,
+            )
+    for k in _WORD_TABLES:
+        if k in doc and not isinstance(doc[k], dict):
+            raise fail(f"{k!r} must be a table [{k}] of word = weight", None, k)
+    for t in _TABLES:
+        if t in doc and not isinstance(doc[t], dict):
+            raise fail(f"{t!r} must be a table [{t}]", None, t)
+
+    name = doc.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise fail("missing or empty 'name' (add: name = \"my topic\")", None, "name")
+
+    for (table, key), choices in _CHOICES.items():
+        src = doc if not table else doc.get(table, {})
+        if key in src and src[key] not in choices:
+            raise fail(
+                f"{key} = {src[key]!r} is not one of {', '.join(map(repr, choices))}",
+                table or None,
+                key,
+            )
+    if "language" in doc and not isinstance(doc["language"], str):
+        raise fail("'language' must be a string", None, "language")
+
+    for t, spec in _TABLES.items():
+        tab = doc.get(t, {})
+        for k, v in tab.items():
+            if k not in spec:
+                raise fail(f"unknown key {k!r} in [{t}] (known: {', '.join(spec)})", t, k)
+            typ, rng = spec[k]
+            if typ is list:
+                if not isinstance(v, list):
+                    raise fail(f"[{t}] {k} must be a list", t, k)
+                continue
+            if typ is str:
+                if not isinstance(v, str):
+                    raise fail(f"[{t}] {k} must be a string", t, k)
+                continue
+            if typ is int and (not isinstance(v, int) or isinstance(v, bool)):
+                raise fail(f"[{t}] {k} must be an integer", t, k)
+            if not _check_number(v):
+                raise fail(f"[{t}] {k} must be a number, not {v!r}", t, k)
+            if rng and not (rng[0] <= v <= rng[1]):
+                raise fail(f"[{t}] {k} = {v} is outside [{rng[0]}, {rng[1]}]", t, k)
+
+    words: dict[str, dict[str, float]] = {}
+    for t in _WORD_TABLES:
+        out: dict[str, float] = {}
+        for w, v in doc.get(t, {}).items():
+            if not _check_number(v) or v < 0:
+                raise fail(f"weight of {w!r} in [{t}] must be a number >= 0, not {v!r}", t, w)
+            if not w.strip():
+                raise fail(f"empty word in [{t}]", t, w)
+            out[w] = float(v)
+        words[t] = out
+    if not words["words"] and not words["overrides"]:
+        raise fail(
+            "no topic words: add a [words] table (topicrawl topic add FILE WORD...)", None, None
+        )
+
+    sim_t = doc.get("similarity", {})
+    sources = sim_t.get("sources", ["hownet"])
+    for s in sources:
+        if s not in SOURCES:
+            raise fail(
+                f"unknown similarity source {s!r} (choose from {', '.join(SOURCES)})",
+                "similarity",
+                "sources",
+            )
+    if not sources:
+        raise fail("[similarity] sources is empty", "similarity", "sources")
+    if "word2vec" in sources and not sim_t.get("vectors"):
+        raise fail(
+            "source 'word2vec' needs [similarity] vectors = \"path/to/vectors.kv\" "
+            "(train one with: topicrawl vectors train --corpus FILE --out PATH)",
+            "similarity",
+            "sources",
+        )
+    similarity = SimilarityConfig(
+        sources=list(sources),
+        hownet=sim_t.get("hownet", ""),
+        openhownet=sim_t.get("openhownet", ""),
+        vectors=sim_t.get("vectors", ""),
+        th1=float(sim_t.get("th1", 0.1)),
+        th2=float(sim_t.get("th2", 0.1)),
+        alpha=float(sim_t.get("alpha", 0.8)),
+        beta=float(sim_t.get("beta", 0.5)),
+    )
+
+    hn_t = doc.get("hownet", {})
+    beta = hn_t.get("beta", [0.5, 0.2, 0.17, 0.13])
+    if len(beta) != 4 or not all(_check_number(b) and b >= 0 for b in beta):
+        raise fail("[hownet] beta must be 4 numbers >= 0 (β1..β4)", "hownet", "beta")
+    if abs(sum(beta) - 1.0) > 1e-6:
+        raise fail(f"[hownet] beta must sum to 1 (sums to {sum(beta):g})", "hownet", "beta")
+    hownet = HowNetConfig(
+        alpha=float(hn_t.get("alpha", 1.6)),
+        beta=tuple(float(b) for b in beta),  # type: ignore[arg-type]
+        gamma=float(hn_t.get("gamma", 0.2)),
+        delta=float(hn_t.get("delta", 0.2)),
+    )
+
+    c_t = doc.get("candidates", {})
+    pos = c_t.get("pos", list(DEFAULT_POS))
+    if not all(isinstance(p, str) and p for p in pos):
+        raise fail("[candidates] pos must be a list of jieba POS tags", "candidates", "pos")
+    candidates = CandidateConfig(pos=list(pos), min_length=int(c_t.get("min_length", 2)))
+
+    p_t = doc.get("priority", {})
+    priority = PriorityConfig(
+        alpha=float(p_t.get("alpha", 0.4)),
+        beta=float(p_t.get("beta", 0.4)),
+        lam=float(p_t.get("lambda", 0.2)),
+        threshold=float(p_t.get("threshold", 0.2)),
+        focus=p_t.get("focus", "soft"),
+        description_threshold=float(p_t.get("description_threshold", 0.1)),
+    )
+    u_t = doc.get("urls", {})
+    urls = UrlConfig(
+        mode=u_t.get("mode", "path"),
+        alpha=float(u_t.get("alpha", 0.5)),
+        beta=float(u_t.get("beta", 0.5)),
+        threshold=float(u_t.get("threshold", 0.6)),
+        a=float(u_t.get("a", 0.6)),
+        b=float(u_t.get("b", 0.2)),
+        d=float(u_t.get("d", 2.0)),
+        sample_size=int(u_t.get("sample_size", 20)),
+    )
+    hosts = doc.get("crawl", {}).get("allowed_hosts", [])
+    for h in hosts:
+        if not isinstance(h, str) or not re.fullmatch(r"(\*\.)?[A-Za-z0-9.-]+(:\d+)?", h):
+            raise fail(
+                f"allowed_hosts entry {h!r} is not a host name or '*.suffix' pattern",
+                "crawl",
+                "allowed_hosts",
+            )
+    return Topic(
+        name=name.strip(),
+        language=doc.get("language", "zh"),
+        words=words["words"],
+        overrides=words["overrides"],
+        allowed_hosts=[h.lower() for h in hosts],
+        page_threshold=float(doc.get("page", {}).get("threshold", 0.25)),
+        similarity=similarity,
+        hownet=hownet,
+        candidates=candidates,
+        priority=priority,
+        urls=urls,
+        path=path,
+        raw=text,
+    )
+
+
+def load_topic(path: str | Path) -> Topic:
+    """Load and validate a topic file; raises TopicFileError naming file, line and problem."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TopicFileError(
+            "topic file not found (create one with: topicrawl topic init FILE --name NAME)",
+            path=str(p),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TopicFileError(f"cannot read topic file: {exc}", path=str(p)) from None
+    return parse_topic(text, path=str(p))

@@ -1,0 +1,139 @@
+"""URL-structure relevance: Algorithms 2 and 3 of Zhou, Wang & Yu (2019).
+
+Algorithm 2 (are two URLs similar?):
+  (1) split the host by '.' and the path by '/';
+  (2) if one host contains the other, the URLs are similar (mode ``paper``);
+  (3) compare the parts position by position with the Jaccard coefficient of their
+      characters; host parts (right to left, the TLD first) weigh w1 = a', w(i+1) = w(i) − b,
+      path parts (left to right) w1 = 1, w(j+1) = w(j) / 2; a 'www' part's weight is divided
+      by d; hostSim and pathSim are the weighted means;
+  (4) similar when α·hostSim + β·pathSim > threshold.
+
+Step (2) makes every URL of the same host similar, which defeats the point that a site keeps
+a topic under one path. Mode ``path`` (the default) lets host containment only set hostSim to
+its maximum, 1, and still decides on the path.
+
+Algorithm 3 (struct(url)): keep a uniform random sample of n accepted URLs (reservoir
+sampling, so each new URL costs O(n) at any crawl size); struct = 1 when the URL is similar
+to more than half of the sample.
+"""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import urlsplit
+
+
+def jaccard(a: str, b: str) -> float:
+    """Jaccard coefficient of the character sets of two strings (1 for two empty ones)."""
+    sa, sb = set(a), set(b)
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def _split(url: str) -> tuple[list[str], list[str]]:
+    parts = urlsplit(url if "//" in url else "//" + url)
+    host = (parts.hostname or "").lower()
+    path = [p for p in parts.path.split("/") if p]
+    return host.split(".") if host else [], path
+
+
+def _host_contains(h1: list[str], h2: list[str]) -> bool:
+    a, b = ".".join(h1), ".".join(h2)
+    return bool(a and b) and (a == b or a.endswith("." + b) or b.endswith("." + a))
+
+
+def host_similarity(
+    h1: list[str], h2: list[str], *, a: float = 0.6, b: float = 0.2, d: float = 2.0
+) -> float:
+    """Weighted per-part Jaccard of two hosts (parts compared right to left)."""
+    r1, r2 = h1[::-1], h2[::-1]
+    n = max(len(r1), len(r2))
+    if n == 0:
+        return 1.0
+    num = den = 0.0
+    w = a
+    for i in range(n):
+        p1 = r1[i] if i < len(r1) else ""
+        p2 = r2[i] if i < len(r2) else ""
+        wi = max(w, 1e-6)
+        if "www" in (p1, p2):
+            wi /= d
+        num += wi * (jaccard(p1, p2) if p1 and p2 else 0.0)
+        den += wi
+        w -= b
+    return num / den
+
+
+def path_similarity(p1: list[str], p2: list[str]) -> float:
+    """Weighted per-part Jaccard of two paths (w1 = 1, halving; missing parts score 0)."""
+    n = max(len(p1), len(p2))
+    if n == 0:
+        return 1.0
+    num = den = 0.0
+    w = 1.0
+    for j in range(n):
+        x = p1[j] if j < len(p1) else ""
+        y = p2[j] if j < len(p2) else ""
+        num += w * (jaccard(x, y) if x and y else 0.0)
+        den += w
+        w /= 2
+    return num / den
+
+
+def url_similarity(
+    u1: str,
+    u2: str,
+    *,
+    mode: str = "path",
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    a: float = 0.6,
+    b: float = 0.2,
+    d: float = 2.0,
+) -> float:
+    """Algorithm 2 score α·hostSim + β·pathSim (``paper`` mode: 1.0 on host containment)."""
+    h1, p1 = _split(u1)
+    h2, p2 = _split(u2)
+    contained = _host_contains(h1, h2)
+    if contained and mode == "paper":
+        return 1.0
+    hs = 1.0 if contained else host_similarity(h1, h2, a=a, b=b, d=d)
+    return alpha * hs + beta * path_similarity(p1, p2)
+
+
+def urls_similar(u1: str, u2: str, *, threshold: float = 0.6, **params) -> bool:
+    """Algorithm 2 decision: similar when the score passes ``threshold``."""
+    return url_similarity(u1, u2, **params) > threshold
+
+
+class StructureSample:
+    """Algorithm 3: reservoir sample of accepted URLs and the struct(url) test."""
+
+    def __init__(self, n: int = 20, *, seed: int | None = 0, threshold: float = 0.6, **params):
+        self.n = n
+        self.sample: list[str] = []
+        self.seen = 0
+        self.threshold = threshold
+        self.params = params
+        self._rng = random.Random(seed)
+
+    def add(self, url: str) -> None:
+        """Reservoir sampling (Vitter's algorithm R): every accepted URL equally likely kept."""
+        self.seen += 1
+        if len(self.sample) < self.n:
+            self.sample.append(url)
+        else:
+            k = self._rng.randrange(self.seen)
+            if k < self.n:
+                self.sample[k] = url
+
+    def struct(self, url: str) -> float:
+        """1.0 when ``url`` is similar to more than half of the sample, else 0.0."""
+        if not self.sample:
+            return 0.0
+        hits = sum(
+            urls_similar(url, s, threshold=self.threshold, **self.params) for s in self.sample
+        )
+        return 1.0 if hits > len(self.sample) / 2 else 0.0

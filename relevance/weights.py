@@ -1,0 +1,141 @@
+"""Topic-word weights (formula 2) and the candidate words of a text ("待匹配词").
+
+Formula 2 (Zhou, Wang & Yu 2019) is tf·idf over a domain corpus, cosine-normalised:
+
+    w(t) = tf(t) · log(N / n_t + 0.01) / sqrt(Σ_t' [tf(t') · log(N / n_t' + 0.01)]²)
+
+with tf(t) the occurrences of t in the corpus, N the number of documents and n_t the number
+that contain t. Topic words absent from the corpus get the mean weight. Manual overrides
+(their Table 3) are applied on top by :attr:`relevance.topic.Topic.weights`. topicrawl rescales
+the weights so that the largest is 1 (the ranking is unchanged; weights read like Table 2).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from topicrawl.errors import ResourceMissingError
+
+_TAGGED = re.compile(r"^(\S+)/[A-Za-z]{1,4}$")
+_HAS_WORDCHAR = re.compile(r"[A-Za-z0-9\u4e00-\u9fff]")
+_EN_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]")
+
+
+def formula2_weights(
+    documents: Iterable[str], terms: Sequence[str], *, scale_max: bool = True
+) -> dict[str, float]:
+    """Formula 2 weights of ``terms`` over ``documents`` (raw texts; substring counts)."""
+    terms = list(dict.fromkeys(t for t in terms if t))
+    tf = dict.fromkeys(terms, 0)
+    df = dict.fromkeys(terms, 0)
+    n_docs = 0
+    for doc in documents:
+        n_docs += 1
+        for t in terms:
+            c = doc.count(t)
+            if c:
+                tf[t] += c
+                df[t] += 1
+    if n_docs == 0:
+        raise ResourceMissingError("the weight corpus is empty")
+    raw = {t: tf[t] * math.log(n_docs / df[t] + 0.01) for t in terms if df[t]}
+    norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
+    weights = {t: v / norm for t, v in raw.items()}
+    if not weights:
+        return dict.fromkeys(terms, 1.0)
+    mean = sum(weights.values()) / len(weights)
+    out = {t: weights.get(t, mean) for t in terms}
+    if scale_max:
+        top = max(out.values()) or 1.0
+        out = {t: v / top for t, v in out.items()}
+    return out
+
+
+def read_documents(paths: Sequence[str | Path]) -> Iterator[str]:
+    """Documents of corpus files, one a line: ``label<TAB>text`` keeps the text, ``word/pos``
+    lines are joined back into plain text."""
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise ResourceMissingError(f"corpus file {path} not found")
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                if "\t" in line:
+                    line = line.rsplit("\t", 1)[1]
+                parts = line.split()
+                if parts and sum(bool(_TAGGED.match(x)) for x in parts) >= 0.8 * len(parts):
+                    line = "".join(m.group(1) for x in parts if (m := _TAGGED.match(x)))
+                yield line
+
+
+class CandidateExtractor:
+    """Candidate words of a text: jieba segmentation filtered by POS, length and stop words.
+
+    Chinese: a private ``jieba.Tokenizer`` (the topic words are added to its dictionary so a
+    multi-word term stays one token); the POS of each token is read from jieba's dictionary
+    tags (the same table ``jieba.posseg`` uses), so filtering costs a dict lookup rather than
+    a second HMM pass. Tokens unknown to the dictionary (new words found by jieba's HMM) are
+    kept as ``unknown_pos`` (nz). English: lower-cased word tokens minus stop words.
+    """
+
+    def __init__(
+        self,
+        *,
+        language: str = "zh",
+        pos: Iterable[str] = ("n", "nr", "ns", "nt", "nz", "vn", "v", "a", "an", "j", "l", "i"),
+        min_length: int = 2,
+        topic_words: Iterable[str] = (),
+        unknown_pos: str = "nz",
+    ):
+        import stopwordsiso
+
+        self.language = language
+        self.pos = frozenset(pos)
+        self.min_length = min_length
+        self.stop = frozenset(stopwordsiso.stopwords("zh" if language == "zh" else "en"))
+        self.unknown_pos = unknown_pos
+        self._tags: dict[str, str] = {}
+        self._tok = None
+        if language == "zh":
+            import jieba
+            import jieba.posseg
+
+            jieba.setLogLevel(60)
+            self._tok = jieba.Tokenizer()
+            self._tok.initialize()
+            self._tags = dict(jieba.posseg.dt.word_tag_tab)
+            for w in topic_words:
+                if w and " " not in w:
+                    self._tok.add_word(w, freq=None, tag="nz")
+                    self._tags.setdefault(w, "nz")
+        self._keep: dict[str, bool] = {}
+
+    def segment(self, text: str) -> list[str]:
+        """Plain segmentation (no filtering)."""
+        if self.language == "zh":
+            return self._tok.lcut(text)
+        return _EN_TOKEN.findall(text.lower())
+
+    def _ok(self, w: str) -> bool:
+        k = self._keep.get(w)
+        if k is None:
+            if len(w) < self.min_length or w in self.stop or not _HAS_WORDCHAR.search(w):
+                k = False
+            elif self.language == "zh":
+                k = self._tags.get(w, self.unknown_pos) in self.pos
+            else:
+                k = True
+            if len(self._keep) < 500_000:
+                self._keep[w] = k
+        return k
+
+    def __call__(self, text: str) -> list[str]:
+        if not text:
+            return []
+        return [w for w in self.segment(text) if self._ok(w)]
