@@ -23,8 +23,8 @@ Line rules (each switchable, each counted in ``CleanResult.removed``):
 ``custom``      lines matching the user's ``extra_patterns`` regular expressions
 
 Page rules (a dropped page gets ``CleanResult.text = None`` and a reason):
-``no_text`` (nothing extracted), ``mostly_links`` (anchor text ≥ ``max_link_share`` of the
-text), ``too_short`` (fewer than ``min_chars`` non-space characters left).
+``no_text`` (nothing extracted), ``mostly_links`` (anchor text > ``max_link_share`` of the
+text; 1.0 switches it off), ``too_short`` (fewer than ``min_chars`` non-space characters left).
 """
 
 from __future__ import annotations
@@ -435,8 +435,19 @@ class Cleaner:
             )
         cfg = {**_DEFAULTS, **options}
         for key, default in _DEFAULTS.items():
-            if isinstance(default, bool) and not isinstance(cfg[key], bool):
-                raise ConfigError(f"[clean] {key} must be true or false, got {cfg[key]!r}")
+            value = cfg[key]
+            if isinstance(default, bool) and not isinstance(value, bool):
+                raise ConfigError(f"[clean] {key} must be true or false, got {value!r}")
+            if isinstance(default, int | float) and not isinstance(default, bool):
+                if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                    raise ConfigError(f"[clean] {key} must be a number >= 0, got {value!r}")
+        for key in ("min_link_line_share", "max_link_share", "host_min_share"):
+            if cfg[key] > 1:
+                raise ConfigError(f"[clean] {key} is a share in [0, 1], got {cfg[key]!r}")
+        if isinstance(cfg["extra_patterns"], str) or not all(
+            isinstance(p, str) for p in cfg["extra_patterns"]
+        ):
+            raise ConfigError("[clean] extra_patterns must be a list of regular expressions")
         self.config = cfg
         try:
             self._custom = [re.compile(p) for p in cfg["extra_patterns"]]
@@ -575,7 +586,7 @@ class Cleaner:
         c = self.config
         removed: Counter[str] = Counter()
         tree = None
-        need_tree = (c["link_lines"] or c["max_link_share"] < 1.0) and html is not None
+        need_tree = (c["link_lines"] or c["max_link_share"] < 1) and html is not None
         if need_tree and isinstance(html, str | bytes):
             tree = _load_tree(html) if html else None
         elif need_tree:
@@ -608,7 +619,7 @@ class Cleaner:
             max_len = c["max_link_line_chars"]
             link = [_link_chars(ln, anchors, sorted_anchors, max_len) for ln in kept]
             total = sum(len(re.sub(r"\s+", "", ln)) for ln in kept)
-            if total and sum(link) / total >= c["max_link_share"]:
+            if total and sum(link) / total > c["max_link_share"]:
                 return CleanResult(None, "mostly_links", removed)
             if c["link_lines"]:
                 title = _title_of(tree)

@@ -121,6 +121,12 @@ def test_unknown_or_mistyped_option_is_a_config_error():
         Cleaner.from_config({"copyrite": False})
     with pytest.raises(ConfigError, match="true or false"):
         Cleaner.from_config({"copyright": "no"})
+    with pytest.raises(ConfigError, match="number"):
+        Cleaner.from_config({"min_chars": "50"})
+    with pytest.raises(ConfigError, match="share"):
+        Cleaner.from_config({"host_min_share": 30})
+    with pytest.raises(ConfigError, match="list"):
+        Cleaner.from_config({"extra_patterns": "^x$"})
 
 
 # -- host-line model ----------------------------------------------------------------------

@@ -1,0 +1,199 @@
+"""Benchmark of the boilerplate cleaner (postprocess.clean) against trafilatura alone.
+
+1. trafilatura's Chinese gold snippets (html/trafilatura_zh/evaldata_zh_subset.json): "with"
+   snippets kept and "without" snippets dropped, for several trafilatura settings, each alone
+   and followed by our Cleaner.
+2. The GNE news pages (html/news_zh, no gold text): lines our cleaning removes from
+   trafilatura's text, per rule, in one pass per page and with the host-line model learnt in a
+   first pass over the pages of each site; ``--show`` prints every removed line for a check by
+   eye.
+3. Speed: milliseconds per page of trafilatura extraction and of the Cleaner on the extracted
+   text (median of ``--repeat`` runs, measured side by side).
+
+    /work/venv/bin/python bench/clean.py [--show] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+
+import trafilatura
+
+from postprocess.clean import LINE_RULES, Cleaner, extract_text
+from postprocess.evaluate import load_gold, score
+from topicrawl.data import data_path
+
+
+def gold_table() -> list[tuple[str, str, str]]:
+    pages = load_gold(data_path("html", "trafilatura_zh"))
+    settings = {
+        "extract (comments off)": {},
+        "extract, trafilatura defaults (comments on)": {"include_comments": True},
+        "extract, favor_precision (the spider's)": {"favor_precision": True},
+        "extract, favor_recall": {"favor_recall": True},
+    }
+    rows = []
+    for name, opts in settings.items():
+        for cleaned in (False, True):
+            if cleaned:
+                cleaner = Cleaner(**opts)
+
+                def run(raw, url, cleaner=cleaner):
+                    return cleaner.clean(html=raw, url=url).text
+
+            else:
+
+                def run(raw, url, opts=opts):
+                    return extract_text(raw, url=url, **opts)
+
+            s = score(pages, run)
+            rows.append(
+                (
+                    f"{name}{' + Cleaner' if cleaned else ''}",
+                    f"{s.with_kept}/{s.with_total}",
+                    f"{s.without_dropped}/{s.without_total}",
+                    "; ".join(f"{f.split('.')[0]}…: {x}" for f, x in s.missed) or "-",
+                )
+            )
+    cleaner = Cleaner()
+    for cleaned in (False, True):
+
+        def run(raw, url, cleaned=cleaned):
+            text = trafilatura.baseline(raw)[1]
+            return cleaner.clean(html=raw, text=text, url=url).text if cleaned else text
+
+        s = score(pages, run)
+        rows.append(
+            (
+                f"baseline(){' + Cleaner' if cleaned else ''}",
+                f"{s.with_kept}/{s.with_total}",
+                f"{s.without_dropped}/{s.without_total}",
+                "; ".join(f"{f.split('.')[0]}…: {x}" for f, x in s.missed) or "-",
+            )
+        )
+    return rows
+
+
+def gne_pages() -> list[tuple[str, str, bytes]]:
+    root = data_path("html", "news_zh")
+    out = []
+    for path in sorted(root.glob("*/*.html")):
+        out.append((path.parent.name, f"{path.parent.name}/{path.name}", path.read_bytes()))
+    return out
+
+
+def gne_table(show: bool) -> tuple[list[tuple[str, int, int, int]], Counter, list[str]]:
+    pages = gne_pages()
+    texts = {name: extract_text(raw) for _, name, raw in pages}
+    # one pass: static rules, no host model (every page on its own)
+    single = Cleaner(host_lines=False)
+    # two passes: the host-line model learnt over all pages of each site first
+    double = Cleaner()
+    for site, name, raw in pages:
+        double.observe(html=raw, text=texts[name], host=site)
+    per_rule_single: Counter[str] = Counter()
+    per_rule_double: Counter[str] = Counter()
+    pages_hit: Counter[str] = Counter()
+    chars_before = chars_after = 0
+    shown = []
+    for site, name, raw in pages:
+        a = single.clean(html=raw, text=texts[name], host=site)
+        b = double.clean(html=raw, text=texts[name], host=site, observe=False)
+        per_rule_single.update(a.removed)
+        per_rule_double.update(b.removed)
+        for rule in b.removed:
+            pages_hit[rule] += 1
+        chars_before += len("".join(texts[name].split()))
+        chars_after += len("".join((b.text or "").split()))
+        if show:
+            kept = set((b.text or "").splitlines())
+            for line in texts[name].splitlines():
+                line = line.strip()
+                if line and line not in kept:
+                    rule = double.line_rule(line) or "host/link/trim"
+                    shown.append(f"{name}\t{rule}\t{line[:90]}")
+            if b.dropped:
+                shown.append(f"{name}\tDROPPED\t{b.dropped}")
+    rows = [
+        (rule, per_rule_single.get(rule, 0), per_rule_double.get(rule, 0), pages_hit.get(rule, 0))
+        for rule in LINE_RULES
+    ]
+    extra = Counter(
+        pages=len(pages),
+        chars_before=chars_before,
+        chars_after=chars_after,
+        dropped=sum(v for k, v in double.stats.items() if k.startswith("dropped/")),
+    )
+    return rows, extra, shown
+
+
+def speed(repeat: int) -> tuple[float, float, float]:
+    pages = gne_pages()
+    cleaner = Cleaner(host_lines=False)
+    ext, cln, full = [], [], []
+    texts = [extract_text(raw) for _, _, raw in pages]
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _, _, raw in pages:
+            extract_text(raw)
+        ext.append((time.perf_counter() - t) / len(pages))
+        t = time.perf_counter()
+        for (site, _, raw), text in zip(pages, texts, strict=True):
+            cleaner.clean(html=raw, text=text, host=site)
+        cln.append((time.perf_counter() - t) / len(pages))
+        t = time.perf_counter()
+        for site, _, raw in pages:
+            cleaner.clean(html=raw, host=site)
+        full.append((time.perf_counter() - t) / len(pages))
+    return statistics.median(ext), statistics.median(cln), statistics.median(full)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--show", action="store_true", help="print every line removed on GNE pages")
+    ap.add_argument("--repeat", type=int, default=5, help="timing repeats (median)")
+    args = ap.parse_args(argv)
+
+    print(
+        f"# bench/clean.py  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  python {sys.version.split()[0]}"
+    )
+    print(f"trafilatura {trafilatura.__version__}\n")
+    print("## Gold snippets (trafilatura_zh, 5 pages)\n")
+    print("| extraction | with kept | without dropped | with missed |")
+    print("|---|---|---|---|")
+    for row in gold_table():
+        print("| " + " | ".join(row) + " |")
+
+    rows, extra, shown = gne_table(args.show)
+    print(f"\n## GNE news pages ({extra['pages']} pages, 13 sites, no gold)\n")
+    print("| rule | lines removed, one pass | lines removed, two passes | pages (two passes) |")
+    print("|---|---|---|---|")
+    for rule, a, b, n in rows:
+        print(f"| {rule} | {a} | {b} | {n} |")
+    print(
+        f"\nnon-space characters: trafilatura {extra['chars_before']}, after cleaning "
+        f"{extra['chars_after']} ({1 - extra['chars_after'] / extra['chars_before']:.1%} removed); "
+        f"pages dropped: {extra['dropped']}"
+    )
+    ext, cln, full = speed(args.repeat)
+    print(f"\n## Speed (median of {args.repeat}, GNE pages)\n")
+    print("| step | ms/page |")
+    print("|---|---|")
+    print(f"| trafilatura extraction (comments off) | {ext * 1000:.1f} |")
+    print(f"| Cleaner on the extracted text (+ HTML parse for anchors) | {cln * 1000:.1f} |")
+    print(f"| Cleaner from HTML (extraction + cleaning) | {full * 1000:.1f} |")
+    print(f"\ncleaning / extraction = {cln / ext:.2f}")
+    if shown:
+        print("\n## Removed lines (two passes)\n")
+        for line in shown:
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
