@@ -54,8 +54,12 @@ class Article:
 
     @property
     def lead(self) -> str:
-        """The lead: the first sentence or so of the body (for meta description)."""
-        first = self.paragraphs[0] if self.paragraphs else ""
+        """The lead: the first sentence or so of the body (for meta description).
+
+        An editor's note at the top (编者按, 本文转自…) is skipped, as a CMS editor would.
+        """
+        paras = [p for p in self.paragraphs if not _NOTE.match(p)] or self.paragraphs
+        first = paras[0] if paras else ""
         cut = re.search(r"[。！？]", first[20:])
         end = 20 + cut.end() if cut else len(first)
         return first[: min(end, 120)]
@@ -63,6 +67,8 @@ class Article:
     def with_changes(self, **changes) -> Article:
         return replace(self, **changes)
 
+
+_NOTE = re.compile(r"[【（(]?(?:编者按|本文转自|本文转载)")
 
 # Datelines and lead markers: the body starts at the match. Ordered by specificity.
 _SOURCE_NAMES = (
@@ -76,7 +82,8 @@ _MARKERS = [
         r"\d{1,2}月\d{1,2}日(?:电|消息|讯)?"
     ),
     re.compile(r"(?P<src>新浪\w{2}|腾讯\w{2}|搜狐\w{2}|网易\w{2})讯"),
-    re.compile(r"(?P<src>新华社|中新社)电"),
+    re.compile(r"据?(?P<src>新华社|中新社)电"),
+    re.compile(r"本报[\u4e00-\u9fff]{0,6}\d{1,2}月\d{1,2}日电"),
     re.compile(r"(?P<src>国际在线|央视网|中国网|新华网|人民网)消息"),
     re.compile(
         r"[\u4e00-\u9fff]{0,2}(?:晚报|日报|时报|商报|快报|早报|晨报|周报|考试报|青年报|信息报)"
@@ -126,24 +133,40 @@ def split_title(text: str) -> tuple[str, str, str | None]:
     if best is None:
         # a headline word repeated at the start of the body: 《武林OL》当梦想成真玩《武林OL》…
         for p in range(8, MAX_TITLE + 1):
-            if text[p : p + 3] in text[:p] and not re.match(r"[\d\W]", text[p]):
+            if text[p : p + 3] in text[:p] and not re.match(r"[\d，。！？、：；)）”」]", text[p]):
                 best = (p, p, None)
                 break
     if best is None:
         m = re.search(r"[，。！？,!?]", head)
         if m and MIN_TITLE <= m.start() <= 22:
             # headline + first words of the body: keep the clause as the title only if short
-            cut = min(m.start(), 20)
+            cut = m.start() if m.start() <= 20 else _word_cut(text)
             best = (cut, cut, None)
         else:
-            best = (20, 20, None)
+            cut = _word_cut(text)
+            best = (cut, cut, None)
     title_end, body_start, source = best
+    if title_end > MAX_TITLE + 6:
+        # a dateline far down: the headline ran on into the body; cut at a clause break
+        m = re.search(r"[，。！？,!?]", head[MIN_TITLE:])
+        cut = MIN_TITLE + m.start() if m and m.start() + MIN_TITLE <= MAX_TITLE else _word_cut(text)
+        title_end = body_start = cut
     title = re.sub(r"\s+", " ", text[:title_end]).strip(" ：:□⊙")
     body = text[body_start:].strip().lstrip("：:，,□")
     if source:
         source = re.sub(r"\(微博\)", "", source)
         source = re.sub(r"(体育|娱乐|财经|科技|教育|时尚|游戏|房产|家居)$", "", source) or source
     return title, body, source
+
+
+def _word_cut(text: str, *, target: int = 20) -> int:
+    """The word boundary (jieba) nearest to ``target`` characters: a headline of no marker."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    bounds = [end for _, _, end in jieba.tokenize(text[: target + 12])]
+    good = [b for b in bounds if 12 <= b <= target + 6]
+    return min(good, key=lambda b: abs(b - target)) if good else target
 
 
 _SENT = re.compile(r"[^。！？!?]*[。！？!?]+[”’」』）)]*|[^。！？!?]+$")
@@ -209,6 +232,8 @@ def parse_line(line: str, index: int) -> Article:
     if not sep or label not in CATEGORIES:
         raise ValueError(f"line {index + 1}: expected 'label<TAB>text' with a known label")
     article_id = f"cn{index + 1:04d}"
+    # the corpus lost a few non-GB2312 characters (徐若瑄 -> 徐若\ufffd): restore the known one
+    text = text.replace("徐若\ufffd", "徐若瑄").replace("\ufffd", "")
     title, body, source = split_title(text)
     return Article(
         id=article_id,

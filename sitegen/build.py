@@ -23,12 +23,12 @@ import shutil
 import zipfile
 from dataclasses import dataclass, field
 from datetime import date
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from sitegen.articles import CATEGORIES, Article, load_articles
-from sitegen.reprint import make_reprint
+from sitegen.reprint import add_commentary, cut_half, make_reprint
 from sitegen.sites import domain_site, portal_sites
 from sitegen.templates import (
     PageContext,
@@ -43,8 +43,12 @@ from topicrawl.data import data_path
 from topicrawl.errors import ConfigError
 
 SCALES = {
-    # per_category: articles per category on the portals (None: all);
-    # domain_extra: articles per domain category owned by the domain site (small) or share (large)
+    # per_category: articles per category on the portals (None: all of them);
+    # domain_own: articles per domain category owned by the domain site (a count for small,
+    #   a share of the category for large); page_size: titles per section list page;
+    # reprint_share: share of originals reprinted elsewhere, 1..max_copies copies each;
+    # real_pages: real saved pages served (None: all); anomaly_share: pages per charset
+    #   anomaly (0: two of each); near_misses: hard negatives of each kind (count or share).
     "small": dict(
         per_category=6,
         domain_own=4,
@@ -55,17 +59,19 @@ SCALES = {
         max_copies=1,
         real_pages=6,
         anomaly_share=0.0,
+        near_misses=2,
     ),
     "large": dict(
         per_category=None,
         domain_own=0.25,
         portals=4,
         domains=2,
-        page_size=15,
-        reprint_share=0.45,
-        max_copies=2,
+        page_size=10,
+        reprint_share=0.5,
+        max_copies=3,
         real_pages=None,
         anomaly_share=0.02,
+        near_misses=0.04,
     ),
 }
 ROBOTS = "User-agent: *\nDisallow: /admin/\nDisallow: /print/\nDisallow: /search/\n"
@@ -86,6 +92,8 @@ class Placed:
     dup_group: str | None = None
     reprint_of: str | None = None
     anomaly: str | None = None
+    near_miss: str | None = None  # "half" | "commentary": a hard negative of near_miss_of
+    near_miss_of: str | None = None
     attachments: list[tuple[str, str]] = field(default_factory=list)
     extra: list[tuple[str, str]] = field(default_factory=list)
 
@@ -150,6 +158,9 @@ class _Writer:
     def html(self, url: str, site: Site, kind: str, text: str, *, enc: dict, **fields) -> None:
         """Write an HTML page with the encoding spec ``enc`` (body/meta/http charsets)."""
         data = text.encode(enc["body"], errors="xmlcharrefreplace")
+        if "title" not in fields:
+            m = re.search(r"<title>(.*?)</title>", text)
+            fields["title"] = unescape(m.group(1)) if m else None
         ctype = "text/html" + (f"; charset={enc['http']}" if enc.get("http") else "")
         self.body(url, data, ctype)
         declared = enc.get("http") or enc.get("meta")
@@ -312,6 +323,36 @@ def build_web(
             placed.append(q)
             dup_groups[group].append(url)
 
+    # -- hard negatives: a reprint cut to its first half, a reprint with long commentary
+    near_misses: dict[str, str] = {}
+    nm_rng = _rng(seed, "near-miss")
+    count = conf["near_misses"]
+    if isinstance(count, float):
+        count = max(2, int(len(originals) * count))
+    chosen = nm_rng.sample(originals, min(2 * count, len(originals)))
+    for k, p in enumerate(chosen):
+        how = "half" if k % 2 == 0 else "commentary"
+        targets = sorted(
+            (s for s in sites if s is not p.site and p.article.category in s.categories),
+            key=lambda s: s.host,
+        )
+        if not targets:
+            continue
+        site = nm_rng.choice(targets)
+        rep = make_reprint(p.article, nm_rng)
+        if how == "half":
+            art = cut_half(rep)
+        else:
+            others = [q.article.text for q in nm_rng.sample(originals, min(6, len(originals)))]
+            art = add_commentary(rep, nm_rng, [t for t in others if t != p.article.text])
+        secs = sorted(s for s, (_, c) in site.sections.items() if c == p.article.category)
+        num = new_num()
+        url = site.url(article_path(site, nm_rng.choice(secs), art.published, num))
+        q = Placed(art, site, secs[0], url, num, art.id, near_miss=how, near_miss_of=p.url)
+        q.section = url.split("/")[3]
+        placed.append(q)
+        near_misses[url] = p.url
+
     w = _Writer(out_dir)
     gt_rng = _rng(seed, "extras")
 
@@ -414,6 +455,8 @@ def build_web(
                 section=p.section,
                 published=d.isoformat(),
                 reprint_of=p.reprint_of,
+                near_miss=p.near_miss,
+                near_miss_of=p.near_miss_of,
             )
             purl = site.url(f"/print/{p.num}.html")
             w.html(
@@ -450,7 +493,7 @@ def build_web(
         friends = [f for f in friends_all if f[0] != site.home]
         srng = _rng(seed, "site", site.host)
         hot_pool = [(q.url, q.article.title) for q in ps]
-        for sec, (label, cat) in site.sections.items():
+        for sec, (_label, cat) in site.sections.items():
             items = [(q.url, q.article.title, q.article.published) for q in ps if q.section == sec]
             pages = max(1, -(-len(items) // size))
             for n in range(1, pages + 1):
@@ -476,9 +519,8 @@ def build_web(
                     "list",
                     html,
                     enc=enc,
-                    category=cat,
+                    section_category=cat,
                     section=sec,
-                    title=f"{label} 第{n}页",
                 )
         blocks = []
         for sec, (label, _) in site.sections.items():
@@ -497,9 +539,7 @@ def build_web(
             extra=extra,
             ad_id=srng.randrange(1000),
         )
-        w.html(
-            site.home, site, "home", render_home(site, blocks, top, ctx), enc=enc, title=site.name
-        )
+        w.html(site.home, site, "home", render_home(site, blocks, top, ctx), enc=enc)
         rurl = site.url("/robots.txt")
         w.body(rurl, ROBOTS.encode("ascii"), "text/plain; charset=utf-8")
         w.page(rurl, site, "robots", encoding="ascii")
@@ -512,7 +552,6 @@ def build_web(
                 "robots_disallowed",
                 render_simple(site, title, body, ctx),
                 enc=enc,
-                title=title,
             )
 
     # -- real pages (served verbatim) on the first portal under /archive/
@@ -543,6 +582,7 @@ def build_web(
         },
         "pages": dict(sorted(w.pages.items())),
         "dup_groups": dup_groups,
+        "near_misses": near_misses,
         "traps": traps,
         "disallowed": disallowed,
     }
@@ -608,5 +648,4 @@ def _add_real_pages(w: _Writer, site: Site, limit: int | None, friends) -> None:
         "list",
         render_simple(site, "资料库", body, ctx),
         enc=enc,
-        title="资料库",
     )

@@ -149,11 +149,14 @@ def _copyright(site: Site, year: int = 2019) -> str:
 
 
 def _keywords(article: Article, section: str) -> str:
-    words = [section, article.category]
-    for chunk in article.title.replace("：", " ").replace("《", " ").replace("》", " ").split():
-        if 2 <= len(chunk) <= 8:
-            words.append(chunk)
-    return ",".join(dict.fromkeys(words))
+    """Editor-style tags: the section, the category and the title's key words (jieba TF-IDF)."""
+    import jieba
+    import jieba.analyse
+
+    jieba.setLogLevel(60)
+    title = article.title.removeprefix("转载：").removeprefix("[转载]")
+    tags = jieba.analyse.extract_tags(title, topK=4)
+    return ",".join(dict.fromkeys([section, article.category, *tags]))
 
 
 def page_title(article_title: str, section: str, site: Site) -> str:

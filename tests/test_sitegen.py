@@ -1,0 +1,384 @@
+"""The local test web: articles, reprints, the small build's ground truth and the proxy server."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from html import unescape
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from sitegen.articles import CATEGORIES, Article, load_articles, split_paragraphs, split_title
+from sitegen.build import build_web
+from sitegen.reprint import add_commentary, cut_half, make_reprint
+from sitegen.server import serve_in_thread
+from topicrawl.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def articles() -> list[Article]:
+    return load_articles()
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("sitegen")
+    truth = build_web(out, scale="small", seed=3)
+    return out, truth
+
+
+@pytest.fixture(scope="module")
+def server(web):
+    """``python -m sitegen serve`` in a subprocess (scrapy's mockserver pattern), 30 ms latency."""
+    out, _ = web
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitegen", "serve", str(out), "--port", "0", "--latency-ms", "30"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url), url
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def fetch(proxy: str, url: str, *, follow: bool = True):
+    """GET ``url`` through the proxy: (status, headers, body bytes, final url)."""
+    handlers = [urllib.request.ProxyHandler({"http": proxy})]
+    if not follow:
+        handlers.append(_NoRedirect())
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(url, timeout=10) as resp:
+            return resp.status, resp.headers, resp.read(), resp.url
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read(), url
+
+
+# --------------------------------------------------------------------------- articles
+
+
+def test_corpus_loads_with_titles_and_paragraphs(articles):
+    assert len(articles) == 598
+    assert Counter(a.category for a in articles).keys() == set(CATEGORIES)
+    for a in articles:
+        assert 4 <= len(a.title) <= 40, a.title
+        assert a.paragraphs and all(a.paragraphs)
+        assert "\ufffd" not in a.text
+    first = articles[0]  # 中宣部部长刘云山到内蒙满洲里市调研中广网呼和浩特8月3日消息（记者…
+    assert first.title == "中宣部部长刘云山到内蒙满洲里市调研"
+    assert first.source == "中广网"
+    assert first.paragraphs[0].startswith("中广网呼和浩特8月3日消息")
+    assert first.published.month == 8 and first.published.day == 3
+
+
+def test_split_title_markers():
+    title, body, source = split_title(
+        "胡锦涛就加蓬总统邦戈逝世致唁电新华网北京6月10日电 国家主席胡锦涛今天"
+    )
+    assert (title, source) == ("胡锦涛就加蓬总统邦戈逝世致唁电", "新华网")
+    assert body.startswith("新华网北京6月10日电")
+    title, body, _ = split_title(
+        "《密室2》今日全国公映 苏有朋再演大侦探(图)新浪娱乐讯 电影《密室之不可靠岸》"
+    )
+    assert title == "《密室2》今日全国公映 苏有朋再演大侦探(图)"
+    title, _, _ = split_title("组图：秋冬优雅又妖娆 女星都爱裸色系导语：裸色，是优雅的代名词")
+    assert title == "组图：秋冬优雅又妖娆 女星都爱裸色系"
+
+
+def test_split_paragraphs_keeps_every_character():
+    body = "第一句话很长很长很长很长。第二句！第三句？" * 20
+    paras = split_paragraphs(body, target=60)
+    assert len(paras) > 3
+    assert "".join(paras) == body
+    assert all(p.endswith(("。", "！", "？")) for p in paras)
+
+
+# --------------------------------------------------------------------------- reprints
+
+
+def test_make_reprint_is_a_near_duplicate(articles):
+    a = next(x for x in articles if len(x.paragraphs) >= 3)
+    r = make_reprint(a, random.Random(1))
+    assert r.id.startswith(a.id + "-r") and r.category == a.category
+    assert r.title != a.title
+    assert any(p.startswith("来源：") for p in r.paragraphs)
+    assert any(p.startswith("责任编辑：") for p in r.paragraphs)
+    body = [
+        p
+        for p in r.paragraphs
+        if not re.match(r"来源：|责任编辑：|编者按|【编者按】|（本文转自", p)
+    ]
+    assert body != a.paragraphs  # breaks moved and/or characters edited
+    # still nearly the same text: character-bigram Jaccard stays high
+    grams = lambda t: {t[i : i + 2] for i in range(len(t) - 1)}  # noqa: E731
+    ga, gr = grams("".join(a.paragraphs)), grams("".join(body))
+    assert len(ga & gr) / len(ga | gr) > 0.9
+    assert make_reprint(a, random.Random(1)) == r  # deterministic for an rng seed
+    assert make_reprint(a, random.Random(2)) != r
+
+
+def test_hard_negatives(articles):
+    a = max(articles[:50], key=lambda x: len(x.text))
+    half = cut_half(a)
+    n_a, n_h = len("".join(a.paragraphs)), len("".join(half.paragraphs))
+    assert 0.3 * n_a <= n_h <= 0.65 * n_a
+    assert "".join(a.paragraphs).startswith("".join(half.paragraphs))
+    others = [x.text for x in articles[100:110]]
+    long = add_commentary(a, random.Random(0), others)
+    assert long.paragraphs[: len(a.paragraphs)] == a.paragraphs
+    added = sum(len(p) for p in long.paragraphs[len(a.paragraphs) :])
+    assert added >= n_a
+    with pytest.raises(ValueError):
+        add_commentary(a, random.Random(0), [])
+
+
+# --------------------------------------------------------------------------- the small build
+
+
+def test_build_is_deterministic_and_fast(tmp_path, web):
+    _, truth = web
+    start = time.perf_counter()
+    again = build_web(tmp_path / "again", scale="small", seed=3)
+    assert time.perf_counter() - start < 10
+    assert again["pages"] == truth["pages"]
+    other = build_web(tmp_path / "other", scale="small", seed=4)
+    assert set(other["pages"]) != set(truth["pages"])
+
+
+def test_ground_truth_shape(web):
+    out, truth = web
+    assert truth["scale"] == "small" and truth["seed"] == 3
+    kinds = Counter(p["kind"] for p in truth["pages"].values())
+    for kind in ("article", "list", "home", "real", "robots_disallowed", "redirect", "binary",
+                 "missing"):  # fmt: skip
+        assert kinds[kind] >= 1, kind
+    assert 150 <= len(truth["pages"]) <= 400
+    portals = [s for s in truth["sites"] if s["kind"] == "portal"]
+    domains = [s for s in truth["sites"] if s["kind"] == "domain"]
+    assert len(portals) >= 3 and len(domains) >= 1
+    assert len({s["host"] for s in truth["sites"]}) == len(truth["sites"])
+    assert truth["seeds"]["portal"] == [s["home"] for s in portals]
+    assert truth["seeds"]["domain"] == [s["home"] for s in domains]
+    assert all(len(s["categories"]) == 1 for s in domains)
+    for url, page in truth["pages"].items():
+        assert urlsplit(url).hostname == page["host"]
+        if page["kind"] == "article":
+            assert page["category"] in CATEGORIES and page["title"] and page["status"] == 200
+        if page["kind"] in ("list", "home", "redirect", "missing", "binary"):
+            assert page["category"] is None
+    # every article category is on the web, the domain site only has its topic
+    cats = Counter(p["category"] for p in truth["pages"].values() if p["kind"] == "article")
+    assert set(cats) == set(CATEGORIES)
+    dom = domains[0]["host"]
+    assert {p["category"] for p in truth["pages"].values() if p["host"] == dom
+            and p["kind"] == "article"} == set(domains[0]["categories"])  # fmt: skip
+    assert (out / "responses.json").exists()
+
+
+def test_section_urls_and_pagination(web):
+    _, truth = web
+    politics = [u for u, p in truth["pages"].items()
+                if p["kind"] == "article" and p["host"] == "news.huaxia-daily.com.cn"
+                and p["category"] == "时政"]  # fmt: skip
+    assert politics and all(
+        re.fullmatch(r"http://news\.huaxia-daily\.com\.cn/politics/2019/\d\d/\d\d/\d{6}\.html", u)
+        for u in politics
+    )
+    assert any(re.search(r"/index_2\.html$", u) for u in truth["pages"])
+
+
+def test_reprints_are_recorded(web):
+    _, truth = web
+    groups = truth["dup_groups"]
+    assert len(groups) >= 10
+    for gid, urls in groups.items():
+        assert len(urls) >= 2
+        pages = [truth["pages"][u] for u in urls]
+        assert {p["dup_group"] for p in pages} == {gid}
+        assert len({p["article_id"] for p in pages}) == 1
+        assert len({p["category"] for p in pages}) == 1
+        assert len({p["host"] for p in pages}) == len(urls), "reprints live on other sites"
+        assert all(p["reprint_of"] == urls[0] for p in pages[1:])
+    for url, orig in truth["near_misses"].items():
+        page = truth["pages"][url]
+        assert page["dup_group"] is None and page["near_miss_of"] == orig
+        assert page["near_miss"] in ("half", "commentary")
+
+
+def _links(out: Path, truth: dict, url: str) -> list[tuple[str, str]]:
+    page = truth["pages"][url]
+    resp = json.loads((out / "responses.json").read_text(encoding="utf-8"))[url]
+    html = (out / resp["file"]).read_bytes().decode(page["encoding"])
+    return [
+        (urljoin(url, unescape(h)).split("#")[0], unescape(re.sub(r"<[^>]+>", "", t)))
+        for h, t in re.findall(r'<a [^>]*href="([^"]+)"[^>]*>(.*?)</a>', html, re.S)
+        if not h.startswith(("javascript:", "#"))
+    ]
+
+
+def test_every_internal_link_is_known(web):
+    out, truth = web
+    hosts = {s["host"] for s in truth["sites"]}
+    linked: set[str] = set()
+    for url, page in truth["pages"].items():
+        if page["status"] != 200 or page["kind"] in ("binary", "robots", "real"):
+            continue
+        for link, _ in _links(out, truth, url):
+            if urlsplit(link).hostname not in hosts:
+                continue  # off-site: ads, the ICP registry
+            linked.add(link)
+            assert link in truth["pages"] or any(link.startswith(t) for t in truth["traps"]), (
+                f"{url} links to {link}, which the ground truth does not know"
+            )
+    for kind in ("redirect", "missing", "binary", "real", "robots_disallowed"):
+        assert any(truth["pages"].get(u, {}).get("kind") == kind for u in linked), kind
+    assert any(any(u.startswith(t) for t in truth["traps"]) for u in linked)
+    assert set(truth["disallowed"]) & linked
+
+
+def test_anchor_text_carries_titles_across_sections(web):
+    out, truth = web
+    article = next(u for u, p in truth["pages"].items()
+                   if p["kind"] == "article" and p["category"] == "体育")  # fmt: skip
+    links = _links(out, truth, article)
+    cats = {truth["pages"][u]["category"] for u, _ in links
+            if truth["pages"].get(u, {}).get("kind") == "article"}  # fmt: skip
+    assert "体育" in cats and len(cats) >= 3, "related/hot lists mix categories"
+    for u, text in links:
+        if truth["pages"].get(u, {}).get("kind") == "article":
+            assert text == truth["pages"][u]["title"]
+
+
+def test_encodings(web):
+    out, truth = web
+    responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
+    pages = truth["pages"]
+    gbk = [u for u, p in pages.items() if p["kind"] == "article" and p["encoding"] == "gbk"]
+    assert gbk
+    for url in gbk[:5]:
+        data = (out / responses[url]["file"]).read_bytes()
+        with pytest.raises(UnicodeDecodeError):
+            data.decode("utf-8")
+        assert pages[url]["title"] in data.decode("gbk")
+    wrong = [u for u, p in pages.items() if p["kind"] == "article" and p["declared"]
+             and p["declared"].replace("gb2312", "gbk") != p["encoding"]]  # fmt: skip
+    assert {pages[u]["encoding"] for u in wrong} == {"gbk", "utf-8"}
+    assert any(pages[u]["declared_http"] == "utf-8" for u in wrong)
+    undeclared = [u for u, p in pages.items() if p["kind"] == "article" and not p["declared"]]
+    assert {pages[u]["encoding"] for u in undeclared} == {"gbk", "utf-8"}
+    for url in wrong + undeclared:
+        ctype = responses[url]["content_type"]
+        declared_http = pages[url]["declared_http"]
+        assert ctype == "text/html" + (f"; charset={declared_http}" if declared_http else "")
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ConfigError):
+        build_web(tmp_path, scale="huge")
+    with pytest.raises(ConfigError):
+        build_web(tmp_path, categories=["天气"])
+
+
+def test_categories_subset(tmp_path):
+    truth = build_web(tmp_path, scale="small", categories=["时政", "体育"])
+    cats = {p["category"] for p in truth["pages"].values() if p["kind"] == "article"}
+    assert cats == {"时政", "体育"}
+
+
+# --------------------------------------------------------------------------- the proxy server
+
+
+def test_server_serves_the_web_as_a_proxy(web, server):
+    out, truth = web
+    pages = truth["pages"]
+    art = next(u for u, p in pages.items() if p["kind"] == "article" and p["encoding"] == "utf-8"
+               and p["declared_http"] == "utf-8")  # fmt: skip
+    status, headers, body, _ = fetch(server, art)
+    assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
+    text = body.decode("utf-8")
+    assert "<title>" in text and pages[art]["title"] in text
+    gbk = next(u for u, p in pages.items() if p["kind"] == "article" and p["encoding"] == "gbk")
+    status, headers, body, _ = fetch(server, gbk)
+    assert pages[gbk]["title"] in body.decode("gbk")
+
+    host = pages[art]["host"]
+    status, headers, body, _ = fetch(server, f"http://{host}/robots.txt")
+    assert status == 200 and b"Disallow: /print/" in body
+    status, _, body, _ = fetch(server, f"http://{host}/no/such/page.html")
+    assert status == 404
+    missing = next(u for u, p in pages.items() if p["kind"] == "missing")
+    assert fetch(server, missing)[0] == 404
+
+    redirect = next(u for u, p in pages.items() if p["kind"] == "redirect")
+    status, headers, _, _ = fetch(server, redirect, follow=False)
+    assert status == pages[redirect]["status"] in (301, 302)
+    assert headers["Location"] == pages[redirect]["location"]
+    status, _, _, final = fetch(server, redirect)
+    assert status == 200 and final == pages[redirect]["location"]
+
+    for ext, ctype in (
+        ("pdf", "application/pdf"),
+        ("jpg", "image/jpeg"),
+        ("zip", "application/zip"),
+    ):
+        url = next((u for u, p in pages.items() if p["kind"] == "binary" and u.endswith(ext)), None)
+        if url:
+            status, headers, body, _ = fetch(server, url)
+            assert status == 200 and headers["Content-Type"] == ctype and body
+
+    status, _, _, _ = fetch(server, "http://www.example.com/")
+    assert status == 502
+
+
+def test_calendar_trap_is_unbounded(web, server):
+    _, truth = web
+    url = truth["traps"][0] + "?d=2019-05-12"
+    seen = []
+    for _ in range(4):
+        status, headers, body, _ = fetch(server, url)
+        assert status == 200
+        charset = re.search(r"charset=([\w-]+)", headers["Content-Type"] or "")
+        html = body.decode(charset.group(1) if charset else "gbk")
+        nxt = re.search(r'<a href="([^"]+)">后一天', html).group(1)
+        seen.append(url)
+        url = nxt
+    assert seen[-1].endswith("d=2019-05-15")
+    assert fetch(server, truth["traps"][0] + "?d=not-a-date")[0] == 404
+
+
+def test_latency_and_origin_form(web, server):
+    _, truth = web
+    home = truth["seeds"]["portal"][0]
+    start = time.perf_counter()
+    for _ in range(3):
+        assert fetch(server, home)[0] == 200
+    assert (time.perf_counter() - start) / 3 >= 0.03
+    # origin-form with a Host header (no proxy)
+    host = urlsplit(home).hostname
+    req = urllib.request.Request(server + "/", headers={"Host": host})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert truth["sites"][0]["name"] in resp.read().decode("utf-8")
+
+
+def test_serve_in_thread(web):
+    out, truth = web
+    with serve_in_thread(out) as proxy:
+        status, _, body, _ = fetch(proxy, truth["seeds"]["domain"][0])
+        assert status == 200 and body
