@@ -368,6 +368,7 @@ class SpotSigsDetector(Detector):
         self._cursor = 0
         self._langs: dict[str, _LangConfig] = {}
         self._config_checked = False
+        self._last: tuple[str, str, Counter[str]] | None = None
 
     # -- features ----------------------------------------------------------------------
     def _lang_config(self, lang: str) -> _LangConfig:
@@ -399,7 +400,13 @@ class SpotSigsDetector(Detector):
         return spot_signatures(tokens, cfg.antecedents, cfg.stopwords, chain=cfg.chain)
 
     def features(self, doc: Doc) -> Counter[str]:
-        return self.signatures(tokenize(doc.text, doc.lang), doc.lang)
+        # a cascade queries then adds the same document: tokenize it once
+        last = self._last
+        if last is not None and last[0] is doc.text and last[1] == doc.lang:
+            return last[2]
+        sigs = self.signatures(tokenize(doc.text, doc.lang), doc.lang)
+        self._last = (doc.text, doc.lang, sigs)
+        return sigs
 
     # -- storage mirror ----------------------------------------------------------------
     def _config_fingerprint(self) -> str:

@@ -20,7 +20,7 @@ Data model (a subset of Redis; keys are ``str``):
 
 ``batch()`` groups writes (one SQLite transaction, one Redis ``MULTI/EXEC`` pipeline).
 ``lock(name)`` is a batch that also excludes every other holder of the same lock in any
-process (SQLite: ``BEGIN IMMEDIATE``; Redis: a ``SET NX PX`` lock released by a Lua script),
+process (re-entrant within one storage object and thread) (SQLite: ``BEGIN IMMEDIATE``; Redis: a ``SET NX PX`` lock released by a Lua script),
 which is what an atomic ``check_and_add`` needs. Reads inside a batch see its own writes.
 """
 
@@ -30,6 +30,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
@@ -570,6 +571,7 @@ class RedisStorage(IndexStorage):
         self._depth = 0
         self._mutex = threading.RLock()
         self._unlock = self.r.register_script(_UNLOCK_LUA)
+        self._held: dict[str, tuple[int, int]] = {}
         self._prefix = f"{namespace}:"
 
     def _k(self, key: str) -> str:
@@ -697,8 +699,16 @@ class RedisStorage(IndexStorage):
 
     @contextmanager
     def lock(self, name: str):
-        import time
-
+        me = threading.get_ident()
+        held = self._held.get(name)
+        if held is not None and held[0] == me:  # re-entrant within one thread
+            self._held[name] = (me, held[1] + 1)
+            try:
+                with self.batch():
+                    yield self
+            finally:
+                self._held[name] = (me, self._held[name][1] - 1)
+            return
         key = self._k(f"__lock__:{name}")
         token = uuid.uuid4().hex
         ttl = int(self.lock_timeout * 1000)
@@ -712,10 +722,12 @@ class RedisStorage(IndexStorage):
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
+        self._held[name] = (me, 1)
         try:
             with self.batch():
                 yield self
         finally:
+            del self._held[name]
             self._call(lambda: self._unlock(keys=[key], args=[token]))
 
     def close(self) -> None:

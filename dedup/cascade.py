@@ -1,0 +1,170 @@
+"""The dedup cascade: an ordered chain of detectors where the first match decides.
+
+Cheap checks go first (exact hash, title + summary), then the near-duplicate methods
+(feature code, SpotSigs, DWDCS). A page is checked against every method in order; the
+first method that finds a stored duplicate decides. A page no method matches is added to
+every method's index. The whole check-and-add runs under ``storage.lock("cascade")``, so
+it is atomic across processes that share the storage.
+
+Configuration (a dict, e.g. the ``[dedup]`` section of a topic file or the crawl
+settings)::
+
+    {"methods": ["exact", "title", "spotsigs"],           # order = cascade order
+     "backend": {"type": "sqlite", "path": "dedup.sqlite", "namespace": "crawl"},
+     "spotsigs": {"tau": 0.5},                             # options per method
+     "keep": "first"}                                      # or "longer" / "earlier"
+
+A method may also be given inline as ``{"name": "spotsigs", "tau": 0.5}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dedup.base import Detector, Doc, Match, make_detector
+from dedup.storage import IndexStorage, make_storage
+from topicrawl.errors import ConfigError
+
+#: The default chain: cheap exact and title checks first, then SpotSigs.
+DEFAULT_METHODS = ("exact", "title", "spotsigs")
+KEEP_POLICIES = ("first", "longer", "earlier")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of :meth:`Cascade.check_and_add`.
+
+    ``duplicate``: the stored document the new one duplicates (the new one was not stored).
+    ``replaced``: with ``keep="longer"``/``"earlier"``, the stored document that the new
+    one displaced; that earlier document is now a duplicate of the new one.
+    """
+
+    duplicate: Match | None = None
+    replaced: Match | None = None
+
+
+def _doc_meta(doc: Doc) -> str:
+    return json.dumps({"len": len(doc.text or ""), "published": doc.published})
+
+
+class Cascade:
+    """Run detectors in order; the first match decides. Counts matches per method."""
+
+    def __init__(
+        self,
+        storage: IndexStorage,
+        methods: Sequence[str | Mapping[str, Any]] = DEFAULT_METHODS,
+        *,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        keep: str = "first",
+    ):
+        if keep not in KEEP_POLICIES:
+            raise ConfigError(f"dedup keep must be one of {', '.join(KEEP_POLICIES)}, not {keep!r}")
+        if not methods:
+            raise ConfigError("the dedup cascade needs at least one method")
+        options = options or {}
+        self.storage = storage
+        self.keep = keep
+        self.detectors: list[Detector] = []
+        for m in methods:
+            if isinstance(m, Mapping):
+                params = dict(m)
+                name = params.pop("name", None)
+                if not name:
+                    raise ConfigError(f"a dedup method given as a table needs a 'name': {m!r}")
+            else:
+                name, params = str(m), dict(options.get(str(m), {}))
+            if any(d.name == name for d in self.detectors):
+                raise ConfigError(f"dedup method {name!r} is listed twice")
+            self.detectors.append(make_detector(name, storage, **params))
+        self.counts: Counter[str] = Counter()
+        self.checked = 0
+
+    @classmethod
+    def from_config(
+        cls, config: Mapping[str, Any] | None = None, *, storage: IndexStorage | None = None
+    ) -> Cascade:
+        """Build from a config dict (see the module docstring)."""
+        config = dict(config or {})
+        methods = config.pop("methods", DEFAULT_METHODS)
+        if isinstance(methods, str):
+            methods = [m.strip() for m in methods.split(",") if m.strip()]
+        backend = config.pop("backend", None)
+        keep = config.pop("keep", "first")
+        if storage is None:
+            storage = make_storage(backend)
+        names = {m if isinstance(m, str) else m.get("name") for m in methods}
+        unknown = [k for k in config if k not in names]
+        if unknown:
+            raise ConfigError(
+                f"dedup config has options for methods not in 'methods': {', '.join(unknown)}"
+            )
+        return cls(storage, methods, options=config, keep=keep)
+
+    @property
+    def names(self) -> list[str]:
+        return [d.name for d in self.detectors]
+
+    def query(self, doc: Doc) -> Match | None:
+        """The first method's best match for ``doc``, without storing anything."""
+        for det in self.detectors:
+            matches = det.query(doc)
+            if matches:
+                return matches[0]
+        return None
+
+    def add(self, doc_id: str, doc: Doc) -> None:
+        """Index ``doc`` in every method."""
+        with self.storage.lock("cascade"):
+            for det in self.detectors:
+                det.add(doc_id, doc)
+            self.storage.hset("cascade:meta", doc_id, _doc_meta(doc))
+
+    def remove(self, doc_id: str) -> None:
+        """Drop ``doc_id`` from every method (recrawl, retention)."""
+        with self.storage.lock("cascade"):
+            for det in self.detectors:
+                det.remove(doc_id)
+            self.storage.hdel("cascade:meta", doc_id)
+
+    def _new_wins(self, doc: Doc, old_id: str) -> bool:
+        if self.keep == "first":
+            return False
+        raw = self.storage.hget("cascade:meta", old_id)
+        if raw is None:
+            return False
+        old = json.loads(raw)
+        if self.keep == "longer":
+            return len(doc.text or "") > old["len"]
+        # earlier: the copy published first is the original; unknown dates never win
+        return bool(doc.published and (not old["published"] or doc.published < old["published"]))
+
+    def check_and_add(self, doc_id: str, doc: Doc) -> Decision:
+        """Atomically find the first method's duplicate of ``doc`` or store ``doc``.
+
+        With ``keep="longer"`` (or ``"earlier"``), a new document that is longer (published
+        earlier) than the stored one it duplicates replaces it in every index, and the
+        decision reports the displaced document in ``replaced``.
+        """
+        with self.storage.lock("cascade"):
+            self.checked += 1
+            for det in self.detectors:
+                matches = [m for m in det.query(doc) if m.doc_id != doc_id]
+                if not matches:
+                    continue
+                match = matches[0]
+                self.counts[det.name] += 1
+                if self._new_wins(doc, match.doc_id):
+                    self.remove(match.doc_id)
+                    self.add(doc_id, doc)
+                    return Decision(replaced=match)
+                return Decision(duplicate=match)
+            self.add(doc_id, doc)
+            return Decision()
+
+    def __repr__(self) -> str:
+        return f"Cascade({self.names}, storage={self.storage!r}, keep={self.keep!r})"

@@ -1,0 +1,197 @@
+"""``DedupPipeline``: drop near-duplicate pages inline, before storage.
+
+Enable with ``ITEM_PIPELINES = {"dedup.pipeline.DedupPipeline": 300, ...}`` ahead of the
+store pipeline. Settings (defaults in ``crawler/settings.py`` or below):
+
+``TOPICRAWL_DEDUP_ENABLED`` (True)
+    False raises ``NotConfigured``.
+``TOPICRAWL_DEDUP_METHODS`` (``["exact", "title", "spotsigs"]``)
+    Cascade order; names from :data:`dedup.base.MODULES`.
+``TOPICRAWL_DEDUP_OPTIONS`` (``{}``)
+    Per-method options, e.g. ``{"spotsigs": {"tau": 0.5}}``.
+``TOPICRAWL_DEDUP_BACKEND`` (None)
+    Index storage config for :func:`dedup.storage.make_storage`. ``namespace`` may contain
+    ``{spider}``. Unset: SQLite ``<JOBDIR>/dedup.sqlite`` when ``JOBDIR`` is set (so a
+    resumed crawl keeps its index), else an in-memory index (logged).
+``TOPICRAWL_DEDUP_TEXT`` ("main")
+    "main": the extracted main text (``item["text"]``); "visible": every visible text of
+    ``item["html"]``.
+``TOPICRAWL_DEDUP_KEEP`` ("first")
+    Which copy survives: "first" (crawl order), "longer" or "earlier" (published date).
+
+On a duplicate the item gets ``item["duplicate"] = {"of": url, "method": name, "score":
+float}`` and is returned: the store pipeline records it and drops it. Drops are counted in
+the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earlier", a new
+page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
+and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
+and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
+Items without text, and items already marked not accepted, pass through unchecked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+
+from dedup.base import Doc
+from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade
+from dedup.storage import make_storage
+from topicrawl.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+#: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier").
+document_replaced = object()
+
+TEXT_MODES = ("main", "visible")
+_WS = re.compile(r"\s+")
+
+
+def visible_text(html: str) -> str:
+    """All human-visible text of a page (no script/style/noscript/template), space-joined."""
+    if not html or not html.strip():
+        return ""
+    import lxml.html
+    from lxml import etree
+
+    try:
+        root = lxml.html.fromstring(html)
+    except (ValueError, etree.ParserError):
+        return ""
+    etree.strip_elements(
+        root, "script", "style", "noscript", "template", etree.Comment, with_tail=False
+    )
+    return _WS.sub(" ", " ".join(root.itertext())).strip()
+
+
+class DedupPipeline:
+    """Check every page against the dedup cascade (see the module docstring)."""
+
+    def __init__(
+        self,
+        methods: list[Any] | tuple[Any, ...] = DEFAULT_METHODS,
+        *,
+        backend: dict[str, Any] | None = None,
+        options: dict[str, dict[str, Any]] | None = None,
+        text: str = "main",
+        keep: str = "first",
+        jobdir: str | None = None,
+        stats: Any = None,
+        signals: Any = None,
+    ):
+        if text not in TEXT_MODES:
+            raise ConfigError(f"TOPICRAWL_DEDUP_TEXT must be 'main' or 'visible', not {text!r}")
+        if keep not in KEEP_POLICIES:
+            raise ConfigError(
+                f"TOPICRAWL_DEDUP_KEEP must be one of {', '.join(KEEP_POLICIES)}, not {keep!r}"
+            )
+        self.methods = list(methods)
+        self.backend = dict(backend) if backend else None
+        self.options = dict(options or {})
+        self.text_mode = text
+        self.keep = keep
+        self.jobdir = jobdir
+        self.stats = stats
+        self.signals = signals
+        self.cascade: Cascade | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> DedupPipeline:
+        s = crawler.settings
+        if not s.getbool("TOPICRAWL_DEDUP_ENABLED", True):
+            raise NotConfigured("dedup is disabled (TOPICRAWL_DEDUP_ENABLED = False)")
+        methods = s.getlist("TOPICRAWL_DEDUP_METHODS") or list(DEFAULT_METHODS)
+        backend = s.get("TOPICRAWL_DEDUP_BACKEND") or None
+        options = s.get("TOPICRAWL_DEDUP_OPTIONS") or None
+        return cls(
+            methods,
+            backend=dict(backend) if backend else None,
+            options=dict(options) if options else None,
+            text=s.get("TOPICRAWL_DEDUP_TEXT", "main"),
+            keep=s.get("TOPICRAWL_DEDUP_KEEP", "first"),
+            jobdir=s.get("JOBDIR") or None,
+            stats=crawler.stats,
+            signals=crawler.signals,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _backend_config(self, spider_name: str) -> dict[str, Any]:
+        if self.backend:
+            config = dict(self.backend)
+        elif self.jobdir:
+            config = {"type": "sqlite", "path": os.path.join(self.jobdir, "dedup.sqlite")}
+        else:
+            log.info(
+                "dedup index in memory (no JOBDIR): set JOBDIR or TOPICRAWL_DEDUP_BACKEND "
+                "to keep it across restarts"
+            )
+            config = {"type": "memory"}
+        ns = config.get("namespace", "topicrawl")
+        config["namespace"] = str(ns).replace("{spider}", spider_name)
+        return config
+
+    def open_spider(self, spider: Any = None) -> None:
+        if self.cascade is None:
+            name = getattr(spider, "name", None) or "topicrawl"
+            storage = make_storage(self._backend_config(name))
+            self.cascade = Cascade(storage, self.methods, options=self.options, keep=self.keep)
+            log.info("dedup cascade %s on %r", self.cascade.names, storage)
+
+    def close_spider(self, spider: Any = None) -> None:
+        if self.cascade is not None:
+            self.cascade.storage.close()
+            self.cascade = None
+
+    # -- items -------------------------------------------------------------------------
+    def _text(self, item: ItemAdapter) -> str:
+        if self.text_mode == "visible":
+            return visible_text(item.get("html") or "")
+        return item.get("text") or ""
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        adapter = ItemAdapter(item)
+        if adapter.get("accepted") is False:
+            return item
+        text = self._text(adapter)
+        if not text.strip():
+            return item
+        if self.cascade is None:
+            self.open_spider(spider)
+        assert self.cascade is not None
+        url = adapter.get("url") or adapter.get("final_url")
+        doc = Doc(
+            text=text,
+            title=adapter.get("title") or "",
+            description=adapter.get("description") or "",
+            url=url or "",
+            published=adapter.get("published") or None,
+            lang=adapter.get("language") or "zh",
+        )
+        decision = self.cascade.check_and_add(url, doc)
+        self._inc("topicrawl/dedup/checked")
+        if decision.duplicate is not None:
+            m = decision.duplicate
+            adapter["duplicate"] = {"of": m.doc_id, "method": m.method, "score": float(m.score)}
+            self._inc(f"topicrawl/dedup/dropped/{m.method}")
+        elif decision.replaced is not None:
+            m = decision.replaced
+            self._inc(f"topicrawl/dedup/replaced/{m.method}")
+            if self.signals is not None:
+                self.signals.send_catch_log(
+                    signal=document_replaced,
+                    old_url=m.doc_id,
+                    new_url=url,
+                    method=m.method,
+                    score=float(m.score),
+                    spider=spider,
+                )
+        return item

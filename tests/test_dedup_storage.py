@@ -1,0 +1,269 @@
+"""The index-storage contract, run against every backend (memory, SQLite, the real Redis),
+and a race of real processes adding near duplicates at the same moment."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+import uuid
+
+import pytest
+
+from dedup.base import Doc
+from dedup.exact import ExactDetector
+from dedup.spotsigs import SpotSigsDetector
+from dedup.storage import (
+    MemoryStorage,
+    RedisStorage,
+    SQLiteStorage,
+    make_storage,
+)
+from topicrawl.errors import ConfigError
+
+REDIS_URL = os.environ.get("TOPICRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def _redis_or_skip() -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as exc:
+        msg = f"Redis not reachable at {REDIS_URL}: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def _config(kind: str, tmp_path, namespace: str | None = None) -> dict:
+    ns = namespace or f"test-{uuid.uuid4().hex[:12]}"
+    if kind == "sqlite":
+        return {"type": "sqlite", "path": str(tmp_path / "idx.sqlite"), "namespace": ns}
+    if kind == "redis":
+        return {"type": "redis", "url": REDIS_URL, "namespace": ns}
+    return {"type": "memory", "namespace": ns}
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def backend(request, tmp_path):
+    """A config factory for one backend; every storage it makes is cleared afterwards."""
+    kind = request.param
+    if kind == "redis":
+        _redis_or_skip()
+    made = []
+
+    def make(namespace: str | None = None):
+        s = make_storage(_config(kind, tmp_path, namespace))
+        made.append(s)
+        return s
+
+    make.kind = kind
+    yield make
+    for s in made:
+        try:
+            s.clear()
+        finally:
+            s.close()
+
+
+def test_factory_types_and_errors(tmp_path):
+    assert isinstance(make_storage(None), MemoryStorage)
+    assert isinstance(
+        make_storage({"type": "sqlite", "path": str(tmp_path / "a.db")}), SQLiteStorage
+    )
+    with pytest.raises(ConfigError, match="unknown dedup storage type"):
+        make_storage({"type": "mongo"})
+    with pytest.raises(ConfigError):
+        make_storage({"type": "memory", "namespace": ""})
+    with pytest.raises(ConfigError):
+        make_storage({"type": "sqlite", "path": str(tmp_path / "b.db"), "bogus": 1})
+
+
+def test_values_counters_json(backend):
+    s = backend()
+    assert s.get("k") is None and not s.exists("k")
+    s.set("k", "värde")
+    assert s.get("k") == "värde".encode() and s.exists("k")
+    s.set("k", b"\x00\xff")
+    assert s.get("k") == b"\x00\xff"
+    s.set_json("j", {"a": [1, "二"]})
+    assert s.get_json("j") == {"a": [1, "二"]} and s.get_json("nope", 5) == 5
+    assert s.incr("c") == 1 and s.incr("c", 41) == 42
+    s.delete("k", "j", "missing")
+    assert s.get("k") is None and s.get("j") is None
+
+
+def test_sets_hashes_lists(backend):
+    s = backend()
+    s.sadd("s", "a", "b", "b", "中")
+    assert s.smembers("s") == {"a", "b", "中"} and s.scard("s") == 3
+    assert s.sismember("s", "中") and not s.sismember("s", "z")
+    s.srem("s", "a", "zz")
+    assert s.smembers("s") == {"b", "中"}
+    s.srem("s", "b", "中")
+    assert s.smembers("s") == set() and not s.exists("s")
+
+    s.hset("h", "f1", "1")
+    s.hset_many("h", {"f2": b"2", "f3": 3})
+    assert s.hget("h", "f1") == b"1" and s.hget("h", "zz") is None
+    assert s.hmget("h", ["f3", "zz", "f2"]) == [b"3", None, b"2"]
+    assert s.hgetall("h") == {"f1": b"1", "f2": b"2", "f3": b"3"} and s.hlen("h") == 3
+    s.hdel("h", "f1", "zz")
+    assert s.hgetall("h") == {"f2": b"2", "f3": b"3"}
+
+    s.rpush("l", "a", "b")
+    s.rpush("l", "c")
+    assert s.llen("l") == 3
+    assert s.lrange("l") == [b"a", b"b", b"c"]
+    assert s.lrange("l", 1) == [b"b", b"c"] and s.lrange("l", 3) == []
+    assert s.lrange("l", 0, 1) == [b"a", b"b"] and s.lrange("l", -2, -1) == [b"b", b"c"]
+    s.delete("l")
+    assert s.llen("l") == 0 and s.lrange("l") == []
+    s.rpush("l", "again")
+    assert s.lrange("l") == [b"again"]
+
+
+def test_batch_and_lock_see_their_own_writes(backend):
+    s = backend()
+    with s.batch():
+        s.set("a", "1")
+        s.rpush("log", "x")
+        assert s.get("a") == b"1" and s.lrange("log") == [b"x"]
+        with s.lock("n"):  # nests, and is re-entrant
+            with s.lock("n"):
+                s.sadd("set", "m")
+            assert s.smembers("set") == {"m"}
+    assert s.get("a") == b"1" and s.llen("log") == 1 and s.smembers("set") == {"m"}
+
+
+def test_keys_and_clear_are_namespaced(backend):
+    a, b = backend(), backend()
+    a.set("x:1", "a")
+    a.sadd("x:s", "1")
+    a.rpush("y", "1")
+    b.set("x:1", "b")
+    assert a.get("x:1") == b"a" and b.get("x:1") == b"b"
+    assert a.keys() == ["x:1", "x:s", "y"] and a.keys("x:") == ["x:1", "x:s"]
+    assert b.keys() == ["x:1"]
+    a.clear()
+    assert a.keys() == [] and b.get("x:1") == b"b"
+
+
+def test_persistent_backends_reattach_by_namespace(backend):
+    if backend.kind == "memory":
+        pytest.skip("the memory backend lives in one storage object")
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    first = backend(ns)
+    first.hset("h", "f", "v")
+    again = backend(ns)
+    assert again.hget("h", "f") == b"v"
+
+
+def test_detectors_share_an_index_through_the_storage_and_delete(backend):
+    if backend.kind == "memory":
+        s1 = s2 = backend()
+    else:
+        ns = f"test-{uuid.uuid4().hex[:12]}"
+        s1, s2 = backend(ns), backend(ns)
+    text = (
+        "The committee said the plan is a step forward. There was a debate in the city "
+        "about the budget, and the mayor is expected to sign the bill after the vote."
+    )
+    d1, d2 = SpotSigsDetector(s1), SpotSigsDetector(s2)
+    assert d1.check_and_add("u1", Doc(text, lang="en")) is None
+    m = d2.check_and_add("u2", Doc(text + " Reporting by staff.", lang="en"))
+    assert m is not None and m.doc_id == "u1"
+    d2.remove("u1")
+    assert d1.query(Doc(text, lang="en")) == []  # d1 replays the deletion from the log
+    assert len(d1) == 0
+
+    e1, e2 = ExactDetector(s1), ExactDetector(s2)
+    assert e1.check_and_add("p", Doc("同一段\n文字")) is None
+    assert e2.check_and_add("q", Doc("同一段 文字 ")).doc_id == "p"
+    e2.remove("p")
+    assert e1.query(Doc("同一段文字")) == []
+
+
+def test_spotsigs_refuses_an_index_built_with_other_options(backend):
+    if backend.kind == "memory":
+        pytest.skip("needs two storage objects on one index")
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    SpotSigsDetector(backend(ns), tau=0.5).add("a", Doc("the cat is on the mat", lang="en"))
+    with pytest.raises(ConfigError, match="built with"):
+        SpotSigsDetector(backend(ns), tau=0.7).query(Doc("the dog", lang="en"))
+
+
+# -- a race of real processes --------------------------------------------------------------
+
+RACE_TEXT = (
+    "The council is meeting on Monday to discuss the new transport plan for the region. "
+    "There were protests at the station last week, and the minister is under pressure. "
+    "A spokesman said the proposal was a compromise and the final vote is due in March."
+)
+
+
+class _SlowSpotSigs(SpotSigsDetector):
+    """Widens the window between the check and the add, so a missing lock would show."""
+
+    def _add_locked(self, doc_id, sigs):
+        time.sleep(0.05)
+        super()._add_locked(doc_id, sigs)
+
+
+def _race_worker(config, i, barrier, results):
+    storage = make_storage(config)
+    det = _SlowSpotSigs(storage)
+    doc = Doc(RACE_TEXT + f" Edited by desk {i}.", lang="en")
+    sigs = det.features(doc)
+    barrier.wait()
+    m = det.check_and_add_signatures(f"doc{i}", sigs)
+    results.put((i, None if m is None else m.doc_id))
+    storage.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_race_exactly_one_near_duplicate_wins(kind, tmp_path):
+    if kind == "redis":
+        _redis_or_skip()
+    ctx = mp.get_context("fork")
+    n = 4
+    for round_ in range(2):
+        config = _config(kind, tmp_path)
+        config["path"] = str(tmp_path / f"race{round_}.sqlite") if kind == "sqlite" else None
+        config = {k: v for k, v in config.items() if v is not None}
+        barrier, results = ctx.Barrier(n), ctx.Queue()
+        procs = [ctx.Process(target=_race_worker, args=(config, i, barrier, results)) for i in range(n)]  # fmt: skip
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=30) for _ in range(n)]
+        for p in procs:
+            p.join(timeout=30)
+            assert p.exitcode == 0
+        winners = [i for i, dup in got if dup is None]
+        assert len(winners) == 1, got
+        assert all(dup == f"doc{winners[0]}" for i, dup in got if dup is not None)
+        storage = make_storage(config)
+        try:
+            assert len(SpotSigsDetector(storage)) == 1
+        finally:
+            storage.clear()
+            storage.close()
+
+
+def test_redis_lock_times_out_with_a_clear_error():
+    _redis_or_skip()
+    from topicrawl.errors import StorageError
+
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    a = RedisStorage(REDIS_URL, ns)
+    b = RedisStorage(REDIS_URL, ns, lock_wait=0.2)
+    try:
+        with a.lock("x"):
+            with pytest.raises(StorageError, match="timed out"):
+                with b.lock("x"):
+                    pass
+    finally:
+        a.clear()
+        a.close()
+        b.close()
