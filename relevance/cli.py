@@ -1,0 +1,414 @@
+"""``topicrawl similarity``, ``topicrawl vectors train`` and ``topicrawl topic ...``."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+from topicrawl.errors import ConfigError, TopicFileError
+
+
+def register(subparsers) -> None:
+    # -- similarity ------------------------------------------------------------------------
+    p = subparsers.add_parser(
+        "similarity",
+        help="word similarity of each source (WORD WORD), or `eval FILE` on a gold set",
+        description="`topicrawl similarity WORD WORD` prints HowNet, word2vec and Algorithm 1 "
+        "scores; `topicrawl similarity eval FILE` prints Spearman and coverage on "
+        "word<TAB>word<TAB>score lines.",
+    )
+    p.add_argument("words", nargs=2, metavar="WORD", help="two words, or: eval FILE")
+    p.add_argument("--topic", help="take sources and parameters from this topic file")
+    p.add_argument("--hownet", help="directory with glossary.dat + WHOLE.DAT (default: shared)")
+    p.add_argument("--vectors", help="word2vec file (text/.bin/gensim)")
+    p.add_argument("--openhownet", help="OpenHowNet resources directory (installed)")
+    p.set_defaults(func=cmd_similarity)
+
+    # -- vectors ---------------------------------------------------------------------------
+    v = subparsers.add_parser("vectors", help="word2vec vectors").add_subparsers(
+        dest="vectors_command", metavar="ACTION"
+    )
+    t = v.add_parser("train", help="train Word2Vec on corpus files and/or a crawled run")
+    t.add_argument("--corpus", nargs="+", default=[], metavar="PATH", help="text files")
+    t.add_argument("--from-run", type=int, metavar="ID", help="also train on a crawled run")
+    t.add_argument("--db", help="database URL for --from-run (default: $TOPICRAWL_DB_URL)")
+    t.add_argument("--out", required=True, help=".kv (gensim), .bin or .txt (word2vec)")
+    t.add_argument("--size", type=int, default=100, help="vector size (100)")
+    t.add_argument("--window", type=int, default=5)
+    t.add_argument("--min-count", type=int, default=3)
+    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--workers", type=int, default=2)
+    t.set_defaults(func=cmd_vectors_train)
+
+    # -- topic -----------------------------------------------------------------------------
+    tp = subparsers.add_parser("topic", help="create, edit, check and tune topic files")
+    ts = tp.add_subparsers(dest="topic_command", metavar="ACTION")
+
+    x = ts.add_parser("init", help="create a topic file from the documented template")
+    x.add_argument("file")
+    x.add_argument("--name", required=True)
+    x.add_argument("--language", default="zh", choices=["zh", "en"])
+    x.add_argument("--words-from", help="a file with one topic word a line")
+    x.add_argument("--force", action="store_true", help="overwrite an existing file")
+    x.set_defaults(func=cmd_topic_init)
+
+    x = ts.add_parser("add", help="add topic words (or re-weight them)")
+    x.add_argument("file")
+    x.add_argument("words", nargs="+")
+    x.add_argument("--weight", type=float, default=1.0)
+    x.add_argument("--override", action="store_true", help="write to [overrides]")
+    x.set_defaults(func=cmd_topic_add)
+
+    x = ts.add_parser("remove", help="remove topic words")
+    x.add_argument("file")
+    x.add_argument("words", nargs="+")
+    x.set_defaults(func=cmd_topic_remove)
+
+    x = ts.add_parser("set", help="set a parameter: KEY is name or table.key")
+    x.add_argument("file")
+    x.add_argument("key")
+    x.add_argument("value")
+    x.set_defaults(func=cmd_topic_set)
+
+    x = ts.add_parser("show", help="print the topic's words, weights and parameters")
+    x.add_argument("file")
+    x.set_defaults(func=cmd_topic_show)
+
+    x = ts.add_parser("validate", help="check the file and that its sources load")
+    x.add_argument("file")
+    x.add_argument("--no-load", action="store_true", help="only check the file itself")
+    x.set_defaults(func=cmd_topic_validate)
+
+    x = ts.add_parser("weights", help="formula 2 weights of the topic words from a corpus")
+    x.add_argument("file")
+    x.add_argument("--corpus", nargs="+", required=True, metavar="PATH")
+    x.add_argument("--dry-run", action="store_true", help="print, do not write")
+    x.set_defaults(func=cmd_topic_weights)
+
+    x = ts.add_parser("suggest", help="propose new topic words with scores")
+    x.add_argument("file")
+    x.add_argument("--topn", type=int, default=20)
+    x.add_argument("--per-word", type=int, default=10)
+    x.set_defaults(func=cmd_topic_suggest)
+
+    x = ts.add_parser("tune", help="search formula 5 parameters on a crawled run")
+    x.add_argument("file", nargs="?", help="topic file to update with --write")
+    x.add_argument("--run", type=int, required=True, metavar="ID")
+    x.add_argument("--labels", required=True, help="JSON/TSV url labels or ground_truth.json")
+    x.add_argument("--category", help="on-topic category (for ground_truth.json)")
+    x.add_argument("--recall", type=float, default=0.8, help="required recall (0.8)")
+    x.add_argument("--db", help="database URL (default: $TOPICRAWL_DB_URL)")
+    x.add_argument("--top", type=int, default=15, help="rows to print")
+    x.add_argument("--write", action="store_true", help="write the best row into FILE")
+    x.set_defaults(func=cmd_topic_tune)
+
+
+# --- similarity ---------------------------------------------------------------------------
+
+
+def _sources(args) -> dict:
+    """name -> source, from --topic or the explicit options (HowNet from shared data)."""
+    from relevance.combined import CombinedSimilarity
+
+    out: dict = {}
+    if args.topic:
+        from relevance.priority import build_similarity
+        from relevance.topic import load_topic
+
+        comb = build_similarity(load_topic(args.topic))
+        if comb.hownet is not None:
+            out[comb.hownet.name] = comb.hownet
+        if comb.vectors is not None:
+            out["word2vec"] = comb.vectors
+        if comb.hownet is not None and comb.vectors is not None:
+            out["algorithm1"] = comb
+        return out
+    if args.openhownet:
+        from relevance.openhownet import OpenHowNetSimilarity
+
+        out["openhownet"] = OpenHowNetSimilarity.from_resources(args.openhownet)
+    else:
+        from relevance.hownet import HowNetSimilarity
+
+        out["hownet"] = HowNetSimilarity.from_dir(args.hownet)
+    if args.vectors:
+        from relevance.vectors import VectorSimilarity
+
+        out["word2vec"] = VectorSimilarity.from_path(args.vectors)
+        h = out.get("hownet") or out.get("openhownet")
+        out["algorithm1"] = CombinedSimilarity(h, out["word2vec"])
+    return out
+
+
+def cmd_similarity(args) -> int:
+    a, b = args.words
+    if a == "eval":
+        return _similarity_eval(args, b)
+    for name, src in _sources(args).items():
+        known = all(w in src for w in (a, b))
+        note = "" if known else "  (not covered)"
+        print(f"{name:11s} {src.similarity(a, b):.4f}{note}")
+    return 0
+
+
+def _similarity_eval(args, path: str) -> int:
+    from relevance.evaluate import evaluate_similarity, read_pairs
+
+    pairs = read_pairs(path)
+    print(f"{path}: {len(pairs)} pairs")
+    print(f"{'source':11s} {'spearman(covered)':>17s} {'coverage':>9s} {'spearman(all)':>13s}")
+    for name, src in _sources(args).items():
+        r = evaluate_similarity(name, pairs, src.similarity, src.__contains__)
+        print(
+            f"{name:11s} {_fmt(r.spearman_covered):>17s} "
+            f"{r.covered:4d}/{r.pairs:<4d} {_fmt(r.spearman_all):>13s}"
+        )
+    return 0
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+
+# --- vectors ------------------------------------------------------------------------------
+
+
+def cmd_vectors_train(args) -> int:
+    from relevance.vectors import train_vectors
+
+    texts = None
+    if args.from_run is not None:
+        texts = _run_texts(args.db, args.from_run)
+    if not args.corpus and texts is None:
+        raise ConfigError("give --corpus PATH... and/or --from-run ID")
+    kv = train_vectors(
+        args.corpus,
+        args.out,
+        texts=texts,
+        vector_size=args.size,
+        window=args.window,
+        min_count=args.min_count,
+        epochs=args.epochs,
+        workers=args.workers,
+    )
+    print(f"wrote {args.out}: {len(kv.key_to_index)} words x {kv.vector_size}")
+    return 0
+
+
+def _run_texts(db: str | None, run_id: int):
+    """Texts of a crawled run: cleaned documents when present, else accepted pages."""
+    from models.store import Store
+
+    store = Store.from_url(db)
+    if store.get_run(run_id) is None:
+        raise ConfigError(f"run {run_id} not found in the database")
+
+    def gen():
+        n = 0
+        for d in store.iter_documents(run_id):
+            n += 1
+            yield "\n".join(x for x in (d.title, d.text) if x)
+        if n == 0:
+            for p in store.iter_pages(run_id, accepted_only=True):
+                yield "\n".join(x for x in (p.title, p.text) if x)
+
+    return gen()
+
+
+# --- topic --------------------------------------------------------------------------------
+
+
+def _read(path: str) -> str:
+    p = Path(path)
+    if not p.exists():
+        raise TopicFileError(
+            "topic file not found (create one with: topicrawl topic init FILE --name NAME)",
+            path=path,
+        )
+    return p.read_text(encoding="utf-8")
+
+
+def cmd_topic_init(args) -> int:
+    from relevance.topicedit import init_text, write_atomic
+
+    p = Path(args.file)
+    if p.exists() and not args.force:
+        raise TopicFileError("file exists (use --force to overwrite)", path=args.file)
+    words: dict[str, float] = {}
+    if args.words_from:
+        src = Path(args.words_from)
+        if not src.exists():
+            raise ConfigError(f"{src} not found")
+        for line in src.read_text(encoding="utf-8").splitlines():
+            w = line.split("\t")[0].strip()
+            if w and not w.startswith("#"):
+                words[w] = 1.0
+    text = init_text(args.name, args.language, words)
+    if words:
+        from relevance.topic import parse_topic
+
+        parse_topic(text, path=args.file)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(p, text)
+    print(f"wrote {p} ({len(words)} words)")
+    return 0
+
+
+def cmd_topic_add(args) -> int:
+    from relevance.topicedit import add_words, write_atomic
+
+    text = add_words(
+        _read(args.file),
+        args.words,
+        weight=args.weight,
+        table="overrides" if args.override else "words",
+        path=args.file,
+    )
+    write_atomic(args.file, text)
+    print(f"{args.file}: added {len(args.words)} word(s)")
+    return 0
+
+
+def cmd_topic_remove(args) -> int:
+    from relevance.topicedit import remove_words, write_atomic
+
+    write_atomic(args.file, remove_words(_read(args.file), args.words, path=args.file))
+    print(f"{args.file}: removed {len(args.words)} word(s)")
+    return 0
+
+
+def cmd_topic_set(args) -> int:
+    from relevance.topicedit import set_value, write_atomic
+
+    write_atomic(args.file, set_value(_read(args.file), args.key, args.value, path=args.file))
+    print(f"{args.file}: {args.key} = {args.value}")
+    return 0
+
+
+def cmd_topic_show(args) -> int:
+    from relevance.topic import load_topic
+    from relevance.topicedit import show
+
+    print(show(load_topic(args.file)))
+    return 0
+
+
+def cmd_topic_validate(args) -> int:
+    from relevance.topic import load_topic
+
+    topic = load_topic(args.file)
+    if not args.no_load:
+        from relevance.priority import build_similarity
+
+        sim = build_similarity(topic)
+        unknown = [w for w in topic.weights if w not in sim]
+        if unknown:
+            print(
+                f"note: {len(unknown)} topic word(s) unknown to every source "
+                f"(matched only literally): {', '.join(unknown[:20])}"
+                + (" ..." if len(unknown) > 20 else ""),
+                file=sys.stderr,
+            )
+    print(f"{args.file}: ok ({topic.name}, {len(topic.weights)} words)")
+    return 0
+
+
+def cmd_topic_weights(args) -> int:
+    from relevance.topic import load_topic
+    from relevance.topicedit import add_words, write_atomic
+    from relevance.weights import formula2_weights, read_documents
+
+    topic = load_topic(args.file)
+    weights = formula2_weights(read_documents(args.corpus), list(topic.words))
+    weights = {w: round(v, 4) for w, v in weights.items()}
+    for w, v in sorted(weights.items(), key=lambda t: (-t[1], t[0])):
+        print(f"{v:7.4f}  {w}")
+    if not args.dry_run:
+        write_atomic(args.file, add_words(topic.raw, weights, path=args.file))
+        print(f"{args.file}: wrote {len(weights)} weights to [words]")
+    return 0
+
+
+def cmd_topic_suggest(args) -> int:
+    from relevance.priority import build_similarity
+    from relevance.topic import load_topic
+
+    topic = load_topic(args.file)
+    sim = build_similarity(topic)
+    weights = topic.weights
+    scores: dict[str, float] = {}
+    for w, wt in weights.items():
+        for cand, s in sim.most_similar(w, topn=args.per_word):
+            if cand in weights or cand in topic.overrides:
+                continue
+            scores[cand] = scores.get(cand, 0.0) + wt * s * s
+    if not scores:
+        print("no suggestions (the sources know none of the topic words)")
+        return 0
+    top = max(scores.values())
+    print("score   word  (Σ_t w_t·Sim², scaled to the best; add with: topicrawl topic add)")
+    for cand, s in sorted(scores.items(), key=lambda t: (-t[1], t[0]))[: args.topn]:
+        print(f"{s / top:6.3f}  {cand}")
+    return 0
+
+
+def cmd_topic_tune(args) -> int:
+    from models.store import Store
+    from relevance.evaluate import load_labels, tune_priority
+
+    labels = load_labels(args.labels, category=args.category)
+    store = Store.from_url(args.db)
+    if store.get_run(args.run) is None:
+        raise ConfigError(f"run {args.run} not found in the database")
+    records = []
+    unlabelled = 0
+    for page in store.iter_pages(args.run):
+        b = page.link_score or {}
+        if not b or b.get("seed") or "f_info" not in b:
+            continue
+        lab = labels.get(page.url, labels.get(page.final_url or ""))
+        if lab is None:
+            unlabelled += 1
+            continue
+        records.append((b, lab))
+    if not records:
+        raise ConfigError(
+            f"run {args.run} has no labelled pages with semantic link scores "
+            f"({unlabelled} unlabelled)"
+        )
+    rows = tune_priority(records, min_recall=args.recall)
+    pos = sum(1 for _, y in records if y)
+    print(
+        f"run {args.run}: {len(records)} labelled links ({pos} on-topic, {unlabelled} "
+        f"unlabelled); rows reaching recall >= {args.recall}, best harvest rate first"
+    )
+    print(
+        f"{'alpha':>5s} {'beta':>5s} {'lambda':>6s} {'thresh':>6s} {'follow':>6s} "
+        f"{'harvest':>7s} {'recall':>6s}"
+    )
+    for r in rows[: args.top]:
+        print(
+            f"{r.alpha:5.2f} {r.beta:5.2f} {r.lam:6.2f} {r.threshold:6.2f} {r.followed:6d} "
+            f"{r.harvest:7.3f} {r.recall:6.3f}"
+        )
+    if not rows:
+        print("no setting reaches that recall: lower --recall")
+        return 1
+    if args.write:
+        if not args.file:
+            raise ConfigError("--write needs the topic FILE")
+        from relevance.topicedit import set_value, write_atomic
+
+        best = rows[0]
+        text = _read(args.file)
+        for k, val in (
+            ("priority.alpha", best.alpha),
+            ("priority.beta", best.beta),
+            ("priority.lambda", best.lam),
+            ("priority.threshold", best.threshold),
+        ):
+            text = set_value(text, k, val, path=args.file)
+        write_atomic(args.file, text)
+        print(f"{args.file}: wrote the best row")
+    return 0

@@ -1,0 +1,174 @@
+"""Evaluation helpers: word-similarity gold sets, ROC AUC, and parameter tuning (formula 5).
+
+* :func:`evaluate_similarity` — Spearman correlation (scipy) and coverage of a similarity
+  source on ``word<TAB>word<TAB>score`` pairs (e.g. wordsim-297).
+* :func:`roc_auc` — the probability that a random on-topic link outranks an off-topic one.
+* :func:`tune_priority` — the search of α, β, λ and the threshold of formula 5 for the best
+  harvest rate at a required recall, as the paper chose its parameters by experiment, over
+  stored link-score breakdowns (``f_info``, ``anchor``, ``struct``) and page labels.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from topicrawl.errors import ConfigError
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str, float]]:
+    """Read ``word<TAB>word<TAB>score`` lines (blank and ``#`` lines skipped)."""
+    out = []
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p} not found")
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) < 3:
+            raise ConfigError(f"{p}:{n}: expected word<TAB>word<TAB>score, got {line!r}")
+        try:
+            score = float(cols[2])
+        except ValueError:
+            raise ConfigError(f"{p}:{n}: score {cols[2]!r} is not a number") from None
+        out.append((cols[0].strip(), cols[1].strip(), score))
+    return out
+
+
+@dataclass
+class SimilarityEval:
+    name: str
+    pairs: int
+    covered: int
+    spearman_covered: float
+    spearman_all: float
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.pairs if self.pairs else 0.0
+
+
+def evaluate_similarity(
+    name: str,
+    pairs: Sequence[tuple[str, str, float]],
+    score: Callable[[str, str], float],
+    covers: Callable[[str], bool],
+) -> SimilarityEval:
+    """Spearman on the pairs the source covers (both words known) and on all pairs (0 for
+    uncovered ones), with the coverage."""
+    from scipy.stats import spearmanr
+
+    gold, pred, cov_gold, cov_pred = [], [], [], []
+    for a, b, g in pairs:
+        known = covers(a) and covers(b)
+        s = score(a, b) if known else 0.0
+        gold.append(g)
+        pred.append(s)
+        if known:
+            cov_gold.append(g)
+            cov_pred.append(s)
+
+    def rho(x: list[float], y: list[float]) -> float:
+        if len(x) < 3 or len(set(y)) < 2:
+            return float("nan")
+        return float(spearmanr(x, y).statistic)
+
+    return SimilarityEval(name, len(pairs), len(cov_gold), rho(cov_gold, cov_pred), rho(gold, pred))
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """ROC AUC by the rank-sum (Mann-Whitney) formula, ties counted half."""
+    from scipy.stats import rankdata
+
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    r = rankdata(s)
+    return float((r[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def load_labels(path: str | Path, *, category: str | None = None) -> dict[str, bool]:
+    """Labels of URLs: a JSON ``{url: bool|label}`` or a local test web ``ground_truth.json``
+    (then ``category`` names the on-topic category), or TSV ``url<TAB>0|1``."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"labels file {p} not found")
+    text = p.read_text(encoding="utf-8")
+    if p.suffix == ".json":
+        data = json.loads(text)
+        if isinstance(data, dict) and "pages" in data and isinstance(data["pages"], dict):
+            if not category:
+                raise ConfigError("a ground_truth.json needs --category (e.g. 时政)")
+            return {u: (e.get("category") == category) for u, e in data["pages"].items()}
+        if category:
+            return {u: (v == category) for u, v in data.items()}
+        return {u: bool(v) for u, v in data.items()}
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) < 2:
+            raise ConfigError(f"{p}:{n}: expected url<TAB>label")
+        lab = cols[1].strip()
+        out[cols[0].strip()] = lab == category if category else lab not in ("0", "false", "")
+    return out
+
+
+@dataclass
+class TuneRow:
+    alpha: float
+    beta: float
+    lam: float
+    threshold: float
+    followed: int
+    harvest: float
+    recall: float
+
+
+def tune_priority(
+    records: Iterable[tuple[Mapping, bool]],
+    *,
+    min_recall: float = 0.8,
+    step: float = 0.1,
+    thresholds: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(1, 13)),
+) -> list[TuneRow]:
+    """Grid search of formula 5 (α + β + λ = 1, step ``step``) and the threshold.
+
+    ``records`` are (link-score breakdown, target is on-topic) pairs. Returns the rows that
+    reach ``min_recall``, best harvest rate first (ties: higher recall).
+    """
+    rows = [(b, y) for b, y in records if b and "f_info" in b]
+    if not rows:
+        raise ConfigError("no stored link-score breakdowns with f_info to tune on")
+    f = np.asarray([float(b.get("f_info", 0)) for b, _ in rows])
+    a = np.asarray([float(b.get("anchor", 0)) for b, _ in rows])
+    s = np.asarray([float(b.get("struct", 0)) for b, _ in rows])
+    y = np.asarray([bool(lab) for _, lab in rows])
+    n_pos = max(1, int(y.sum()))
+    grid = np.round(np.arange(0, 1 + 1e-9, step), 6)
+    out = []
+    for al, be in itertools.product(grid, grid):
+        la = round(1 - al - be, 6)
+        if la < -1e-9:
+            continue
+        p = al * f + be * a + la * s
+        for th in thresholds:
+            follow = p > th
+            k = int(follow.sum())
+            if k == 0:
+                continue
+            tp = int((follow & y).sum())
+            rec = tp / n_pos
+            if rec + 1e-12 >= min_recall:
+                out.append(TuneRow(float(al), float(be), float(la), float(th), k, tp / k, rec))
+    out.sort(key=lambda r: (-r.harvest, -r.recall, r.threshold))
+    return out
