@@ -20,11 +20,13 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from models.store import Store, _jsonable
+from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 
 log = logging.getLogger(__name__)
 
 RUN_STATE_FILE = "topicrawl-run.json"
+HOST_MODEL_FILE = "topicrawl-hostlines.json"
 
 
 class StorePipeline:
@@ -44,7 +46,7 @@ class StorePipeline:
         jobdir: str | None = None,
         stats: Any = None,
         settings_snapshot: dict[str, Any] | None = None,
-        cleaner: Any = None,
+        clean: bool = True,
     ):
         self.db_url = db_url or None
         self.batch_size = max(1, batch_size)
@@ -52,7 +54,8 @@ class StorePipeline:
         self.jobdir = Path(jobdir) if jobdir else None
         self.stats = stats
         self.settings_snapshot = settings_snapshot or {}
-        self.cleaner = cleaner
+        self.clean_enabled = clean
+        self.cleaner: Cleaner | None = None
         self.store: Store | None = None
         self.run_id: int | None = None
         self.buffer: list[dict[str, Any]] = []
@@ -73,12 +76,19 @@ class StorePipeline:
             jobdir=s.get("JOBDIR"),
             stats=crawler.stats,
             settings_snapshot=_jsonable(snapshot),
+            clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
         )
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
         return pipe
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open_spider(self, spider: Spider) -> None:
+        if self.clean_enabled:
+            config = getattr(getattr(spider, "topic", None), "clean", None)
+            model = None
+            if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
+                model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)
+            self.cleaner = Cleaner.from_config(config, host_model=model)
         self.store = Store.from_url(self.db_url)
         self.run_id = getattr(spider, "run_id", None) or self._saved_run_id()
         if self.run_id is None or self.store.get_run(self.run_id) is None:
@@ -115,6 +125,11 @@ class StorePipeline:
 
     def close_spider(self, spider: Spider) -> None:
         self.flush(final=True)
+        if self.cleaner is not None and self.jobdir:
+            self.cleaner.host_model.save(self.jobdir / HOST_MODEL_FILE)
+        if self.cleaner is not None and self.stats is not None:
+            for key, value in self.cleaner.stats.items():
+                self.stats.set_value(f"topicrawl/clean/{key}", value)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.store is None or self.run_id is None:
@@ -194,8 +209,6 @@ class StorePipeline:
         result = self.cleaner.clean(
             html=row.get("html"), text=row.get("text"), host=row.get("host"), url=row["url"]
         )
-        if result.dropped and self.stats is not None:
-            self.stats.inc_value(f"topicrawl/clean/dropped/{result.dropped}")
         meta["removed"] = dict(result.removed)
         return result.text, meta
 

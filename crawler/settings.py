@@ -72,6 +72,8 @@ TOPICRAWL_MAX_SEGMENT_REPEATS = 3
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Dedup (see dedup/pipeline.py).
 TOPICRAWL_DEDUP_ENABLED = True
+#: Clean accepted pages into corpus documents inline (postprocess.clean.Cleaner).
+TOPICRAWL_CLEAN_ENABLED = True
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
 
