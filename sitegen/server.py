@@ -44,6 +44,7 @@ class TestWeb:
         self.sites = {d["host"]: Site.from_json(d) for d in meta["sites"]}
         self.calendar: dict[str, dict[str, list]] = meta["calendar"]
         self.friends = [tuple(f) for f in meta["friends"]]
+        self._cache: dict[str, bytes] = {}
 
     def respond(self, url: str) -> tuple[int, dict[str, str], bytes]:
         """Return (status, headers, body) for an absolute http URL."""
@@ -70,12 +71,18 @@ class TestWeb:
                         f'<html><body>Moved to <a href="{entry["location"]}">here</a></body></html>'
                     ).encode(),
                 )
-            body = (self.root / entry["file"]).read_bytes()
-            return status, {"Content-Type": entry["content_type"]}, body
+            return status, {"Content-Type": entry["content_type"]}, self._body(entry["file"])
         site = self.sites[host]
         if path == "/calendar/":
             return self._calendar(site, parse_qs(parts.query).get("d", [""])[0])
         return self._not_found(site)
+
+    def _body(self, rel: str) -> bytes:
+        body = self._cache.get(rel)
+        if body is None:
+            body = (self.root / rel).read_bytes()
+            self._cache[rel] = body  # a dict write is atomic under the GIL
+        return body
 
     def _ctx(self, site: Site) -> PageContext:
         enc = "gb2312" if site.charset == "gbk" else "utf-8"
@@ -129,7 +136,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _serve(self, head_only: bool = False) -> None:
         if self.latency:
             time.sleep(self.latency)
-        status, headers, body = self.web.respond(self._target())
+        try:
+            status, headers, body = self.web.respond(self._target())
+        except Exception as exc:  # a broken web must not hang the crawler: answer 500
+            status, headers = 500, {"Content-Type": "text/plain; charset=utf-8"}
+            body = f"sitegen proxy error: {exc!r}\n".encode()
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)
