@@ -300,11 +300,16 @@ def _ceil(x: float) -> int:
 # --------------------------------------------------------------------------------------------
 @dataclass
 class CleanResult:
-    """The cleaned text (None when the page is dropped), the drop reason, lines removed per rule."""
+    """The cleaned text (None when the page is dropped), the drop reason, lines removed per rule.
+
+    ``reextracted`` is True when the given main text was dropped and the text comes from a new
+    extraction of the HTML with the cleaner's own trafilatura settings (``reextract``).
+    """
 
     text: str | None
     dropped: str | None = None
     removed: Counter[str] = field(default_factory=Counter)
+    reextracted: bool = False
 
 
 def _load_tree(html: str | bytes):
@@ -389,6 +394,7 @@ _DEFAULTS: dict[str, Any] = {
     "include_tables": True,
     "favor_precision": False,
     "favor_recall": False,
+    "reextract": True,  # extract again from the HTML when the given text is dropped
     # line rules on/off
     "blank": True,
     "copyright": True,
@@ -480,7 +486,8 @@ class Cleaner:
     # -- totals --------------------------------------------------------------------------
     @property
     def stats(self) -> Counter[str]:
-        """Running totals: ``pages``, ``kept``, ``dropped/<reason>``, ``removed/<rule>``."""
+        """Running totals: ``pages``, ``kept``, ``dropped/<reason>``, ``removed/<rule>``,
+        ``reextracted``."""
         with self._lock:
             return Counter(self._stats)
 
@@ -491,6 +498,8 @@ class Cleaner:
                 self._stats[f"dropped/{result.dropped}"] += 1
             else:
                 self._stats["kept"] += 1
+            if result.reextracted:
+                self._stats["reextracted"] += 1
             for rule, n in result.removed.items():
                 self._stats[f"removed/{rule}"] += n
 
@@ -577,8 +586,18 @@ class Cleaner:
         main text already extracted by trafilatura; ``host``: the site (default: from ``url``).
         With ``observe`` the page is first counted in the host-line model (online learning
         during a crawl); a second pass over stored pages passes ``observe=False``.
+
+        When the given ``text`` is dropped and ``reextract`` is on, the main text is extracted
+        again from ``html`` with the cleaner's settings and cleaned; the result says so
+        (``reextracted``) and ``stats["reextracted"]`` counts it. This recovers articles that a
+        stricter extraction (e.g. ``favor_precision``) missed.
         """
         result = self._clean(html=html, text=text, host=host, url=url, observe=observe)
+        if result.dropped and text and html is not None and self.config["reextract"]:
+            again = self._clean(html=html, text=None, host=host, url=url, observe=False)
+            if not again.dropped:
+                again.reextracted = True
+                result = again
         self._count(result)
         return result
 

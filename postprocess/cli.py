@@ -88,6 +88,8 @@ def clean_run(
         else:
             meta = {"title": page.title, "published": page.published}
             meta["removed"] = dict(result.removed)
+            if result.reextracted:
+                meta["reextracted"] = True
             docs.append({"page_id": page.id, "text": result.text, "meta": meta})
         if len(docs) >= batch_size:
             store.save_documents(run_id, docs)
@@ -107,6 +109,7 @@ def clean_run(
 def format_counts(counts: Mapping[str, int]) -> str:
     """A small table of the totals: pages, kept, dropped per reason, lines removed per rule."""
     rows = [("pages", counts.get("pages", 0)), ("documents kept", counts.get("kept", 0))]
+    rows.append(("  of which re-extracted from HTML", counts.get("reextracted", 0)))
     rows += sorted((f"dropped: {k[8:]}", v) for k, v in counts.items() if k.startswith("dropped/"))
     rows += [(f"lines removed: {r}", counts.get(f"removed/{r}", 0)) for r in LINE_RULES]
     width = max(len(name) for name, _ in rows)

@@ -251,6 +251,24 @@ def test_copyright_only_page_is_dropped():
     assert c.stats["dropped/too_short"] >= 1
 
 
+def test_dropped_given_text_is_extracted_again_from_the_html():
+    html = (
+        "<html><head><title>t</title></head><body><article>"
+        f"<p>{BODY}</p><p>{BODY2}</p></article>"
+        "<footer><p>Copyright © 2019 某某网 版权所有</p></footer></body></html>"
+    )
+    stored = "Copyright © 2019 某某网 版权所有"  # what a too strict extraction kept
+    c = Cleaner()
+    r = c.clean(html=html, text=stored, host="a.cn")
+    assert r.reextracted and r.dropped is None and BODY in r.text
+    assert c.stats["reextracted"] == 1 and c.stats["kept"] == 1
+    r = Cleaner(reextract=False).clean(html=html, text=stored, host="a.cn")
+    assert (r.text, r.dropped, r.reextracted) == (None, "too_short", False)
+    # no HTML: nothing to re-extract from
+    r = Cleaner().clean(text=stored, host="a.cn")
+    assert (r.dropped, r.reextracted) == ("too_short", False)
+
+
 def test_empty_page_is_no_text():
     r = Cleaner().clean(text="", html=None, host="a.cn")
     assert (r.text, r.dropped) == (None, "no_text")
