@@ -51,10 +51,10 @@ SCALES = {
     #   anomaly (0: two of each); near_misses: hard negatives of each kind (count or share).
     "small": dict(
         per_category=6,
-        domain_own=4,
+        domain_own=6,
         portals=3,
         domains=1,
-        page_size=4,
+        page_size=3,
         reprint_share=0.35,
         max_copies=1,
         real_pages=6,
@@ -211,7 +211,8 @@ def _binary_bytes(kind: str, label: str) -> bytes:
         )
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("readme.txt", f"{label}\n")
+        info = zipfile.ZipInfo("readme.txt", date_time=(2019, 5, 12, 8, 0, 0))
+        zf.writestr(info, f"{label}\n")
     return buf.getvalue()
 
 

@@ -158,6 +158,15 @@ def test_build_is_deterministic_and_fast(tmp_path, web):
     again = build_web(tmp_path / "again", scale="small", seed=3)
     assert time.perf_counter() - start < 10
     assert again["pages"] == truth["pages"]
+    out, _ = web
+    files = sorted(p.relative_to(out / "sites") for p in (out / "sites").rglob("*") if p.is_file())
+    assert files == sorted(
+        p.relative_to(tmp_path / "again" / "sites")
+        for p in (tmp_path / "again" / "sites").rglob("*")
+        if p.is_file()
+    )
+    assert all((out / "sites" / f).read_bytes() == (tmp_path / "again" / "sites" / f).read_bytes()
+               for f in files)  # fmt: skip
     other = build_web(tmp_path / "other", scale="small", seed=4)
     assert set(other["pages"]) != set(truth["pages"])
 
