@@ -49,7 +49,8 @@ def register(subparsers) -> None:
     x.add_argument("file")
     x.add_argument("--name", required=True)
     x.add_argument("--language", default="zh", choices=["zh", "en"])
-    x.add_argument("--words-from", help="a file with one topic word a line")
+    x.add_argument("--words-from", help="a file with one topic word a line (word<TAB>... ok)")
+    x.add_argument("--limit", type=int, help="take only the first N words of --words-from")
     x.add_argument("--force", action="store_true", help="overwrite an existing file")
     x.set_defaults(func=cmd_topic_init)
 
@@ -83,6 +84,7 @@ def register(subparsers) -> None:
     x = ts.add_parser("weights", help="formula 2 weights of the topic words from a corpus")
     x.add_argument("file")
     x.add_argument("--corpus", nargs="+", required=True, metavar="PATH")
+    x.add_argument("--label", help="only corpus lines label<TAB>text with this label")
     x.add_argument("--dry-run", action="store_true", help="print, do not write")
     x.set_defaults(func=cmd_topic_weights)
 
@@ -244,6 +246,8 @@ def cmd_topic_init(args) -> int:
             w = line.split("\t")[0].strip()
             if w and not w.startswith("#"):
                 words[w] = 1.0
+            if args.limit and len(words) >= args.limit:
+                break
     text = init_text(args.name, args.language, words)
     if words:
         from relevance.topic import parse_topic
@@ -320,7 +324,7 @@ def cmd_topic_weights(args) -> int:
     from relevance.weights import formula2_weights, read_documents
 
     topic = load_topic(args.file)
-    weights = formula2_weights(read_documents(args.corpus), list(topic.words))
+    weights = formula2_weights(read_documents(args.corpus, label=args.label), list(topic.words))
     weights = {w: round(v, 4) for w, v in weights.items()}
     for w, v in sorted(weights.items(), key=lambda t: (-t[1], t[0])):
         print(f"{v:7.4f}  {w}")

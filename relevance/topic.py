@@ -266,8 +266,15 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        # Python 3.14 has exc.lineno/msg; 3.11 only says "(at line N, column M)"
         line = getattr(exc, "lineno", None)
-        msg = getattr(exc, "msg", str(exc))
+        msg = getattr(exc, "msg", None) or str(exc)
+        m = re.search(r"\s*\(at line (\d+), column (\d+)\)", msg)
+        if m:
+            line = line or int(m.group(1))
+            msg = msg[: m.start()] + f" (column {m.group(2)})" + msg[m.end() :]
+        elif "(at end of document)" in msg:
+            line = line or len(text.splitlines())
         raise TopicFileError(f"invalid TOML: {msg}", path=path, line=line) from None
 
     def fail(msg: str, table: str | None, key: str | None) -> TopicFileError:

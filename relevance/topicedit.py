@@ -25,8 +25,8 @@ language = {language}
 # Topic words and their weights (formula 2; `topicrawl topic weights FILE --corpus PATH`)
 [words]
 
-# Manual weights that win over [words] (the paper's Table 3), e.g. "中国" = 0.2
 [overrides]
+# Manual weights that win over [words] (the paper's Table 3), e.g. "中国" = 0.2
 
 [similarity]
 # "hownet" (Liu Qun 2002 over glossary.dat), "openhownet", "word2vec" (needs `vectors`)

@@ -54,9 +54,9 @@ def formula2_weights(
     return out
 
 
-def read_documents(paths: Sequence[str | Path]) -> Iterator[str]:
-    """Documents of corpus files, one a line: ``label<TAB>text`` keeps the text, ``word/pos``
-    lines are joined back into plain text."""
+def read_documents(paths: Sequence[str | Path], *, label: str | None = None) -> Iterator[str]:
+    """Documents of corpus files, one a line: ``label<TAB>text`` keeps the text (only lines
+    with ``label`` when given), ``word/pos`` lines are joined back into plain text."""
     for p in paths:
         path = Path(p)
         if not path.exists():
@@ -67,7 +67,11 @@ def read_documents(paths: Sequence[str | Path]) -> Iterator[str]:
                 if not line:
                     continue
                 if "\t" in line:
-                    line = line.rsplit("\t", 1)[1]
+                    lab, line = line.split("\t", 1)
+                    if label is not None and lab.strip() != label:
+                        continue
+                elif label is not None:
+                    continue
                 parts = line.split()
                 if parts and sum(bool(_TAGGED.match(x)) for x in parts) >= 0.8 * len(parts):
                     line = "".join(m.group(1) for x in parts if (m := _TAGGED.match(x)))

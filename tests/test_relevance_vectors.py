@@ -1,0 +1,108 @@
+"""word2vec source (tiny models trained in memory) and Algorithm 1."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from relevance.combined import CombinedSimilarity, combine
+from relevance.vectors import VectorSimilarity, iter_corpus_sentences, save_vectors, train_vectors
+from topicrawl.data import data_path
+from topicrawl.errors import ResourceMissingError
+
+
+@pytest.fixture(scope="module")
+def kv():
+    with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
+        lines = list(itertools.islice(fh, 400))
+    return train_vectors(
+        texts=["".join(lines)], vector_size=16, min_count=2, epochs=2, progress=False
+    )
+
+
+def test_tagged_and_raw_lines_are_segmented():
+    sents = list(
+        iter_corpus_sentences(
+            ["中共中央/nt  总书记/n  、/w  国家/n  主席/n", "时政\t国务院总理主持会议"]
+        )
+    )
+    assert sents[0] == ["中共中央", "总书记", "国家", "主席"]  # tags stripped, punctuation dropped
+    assert "国务院" in sents[1] and "时政" not in sents[1]  # label column dropped, jieba used
+
+
+def test_train_and_formats(kv, tmp_path):
+    assert "国家" in kv.key_to_index and kv.vector_size == 16
+    sim = VectorSimilarity(kv)
+    assert 0.0 <= sim.similarity("国家", "主席") <= 1.0
+    assert sim.similarity("国家", "国家") == 1.0
+    assert sim.similarity("国家", "没有这个词") == 0.0
+    for name in ("v.kv", "v.bin", "v.txt"):
+        p = save_vectors(kv, tmp_path / name)
+        loaded = VectorSimilarity.from_path(p)
+        assert loaded.cosine("国家", "主席") == pytest.approx(sim.cosine("国家", "主席"), abs=1e-4)
+    m = sim.matrix(["国家", "主席", "没有这个词"], ["主席", "国家"])
+    assert m.shape == (3, 2) and m[0, 1] == pytest.approx(1.0) and m[2, 0] == 0.0
+
+
+def test_missing_vectors_file(tmp_path):
+    with pytest.raises(ResourceMissingError, match="topicrawl vectors train"):
+        VectorSimilarity.from_path(tmp_path / "none.kv")
+
+
+@pytest.mark.parametrize(
+    "h, d, expected",
+    [
+        (0.0, 0.6, 0.8 * 0.6),  # SimH = 0 -> α·SimD
+        (0.6, 0.4, 0.5 * 0.6 + 0.5 * 0.4),  # β·SimH + (1-β)·SimD
+        (0.6, -0.3, 0.5 * 0.6),  # SimD < 0 -> 0
+        (0.05, 0.6, 0.8 * 0.6),  # SimH < Th2 -> 0
+        (0.6, 0.05, 0.5 * 0.6),  # SimD < Th1 -> 0
+        (0.0, 0.11, 0.0),  # α·SimD = 0.088 < Th1: final cut
+    ],
+)
+def test_algorithm1_cases(h, d, expected):
+    assert float(combine(h, d, th1=0.1, th2=0.1, alpha=0.8, beta=0.5)) == pytest.approx(expected)
+
+
+def test_algorithm1_oov_uses_hownet():
+    assert float(combine(0.6, 0.0, d_known=False)) == pytest.approx(0.6)
+
+
+class FakeHowNet:
+    name = "hownet"
+
+    def __init__(self, table):
+        self.table = table
+
+    def __contains__(self, w):
+        return any(w in k for k in self.table)
+
+    def matrix(self, a, b):
+        return np.asarray(
+            [
+                [self.table.get((x, y), self.table.get((y, x), 1.0 if x == y else 0.0)) for y in b]
+                for x in a
+            ],
+            dtype=np.float32,
+        )
+
+    def most_similar(self, w, topn=10):
+        return [(y if x == w else x, s) for (x, y), s in self.table.items() if w in (x, y)]
+
+
+def test_combined_source(kv):
+    h = FakeHowNet({("国家", "主席"): 0.6, ("国家", "不在词向量"): 0.7})
+    v = VectorSimilarity(kv)
+    comb = CombinedSimilarity(h, v)
+    d = max(0.0, v.cosine("国家", "主席"))
+    d = d if d >= 0.1 else 0.0
+    assert comb.similarity("国家", "主席") == pytest.approx(0.5 * 0.6 + 0.5 * d, abs=1e-6)
+    assert comb.similarity("国家", "不在词向量") == pytest.approx(0.7)  # OOV: SimH alone
+    assert comb.similarity("x", "x") == 1.0
+    only_h = CombinedSimilarity(h, None)
+    assert only_h.similarity("国家", "主席") == pytest.approx(0.6)
+    with pytest.raises(ResourceMissingError):
+        CombinedSimilarity(None, None)
+    assert comb.most_similar("国家", topn=3)
