@@ -45,7 +45,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     mode = "path"                      # "path" (default) | "paper"
     alpha = 0.5
     beta = 0.5
-    threshold = 0.6
+    threshold = 0.75
     a = 0.6                            # w1 of the host parts
     b = 0.2                            # step w(i+1) = w(i) - b
     d = 2.0                            # 'www' parts are divided by d
@@ -121,7 +121,7 @@ class UrlConfig:
     mode: str = "path"
     alpha: float = 0.5
     beta: float = 0.5
-    threshold: float = 0.6
+    threshold: float = 0.75
     a: float = 0.6
     b: float = 0.2
     d: float = 2.0
@@ -408,7 +408,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         mode=u_t.get("mode", "path"),
         alpha=float(u_t.get("alpha", 0.5)),
         beta=float(u_t.get("beta", 0.5)),
-        threshold=float(u_t.get("threshold", 0.6)),
+        threshold=float(u_t.get("threshold", 0.75)),
         a=float(u_t.get("a", 0.6)),
         b=float(u_t.get("b", 0.2)),
         d=float(u_t.get("d", 2.0)),

@@ -4,7 +4,7 @@ Algorithm 2 (are two URLs similar?):
   (1) split the host by '.' and the path by '/';
   (2) if one host contains the other, the URLs are similar (mode ``paper``);
   (3) compare the parts position by position with the Jaccard coefficient of their
-      characters; host parts (right to left, the TLD first) weigh w1 = a', w(i+1) = w(i) − b,
+      character bigrams; host parts (right to left, the TLD first) weigh w1 = a', w(i+1) = w(i) − b,
       path parts (left to right) w1 = 1, w(j+1) = w(j) / 2; a 'www' part's weight is divided
       by d; hostSim and pathSim are the weighted means;
   (4) similar when α·hostSim + β·pathSim > threshold.
@@ -24,9 +24,15 @@ import random
 from urllib.parse import urlsplit
 
 
+def _grams(s: str) -> set[str]:
+    return {s[i : i + 2] for i in range(len(s) - 1)} if len(s) > 1 else set(s)
+
+
 def jaccard(a: str, b: str) -> float:
-    """Jaccard coefficient of the character sets of two strings (1 for two empty ones)."""
-    sa, sb = set(a), set(b)
+    """Jaccard coefficient of the character bigrams of two URL parts (a one-character part
+    is its own gram; 1 for two empty parts). Bigrams rather than single characters: with
+    characters, 'sports' and 'politics' share half their letters."""
+    sa, sb = _grams(a), _grams(b)
     if not sa and not sb:
         return 1.0
     return len(sa & sb) / len(sa | sb)
@@ -103,7 +109,7 @@ def url_similarity(
     return alpha * hs + beta * path_similarity(p1, p2)
 
 
-def urls_similar(u1: str, u2: str, *, threshold: float = 0.6, **params) -> bool:
+def urls_similar(u1: str, u2: str, *, threshold: float = 0.75, **params) -> bool:
     """Algorithm 2 decision: similar when the score passes ``threshold``."""
     return url_similarity(u1, u2, **params) > threshold
 
@@ -111,7 +117,7 @@ def urls_similar(u1: str, u2: str, *, threshold: float = 0.6, **params) -> bool:
 class StructureSample:
     """Algorithm 3: reservoir sample of accepted URLs and the struct(url) test."""
 
-    def __init__(self, n: int = 20, *, seed: int | None = 0, threshold: float = 0.6, **params):
+    def __init__(self, n: int = 20, *, seed: int | None = 0, threshold: float = 0.75, **params):
         self.n = n
         self.sample: list[str] = []
         self.seen = 0

@@ -1,0 +1,75 @@
+"""Algorithms 2 and 3: URL-structure similarity and the reservoir sample."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from relevance.urls import (
+    StructureSample,
+    host_similarity,
+    jaccard,
+    path_similarity,
+    url_similarity,
+    urls_similar,
+)
+
+U1 = "http://news.sina.com.cn/china/2024/a.html"
+U2 = "http://news.sina.com.cn/world/2024/b.html"
+
+
+def test_jaccard():
+    assert jaccard("a.html", "b.html") == pytest.approx(4 / 6)  # {.h ht tm ml} of 6 bigrams
+    assert jaccard("a", "a") == 1.0 and jaccard("ab", "a") == 0.0
+    assert jaccard("china", "world") == 0.0
+    assert jaccard("", "") == 1.0
+
+
+def test_same_host_paper_vs_path_mode():
+    assert url_similarity(U1, U2, mode="paper") == 1.0  # step (2): same host is similar
+    path_sim = (1 * 0.0 + 0.5 * 1.0 + 0.25 * 4 / 6) / 1.75
+    assert path_similarity(["china", "2024", "a.html"], ["world", "2024", "b.html"]) == (
+        pytest.approx(path_sim)
+    )
+    assert url_similarity(U1, U2) == pytest.approx(0.5 * 1.0 + 0.5 * path_sim)
+    assert urls_similar(U1, U2, mode="paper")
+    assert not urls_similar(U1, U2, threshold=0.75)  # path mode decides on the path
+    assert urls_similar(U1, "http://news.sina.com.cn/china/2024/c.html", threshold=0.75)
+    # a subdomain is contained in its parent host
+    assert url_similarity("http://sina.com.cn/x", "http://news.sina.com.cn/y", mode="paper") == 1.0
+
+
+def test_host_weights_and_www():
+    # right to left: com (w=.6, J=1), a (w=.4, J=1), www|news (w=.2/d=.1, J=0)
+    expected = (0.6 + 0.4 + 0.1 * 0.0) / (0.6 + 0.4 + 0.1)
+    assert host_similarity(["www", "ab", "com"], ["news", "ab", "com"], d=1.0) == pytest.approx(
+        1.0 / 1.2
+    )
+    assert host_similarity(["www", "a", "com"], ["news", "a", "com"]) == pytest.approx(expected)
+    assert url_similarity("http://www.a.com/", "http://news.a.com/") == pytest.approx(
+        0.5 * expected + 0.5 * 1.0
+    )
+
+
+def test_reservoir_is_uniform():
+    counts: Counter[int] = Counter()
+    runs = 2000
+    for seed in range(runs):
+        s = StructureSample(5, seed=seed)
+        for i in range(20):
+            s.add(f"http://h/{i}")
+        assert len(s.sample) == 5 and s.seen == 20
+        counts.update(int(u.rsplit("/", 1)[1]) for u in s.sample)
+    for i in range(20):
+        assert counts[i] / runs == pytest.approx(5 / 20, abs=0.04)
+
+
+def test_struct_majority():
+    s = StructureSample(4, seed=1)
+    assert s.struct("http://a.com/politics/1.html") == 0.0  # empty sample
+    for i in range(3):
+        s.add(f"http://news.a.com/politics/2024/{i}.html")
+    s.add("http://news.a.com/sports/2024/9.html")
+    assert s.struct("http://news.a.com/politics/2024/77.html") == 1.0
+    assert s.struct("http://other.org/ent/star/77.php") == 0.0
