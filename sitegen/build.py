@@ -182,6 +182,7 @@ ENC_GBK_SITE = {"body": "gbk", "meta": "gb2312", "http": None}
 ANOMALIES = {
     "gbk": {"body": "gbk", "meta": "gbk", "http": "gbk"},  # correct GBK on a UTF-8 site
     "wrong_http": {"body": "gbk", "meta": "gbk", "http": "utf-8"},  # header lies
+    "wrong_http_gbk": {"body": "utf-8", "meta": "utf-8", "http": "gbk"},  # server default lies
     "wrong_meta": {"body": "utf-8", "meta": "gb2312", "http": None},  # meta lies
     "undeclared_gbk": {"body": "gbk", "meta": None, "http": None},
     "undeclared_utf8": {"body": "utf-8", "meta": None, "http": None},

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from sitegen.articles import CATEGORIES, SECTION_SLUGS
-from sitegen.templates import Site
+import hashlib
+
+from sitegen.articles import CATEGORIES, SECTION_SLUGS, Article
+from sitegen.templates import PageContext, Site, render_article
 
 _PINYIN = {
     "体育": "tiyu",
@@ -159,3 +161,44 @@ def domain_site(category: str, index: int = 0) -> Site:
         icp=f"京ICP备1{index}0{len(host)}2345号",
         slogan=f"专注{category}  深度报道",
     )
+
+
+def all_sites() -> list[Site]:
+    """The four portals (all categories) and the single-topic site of every category."""
+    return portal_sites(list(CATEGORIES), count=4) + [
+        domain_site(c, i) for i, c in enumerate(CATEGORIES)
+    ]
+
+
+def standalone_page(
+    article: Article, site: Site | int, *, related: list[Article] | tuple[Article, ...] = ()
+) -> str:
+    """Render ``article`` as a page of ``site`` (a Site or an index into :func:`all_sites`
+    among those that carry its category), outside any built web: the dedup benchmark's way to
+    put an original and its reprint under different site templates.
+
+    Links point at made-up URLs of that site; ``related`` fills the 相关阅读/热点推荐 lists.
+    """
+    if isinstance(site, int):
+        fits = [s for s in all_sites() if article.category in s.categories]
+        site = fits[site % len(fits)]
+    sections = [s for s, (_, c) in site.sections.items() if c == article.category]
+    if not sections:
+        raise ValueError(f"{site.host} has no section for {article.category}")
+    section = sections[0]
+    num = 100000 + int(hashlib.sha1(article.id.encode()).hexdigest(), 16) % 900000
+    links = [
+        (site.url(f"/{section}/{a.published.isoformat()}/{100000 + i}.html"), a.title)
+        for i, a in enumerate(related)
+    ]
+    d = article.published
+    ctx = PageContext(
+        charset="utf-8",
+        related=links[:6],
+        hot=links[6:14],
+        friends=[(s.home, s.name) for s in all_sites()[:4] if s.host != site.host],
+        print_url=site.url(f"/print/{num}.html"),
+        calendar_url=site.url(f"/calendar/?d={d.isoformat()}"),
+        ad_id=num % 1000,
+    )
+    return render_article(article, site, ctx, section=section)

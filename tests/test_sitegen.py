@@ -21,6 +21,7 @@ from sitegen.articles import CATEGORIES, Article, load_articles, split_paragraph
 from sitegen.build import build_web
 from sitegen.reprint import add_commentary, cut_half, make_reprint
 from sitegen.server import serve_in_thread
+from sitegen.sites import standalone_page
 from topicrawl.errors import ConfigError
 
 
@@ -147,6 +148,17 @@ def test_hard_negatives(articles):
     assert added >= n_a
     with pytest.raises(ValueError):
         add_commentary(a, random.Random(0), [])
+
+
+def test_standalone_pages_use_different_templates(articles):
+    a = articles[0]
+    pages = [standalone_page(a, i, related=articles[1:9]) for i in range(5)]
+    assert len(set(pages)) == 5
+    for page in pages:
+        assert a.title in page and a.paragraphs[-1][-20:] in page
+        assert re.search(r"ICP", page) and "相关阅读" in page
+    seps = {re.search(r"<title>.*?(_| - | \| |—)", p).group(1) for p in pages}
+    assert len(seps) >= 3
 
 
 # --------------------------------------------------------------------------- the small build
@@ -289,7 +301,8 @@ def test_encodings(web):
     wrong = [u for u, p in pages.items() if p["kind"] == "article" and p["declared"]
              and p["declared"].replace("gb2312", "gbk") != p["encoding"]]  # fmt: skip
     assert {pages[u]["encoding"] for u in wrong} == {"gbk", "utf-8"}
-    assert any(pages[u]["declared_http"] == "utf-8" for u in wrong)
+    assert any(pages[u]["declared_http"] == "utf-8" for u in wrong)  # GBK body
+    assert any(pages[u]["declared_http"] == "gbk" for u in wrong)  # UTF-8 body
     undeclared = [u for u, p in pages.items() if p["kind"] == "article" and not p["declared"]]
     assert {pages[u]["encoding"] for u in undeclared} == {"gbk", "utf-8"}
     for url in wrong + undeclared:
