@@ -604,6 +604,16 @@ def build_web(
     return truth
 
 
+def topic_targets(truth: dict, category: str) -> set[str]:
+    """The on-topic target URLs of ``category``: article pages (originals, reprints and near
+    misses) whose content is an article of that category."""
+    return {
+        url
+        for url, page in truth["pages"].items()
+        if page["kind"] == "article" and page["category"] == category
+    }
+
+
 def _add_real_pages(w: _Writer, site: Site, limit: int | None, friends) -> None:
     """Serve real saved news pages verbatim under ``/archive/<source>/<file>``."""
     root = data_path("html", "news_zh")

@@ -34,7 +34,7 @@ class TestWeb:
     def __init__(self, out_dir: Path):
         out_dir = Path(out_dir)
         resp = out_dir / "responses.json"
-        if not resp.exists():
+        if not resp.exists() or not (out_dir / "webmeta.json").exists():
             raise ResourceMissingError(
                 f"{resp} not found: build the web first (topicrawl sitegen build {out_dir})"
             )

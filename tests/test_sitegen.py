@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from sitegen.articles import CATEGORIES, Article, load_articles, split_paragraphs, split_title
-from sitegen.build import build_web
+from sitegen.build import build_web, topic_targets
 from sitegen.reprint import add_commentary, cut_half, make_reprint
 from sitegen.server import serve_in_thread
 from sitegen.sites import standalone_page
@@ -207,6 +207,7 @@ def test_ground_truth_shape(web):
     # every article category is on the web, the domain site only has its topic
     cats = Counter(p["category"] for p in truth["pages"].values() if p["kind"] == "article")
     assert set(cats) == set(CATEGORIES)
+    assert len(topic_targets(truth, "时政")) == cats["时政"]
     dom = domains[0]["host"]
     assert {p["category"] for p in truth["pages"].values() if p["host"] == dom
             and p["kind"] == "article"} == set(domains[0]["categories"])  # fmt: skip
