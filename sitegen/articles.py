@@ -133,6 +133,8 @@ def split_title(text: str) -> tuple[str, str, str | None]:
     if best is None:
         # a headline word repeated at the start of the body: 《武林OL》当梦想成真玩《武林OL》…
         for p in range(8, MAX_TITLE + 1):
+            if text[p - 1] in "，。！？,!?":
+                break  # past a clause break the body has begun
             if text[p : p + 3] in text[:p] and not re.match(r"[\d，。！？、：；)）”」]", text[p]):
                 best = (p, p, None)
                 break
@@ -151,7 +153,7 @@ def split_title(text: str) -> tuple[str, str, str | None]:
         m = re.search(r"[，。！？,!?]", head[MIN_TITLE:])
         cut = MIN_TITLE + m.start() if m and m.start() + MIN_TITLE <= MAX_TITLE else _word_cut(text)
         title_end = body_start = cut
-    title = re.sub(r"\s+", " ", text[:title_end]).strip(" ：:□⊙")
+    title = re.sub(r"\s+", " ", text[:title_end]).strip(" ：:□⊙").rstrip("，,、；;")
     body = text[body_start:].strip().lstrip("：:，,□")
     if source:
         source = re.sub(r"\(微博\)", "", source)

@@ -291,7 +291,9 @@ def build_web(
     for art, where in plan:
         if where == "domain":
             site = domains[art.category]
-            section = sorted(site.sections)[int(art.id[2:]) % len(site.sections)]
+            turn = portal_turn.get(site.host, 0)
+            portal_turn[site.host] = turn + 1
+            section = list(site.sections)[turn % len(site.sections)]
         else:
             turn = portal_turn.get(art.category, 0)
             portal_turn[art.category] = turn + 1
