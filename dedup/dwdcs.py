@@ -43,6 +43,7 @@ naming a ProperName are categories, not synonyms, and are not merged
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import unicodedata
@@ -93,6 +94,15 @@ def load_stopwords(lang: str = "zh") -> frozenset[str]:
     return frozenset(words)
 
 
+@lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
 def _fold_en(word: str) -> str:
     """Fold English plurals (``foods`` -> ``food``, ``studies`` -> ``study``)."""
     if len(word) > 4 and word.endswith("ies"):
@@ -125,10 +135,8 @@ def tokenize(
         return out
     if lang != "zh":
         raise ConfigError(f"DWDCS supports lang 'zh' and 'en', not {lang!r}")
-    import jieba
-
     out = []
-    for tok in jieba.lcut(text):
+    for tok in _jieba().lcut(text):
         tok = tok.strip().lower()
         if (
             len(tok) >= min_chars
@@ -596,7 +604,10 @@ def extract_features(
 
 def cosine(a: DWDCSFeatures, b: DWDCSFeatures) -> float:
     """Cosine of the key-concept frequency vectors (frequency = length of the position list)
-    over the union of both documents' key concepts."""
+    over the union of both documents' key concepts, a concept that is not a key concept of a
+    document counting 0 there.  (Reading each document's full concept counts instead was
+    tried: reprints gain a little, but cut and commented copies gain more -- F1 0.83 -> 0.72
+    on bench/neardup_zh.)"""
     va = {k: len(v) for k, v in a.positions.items()}
     vb = {k: len(v) for k, v in b.positions.items()}
     dot = sum(va[k] * vb.get(k, 0) for k in va)

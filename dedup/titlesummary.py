@@ -21,6 +21,14 @@ summaries more than 70% similar (SSimilarity > 0.70).  Here:
 Titles shorter than ``min_title_chars`` (6) characters after normalisation are not compared
 (``新闻``, ``图片``, ``Home``: not evidence), nor summaries shorter than ``min_summary_chars``.
 
+Length guard (ours, not the meta-search method's, which never sees the text): with
+``max_length_ratio`` (default 1.5) two pages whose main texts differ in length by more than
+that factor (Chinese characters, or words for English; see
+:func:`dedup.featurecode.text_length`) are not duplicates even with the same title and lead.
+A reprint cut to its first half or followed by a long commentary keeps the title and the lead
+but is a different page (the feature-code paper's definition); without the guard this first
+stage of the cascade would drop them all.  ``max_length_ratio=None`` is the pure method.
+
 Works for any language written with letters or Chinese characters (``Doc.lang`` is not used:
 bigrams of an English title are letter pairs, which Dice handles as well).
 """
@@ -34,6 +42,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from dedup.base import Detector, Doc, Match, register
+from dedup.featurecode import length_ok, text_length
 from dedup.storage import IndexStorage
 
 _SEPARATORS = re.compile(
@@ -85,25 +94,31 @@ def summary_of(description: str, text: str, *, lead_chars: int = 120) -> str:
 
 @dataclass
 class TitleSummary:
-    """What is compared and stored: the normalised title theme and summary."""
+    """What is compared and stored: the normalised title theme and summary, and the length
+    of the main text (for the length guard)."""
 
     theme: str
     summary: str
+    length: int = 0
 
     def to_json(self) -> str:
-        return json.dumps({"t": self.theme, "s": self.summary}, ensure_ascii=False)
+        return json.dumps(
+            {"t": self.theme, "s": self.summary, "n": self.length}, ensure_ascii=False
+        )
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> TitleSummary:
         data = json.loads(raw)
-        return cls(data["t"], data["s"])
+        return cls(data["t"], data["s"], int(data.get("n", 0)))
 
 
 def page_features(
-    title: str, description: str = "", text: str = "", *, lead_chars: int = 120
+    title: str, description: str = "", text: str = "", *, lang: str = "zh", lead_chars: int = 120
 ) -> TitleSummary:
     return TitleSummary(
-        normalize(title_theme(title)), summary_of(description, text, lead_chars=lead_chars)
+        normalize(title_theme(title)),
+        summary_of(description, text, lead_chars=lead_chars),
+        text_length(text or "", lang="en" if lang == "en" else "zh"),
     )
 
 
@@ -115,9 +130,14 @@ def similarity(
     s_thr: float = 0.70,
     min_title_chars: int = 6,
     min_summary_chars: int = 20,
+    max_length_ratio: float | None = 1.5,
 ) -> float:
     """The method's decision as a score: the title similarity if it is ``> t_thr``, else the
-    summary similarity if it is ``> s_thr``, else 0.0 (not a duplicate)."""
+    summary similarity if it is ``> s_thr``, else 0.0 (not a duplicate); 0.0 as well when
+    both texts have a length and they differ by more than ``max_length_ratio``."""
+    if max_length_ratio is not None and a.length and b.length:
+        if not length_ok(a.length, b.length, a=max_length_ratio):
+            return 0.0
     if min(len(a.theme), len(b.theme)) >= min_title_chars:
         t = dice(a.theme, b.theme)
         if t > t_thr:
@@ -158,6 +178,7 @@ class TitleSummaryDetector(Detector):
         min_title_chars: int = 6,
         min_summary_chars: int = 20,
         lead_chars: int = 120,
+        max_length_ratio: float | None = 1.5,
         title_k: int = 6,
         summary_k: int = 10,
         **params: object,
@@ -166,9 +187,12 @@ class TitleSummaryDetector(Detector):
         self.t_thr, self.s_thr = t_thr, s_thr
         self.min_title_chars, self.min_summary_chars = min_title_chars, min_summary_chars
         self.lead_chars, self.title_k, self.summary_k = lead_chars, title_k, summary_k
+        self.max_length_ratio = max_length_ratio
 
     def features(self, doc: Doc) -> TitleSummary:
-        return page_features(doc.title, doc.description, doc.text, lead_chars=self.lead_chars)
+        return page_features(
+            doc.title, doc.description, doc.text, lang=doc.lang, lead_chars=self.lead_chars
+        )
 
     def _keys(self, f: TitleSummary) -> list[str]:
         keys = []
@@ -195,6 +219,7 @@ class TitleSummaryDetector(Detector):
                 s_thr=self.s_thr,
                 min_title_chars=self.min_title_chars,
                 min_summary_chars=self.min_summary_chars,
+                max_length_ratio=self.max_length_ratio,
             )
             if score > 0:
                 matches.append(Match(doc_id, score, self.name))

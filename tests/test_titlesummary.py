@@ -44,11 +44,22 @@ def test_similarity_rule_title_or_summary():
     assert ts.similarity(a, other) == 0.0
     lead = "国家统计局今天发布数据显示，十月份国民经济延续恢复态势，生产需求稳步改善，就业物价总体稳定。"
     c = ts.page_features("十月经济数据出炉", "", lead + "其余正文")
-    d = ts.page_features("统计局：十月国民经济延续恢复", lead, "不同的正文")
+    d = ts.page_features("统计局：十月国民经济延续恢复", lead, "换了模板的正文" + lead)
     assert ts.dice(c.theme, d.theme) < 0.85
     assert ts.similarity(c, d) > 0.7  # the summaries agree
     short = ts.page_features("图片新闻", "", "")
     assert ts.similarity(short, short) == 0.0  # too short to be evidence
+
+
+def test_length_guard_rejects_half_and_commented_copies():
+    title = "国家统计局发布十月份国民经济运行数据_财经_网易"
+    body = "国家统计局今天发布数据。" * 20
+    full = ts.page_features(title, "", body)
+    half = ts.page_features(title, "", body[: len(body) // 2])
+    assert full.length == 220 and half.length == 110
+    assert ts.similarity(full, half) == 0.0  # 2.0 > max_length_ratio 1.5
+    assert ts.similarity(full, half, max_length_ratio=None) == 1.0  # the pure method
+    assert ts.similarity(full, ts.page_features(title, "", body[:180])) == 1.0  # 220 / 165
 
 
 def test_summary_prefers_description_then_lead():
