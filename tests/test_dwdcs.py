@@ -206,3 +206,21 @@ def test_detector_english_and_unknown_option():
     assert [m.doc_id for m in det.query(Doc(text=copy, lang="en"))] == ["h"]
     with pytest.raises(ConfigError, match="simthr"):
         make_detector("dwdcs", make_storage(None), simthr=0.8)
+
+
+@pytest.mark.redis
+def test_detector_on_redis(redis_url):
+    import uuid
+
+    storage = make_storage({"type": "redis", "url": redis_url, "namespace": f"t-{uuid.uuid4()}"})
+    try:
+        det = make_detector("dwdcs", storage)
+        text = _news(1)[0]
+        assert det.check_and_add("orig", Doc(text=text)) is None
+        match = det.check_and_add("copy", Doc(text=_reprint(text)))
+        assert match is not None and match.doc_id == "orig"
+        det.remove("orig")
+        assert storage.keys("dwdcs:kc:") == []
+    finally:
+        storage.clear()
+        storage.close()

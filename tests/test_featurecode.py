@@ -147,3 +147,20 @@ def test_bad_options():
         make_detector("featurecode", make_storage(None), tol=5, L=5)
     with pytest.raises(ConfigError):
         fc.units("x", lang="fr")
+
+
+@pytest.mark.redis
+def test_detector_on_redis(redis_url):
+    import uuid
+
+    storage = make_storage({"type": "redis", "url": redis_url, "namespace": f"t-{uuid.uuid4()}"})
+    try:
+        det = make_detector("featurecode", storage, codes="multi", tol=1)
+        assert det.check_and_add("orig", Doc(text=LONG)) is None
+        edited = LONG.replace("最新经济数据", "最新经济數据", 1)
+        assert det.check_and_add("copy", Doc(text=edited)).doc_id == "orig"
+        det.remove("orig")
+        assert storage.keys("featurecode:") == []
+    finally:
+        storage.clear()
+        storage.close()

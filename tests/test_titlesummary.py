@@ -89,3 +89,20 @@ def test_detector(tmp_path, storage_type):
     det.remove("a")
     assert det.query(copy) == []
     assert not [k for k in det.storage.keys("title:") if det.storage.sismember(k, "a")]
+
+
+@pytest.mark.redis
+def test_detector_on_redis(redis_url):
+    import uuid
+
+    storage = make_storage({"type": "redis", "url": redis_url, "namespace": f"t-{uuid.uuid4()}"})
+    try:
+        det = make_detector("title", storage)
+        title = "国家统计局发布十月份国民经济运行数据_财经_网易"
+        assert det.check_and_add("a", Doc(text="正文", title=title)) is None
+        assert det.check_and_add("b", Doc(text="正文", title="转载：" + title)).doc_id == "a"
+        det.remove("a")
+        assert storage.keys("title:") == []
+    finally:
+        storage.clear()
+        storage.close()
