@@ -29,8 +29,10 @@ from dedup.base import Detector, Doc, Match, make_detector
 from dedup.storage import IndexStorage, make_storage
 from topicrawl.errors import ConfigError
 
-#: The default chain: cheap exact and title checks first, then SpotSigs.
-DEFAULT_METHODS = ("exact", "title", "spotsigs")
+#: The default chain: the exact hash, then SpotSigs. The title + summary check is cheap but
+#: matches hard negatives (half an article, an article with long commentary keep the title):
+#: see docs/benchmarks/dedup.md before putting it first.
+DEFAULT_METHODS = ("exact", "spotsigs")
 KEEP_POLICIES = ("first", "longer", "earlier")
 
 

@@ -28,7 +28,10 @@ learn-antecedents``), chain c=1 at spot distance d=1.
   because documents are added incrementally here rather than deduplicated in one batch,
   the previous partition when ``τ·|q| ≤ begin − 1``.
 
-The score of a match is the exact multiset Jaccard similarity.
+The score of a match is the exact multiset Jaccard similarity. The detector's default
+τ = 0.7 sits between the hard negatives (half an article, or an article with commentary at
+least as long: J ≈ 0.5 by construction) and reprints (J ≈ 0.85–1.0); see
+docs/benchmarks/dedup.md for the sweep.
 """
 
 from __future__ import annotations
@@ -338,7 +341,7 @@ class SpotSigsDetector(Detector):
     shared by processes, survives restarts (SQLite/Redis), and each insert costs one list
     append in the backend.
 
-    Options: ``tau`` (0.5), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
+    Options: ``tau`` (0.7), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
     ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
     {lang: list} map), ``antecedent_set`` ("optimized" | "basic"), ``max_length`` (1000: the
     last partition start), ``bounds`` ("safe" | "paper").
@@ -348,7 +351,7 @@ class SpotSigsDetector(Detector):
         self,
         storage: IndexStorage,
         *,
-        tau: float = 0.5,
+        tau: float = 0.7,
         chain: int | None = None,
         distance: int = 1,
         antecedents: Any = None,

@@ -1,0 +1,214 @@
+"""``topicrawl dedup eval`` and ``topicrawl dedup learn-antecedents``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from topicrawl.errors import ConfigError, ResourceMissingError
+
+
+def register(subparsers: Any) -> None:
+    dedup = subparsers.add_parser("dedup", help="near-duplicate detection tools")
+    sub = dedup.add_subparsers(dest="dedup_command", metavar="SUBCOMMAND")
+    dedup.set_defaults(func=lambda args: (dedup.print_help(), 2)[1])
+
+    ev = sub.add_parser(
+        "eval",
+        help="precision/recall/F1 of each method and the cascade on labelled pairs",
+        description='Read JSON lines {"a": PATH, "b": PATH, "label": 0|1} (paths relative '
+        "to the file; .html pages go through the crawl's extraction, .txt files are text) and "
+        "print precision, recall, F1 and confusion counts.",
+    )
+    ev.add_argument("--pairs", required=True, help="the pairs file (JSON lines)")
+    ev.add_argument(
+        "--method",
+        action="append",
+        metavar="NAME",
+        help="evaluate only this method (repeatable; 'cascade' = the cascade only)",
+    )
+    ev.add_argument(
+        "--cascade",
+        default=None,
+        metavar="M1,M2,...",
+        help="the cascade chain (default: exact,spotsigs)",
+    )
+    ev.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METHOD.KEY=VALUE",
+        help="a method option, e.g. spotsigs.tau=0.6 (VALUE parsed as JSON when it can be)",
+    )
+    ev.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ev.set_defaults(func=cmd_eval)
+
+    la = sub.add_parser(
+        "learn-antecedents",
+        help="select SpotSigs antecedents from crawled or saved pages (Li et al. 2017)",
+    )
+    src = la.add_mutually_exclusive_group(required=True)
+    src.add_argument("--pages", metavar="DIR", help="a directory of .html pages (recursive)")
+    src.add_argument("--run", type=int, metavar="ID", help="the pages of a stored crawl run")
+    la.add_argument(
+        "--db", default=None, help="database URL for --run (default: $TOPICRAWL_DB_URL)"
+    )
+    la.add_argument("--lang", default="zh", help="language of the pages (zh or en)")
+    la.add_argument("--basic-ratio", type=float, default=0.6, help="t1/t2 above this: basic")
+    la.add_argument(
+        "--optimized-ratio", type=float, default=0.9, help="t1/t2 above this: optimized"
+    )
+    la.add_argument(
+        "--basic-rate",
+        type=float,
+        default=0.004,
+        help="a basic antecedent is at least this share of main-text tokens",
+    )
+    la.add_argument(
+        "--min-count", type=int, default=20, help="an optimized antecedent occurs this often"
+    )
+    la.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="TOML file to write (created or updated); default: print the TOML",
+    )
+    la.add_argument(
+        "--section",
+        default=None,
+        metavar="TABLE",
+        help="write 'antecedents = [...]' into this table of --out (e.g. dedup.spotsigs) "
+        "instead of an antecedents file with [LANG] basic/optimized",
+    )
+    la.add_argument(
+        "--set",
+        choices=("basic", "optimized"),
+        default="optimized",
+        help="with --section: which set to write (optimized = basic + optimized)",
+    )
+    la.set_defaults(func=cmd_learn_antecedents)
+
+
+def _parse_options(specs: list[str]) -> dict[str, dict[str, Any]]:
+    options: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        key, sep, raw = spec.partition("=")
+        method, dot, name = key.partition(".")
+        if not sep or not dot or not method or not name:
+            raise ConfigError(f"--option {spec!r}: expected METHOD.KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        options.setdefault(method, {})[name] = value
+    return options
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from dedup.cascade import DEFAULT_METHODS
+    from dedup.evaluate import evaluate, format_table, load_pairs
+
+    pairs = load_pairs(args.pairs)
+    if not pairs:
+        raise ConfigError(f"{args.pairs} holds no pairs")
+    options = _parse_options(args.option)
+    chain: list[str] | tuple[str, ...] = (
+        [m.strip() for m in args.cascade.split(",") if m.strip()]
+        if args.cascade
+        else DEFAULT_METHODS
+    )
+    methods = None
+    cascade: Any = chain
+    if args.method:
+        methods = [m for m in args.method if m != "cascade"]
+        if "cascade" not in args.method:
+            cascade = None
+    scores, skipped = evaluate(pairs, methods, cascade=cascade, options=options)
+    if args.json:
+        print(
+            json.dumps(
+                {"pairs": len(pairs), "scores": [s.as_dict() for s in scores], "skipped": skipped},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    else:
+        pos = sum(p.label for p in pairs)
+        print(f"{len(pairs)} pairs ({pos} near-duplicate, {len(pairs) - pos} different)")
+        print(format_table(scores))
+        for name, why in skipped.items():
+            print(f"note: {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _iter_html_dir(root: Path):
+    from crawler.extract import decode_html
+
+    if not root.is_dir():
+        raise ResourceMissingError(f"--pages {root}: not a directory")
+    for path in sorted(root.rglob("*")):
+        if path.suffix.lower() in (".html", ".htm") and path.is_file():
+            yield decode_html(path.read_bytes())[0]
+
+
+def _iter_run(run_id: int, db: str | None):
+    from models.store import Store
+
+    store = Store.from_url(db)
+    for page in store.iter_pages(run_id):
+        if page.html:
+            yield page.html
+
+
+def cmd_learn_antecedents(args: argparse.Namespace) -> int:
+    import tomlkit
+
+    from dedup.evaluate import learn_antecedents
+
+    pages = _iter_html_dir(Path(args.pages)) if args.pages else _iter_run(args.run, args.db)
+    basic, optimized, stats = learn_antecedents(
+        pages,
+        lang=args.lang,
+        basic_ratio=args.basic_ratio,
+        optimized_ratio=args.optimized_ratio,
+        basic_rate=args.basic_rate,
+        min_count=args.min_count,
+    )
+    for w in basic + optimized:
+        print(
+            f"{w}\tt1={stats.t1[w]}\tt2={stats.t2[w]}\tt1/t2={stats.ratio(w):.3f}"
+            f"\t{'basic' if w in basic else 'optimized'}",
+            file=sys.stderr,
+        )
+    print(
+        f"{stats.pages} pages, {stats.main_tokens} main-text tokens, {stats.page_tokens} page "
+        f"tokens: {len(basic)} basic and {len(optimized)} optimized antecedents",
+        file=sys.stderr,
+    )
+    out = Path(args.out) if args.out else None
+    doc = tomlkit.parse(out.read_text("utf-8")) if out and out.exists() else tomlkit.document()
+    if args.section:
+        table: Any = doc
+        for part in args.section.split("."):
+            if part not in table:
+                table[part] = tomlkit.table()
+            table = table[part]
+        chosen = basic if args.set == "basic" else basic + optimized
+        table["antecedents"] = chosen
+    else:
+        lang = "en" if args.lang.startswith("en") else "zh"
+        section = tomlkit.table()
+        section.add(tomlkit.comment(f"learned from {stats.pages} pages (t1/t2 selection)"))
+        section["basic"] = basic
+        section["optimized"] = optimized
+        doc[lang] = section
+    text = tomlkit.dumps(doc)
+    if out:
+        out.write_text(text, "utf-8")
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
