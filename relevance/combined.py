@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from relevance.hownet import set_identity
 from topicrawl.errors import ResourceMissingError
 
 
@@ -92,10 +93,7 @@ class CombinedSimilarity:
                 beta=self.beta,
                 d_known=known,
             )
-        for i, w in enumerate(words_a):
-            for j, v in enumerate(words_b):
-                if w == v:
-                    out[i, j] = 1.0
+        set_identity(out, words_a, words_b)
         return out.astype(np.float32)
 
     def similarity(self, a: str, b: str) -> float:

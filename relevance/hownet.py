@@ -449,10 +449,7 @@ class HowNetSimilarity:
             cm = np.maximum.reduceat(cm, sa, axis=0)
             cm = np.maximum.reduceat(cm, sb, axis=1)
             out[np.ix_(ia, ib)] = cm
-        for i, w in enumerate(words_a):  # a word is its own best match even if unknown
-            for j, v in enumerate(words_b):
-                if w == v:
-                    out[i, j] = 1.0
+        set_identity(out, words_a, words_b)
         return out
 
     def _concept_index(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -594,3 +591,13 @@ def _cache_file(glossary: Path, whole: Path, params: dict) -> Path | None:
     h.update(repr(sorted(params.items())).encode())
     h.update(b"v1")
     return cache_dir() / f"hownet-{h.hexdigest()[:16]}.pickle"
+
+
+def set_identity(out: np.ndarray, words_a: Sequence[str], words_b: Sequence[str]) -> None:
+    """Set out[i, j] = 1 where words_a[i] == words_b[j] (a word is its own best match)."""
+    pos: dict[str, list[int]] = {}
+    for j, w in enumerate(words_b):
+        pos.setdefault(w, []).append(j)
+    for i, w in enumerate(words_a):
+        for j in pos.get(w, ()):
+            out[i, j] = 1.0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from relevance.hownet import set_identity
 from topicrawl.errors import ResourceMissingError
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,7 @@ class VectorSimilarity:
         va = self._unit[np.maximum(ia, 0)] * (ia >= 0)[:, None]
         vb = self._unit[np.maximum(ib, 0)] * (ib >= 0)[:, None]
         out = va @ vb.T
-        for i, w in enumerate(words_a):
-            for j, v in enumerate(words_b):
-                if w == v:
-                    out[i, j] = 1.0
+        set_identity(out, words_a, words_b)
         return out
 
 
