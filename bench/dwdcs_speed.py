@@ -26,9 +26,13 @@ import statistics
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
-from dedup import dwdcs
-from topicrawl.data import data_path
+# the project root first: bench/dedup.py would otherwise shadow the dedup package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dedup import dwdcs  # noqa: E402
+from topicrawl.data import data_path  # noqa: E402
 
 CLASSES = (("500-2,000", 500, 2000), ("2,000-5,000", 2000, 5000))
 
@@ -51,6 +55,7 @@ VARIANTS = (
     ("featurecode first a=1.30", "featurecode", {"codes": "first", "a": 1.3}),
     ("featurecode multi a=1.30", "featurecode", {"codes": "multi", "a": 1.3}),
     ("dwdcs", "dwdcs", {}),
+    ("dwdcs sim_thr=0.95", "dwdcs", {"sim_thr": 0.95}),
 )
 
 
@@ -58,7 +63,6 @@ def quality(pairs_file: str) -> int:
     """Precision, recall, F1 and per-kind counts of each variant: index ``a``, query ``b``."""
     import json
     from collections import Counter
-    from pathlib import Path
 
     from dedup.base import make_detector
     from dedup.evaluate import DocCache, load_pairs
