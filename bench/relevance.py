@@ -229,7 +229,7 @@ def extract_pages(web: Path, truth: dict) -> list[tuple[PageInfo, list[Link], st
         except Exception:
             continue
 
-        def meta(name: str) -> str:
+        def meta(name: str, doc=doc) -> str:
             v = doc.xpath(f'//meta[@name="{name}"]/@content')
             return v[0] if v else ""
 
@@ -319,54 +319,73 @@ def bench_auc(out: list[str], pages, truth: dict, hownet: HowNetSimilarity) -> N
     kinds = {u: e["kind"] for u, e in truth["pages"].items()}
     rows = []
     base_topic = load_topic(ROOT / "topics" / "shizheng.toml")
+    w2v_topic = load_topic(ROOT / "topics" / "shizheng_w2v.toml")
     from relevance.vectors import VectorSimilarity
 
     vec = VectorSimilarity.from_path(ensure_vectors(VECTORS_PD))
+    th_h = base_topic.similarity.th2
+    s_w = w2v_topic.similarity
     variants = [
-        ("HowNet, Th2=0.1 (paper)", CombinedSimilarity(hownet, None, th2=0.1), (False,)),
-        ("HowNet, Th2=0.7", CombinedSimilarity(hownet, None, th2=0.7), (False, True)),
-        ("word2vec, Th1=0.5", CombinedSimilarity(None, vec, th1=0.5), (False,)),
-        ("Algorithm 1, Th1=Th2=0.1 (paper)", CombinedSimilarity(hownet, vec), (False,)),
+        ("HowNet, Th2=0.1 (paper)", base_topic, CombinedSimilarity(hownet, None), (False,)),
         (
-            "Algorithm 1, Th1=0.3, Th2=0.7",
-            CombinedSimilarity(hownet, vec, th1=0.3, th2=0.7),
+            f"shizheng.toml: HowNet, Th2={th_h}",
+            base_topic,
+            CombinedSimilarity(hownet, None, th2=th_h),
+            (False, True),
+        ),
+        ("word2vec alone, Th1=0.5", w2v_topic, CombinedSimilarity(None, vec, th1=0.5), (False,)),
+        ("Algorithm 1, Th1=Th2=0.1 (paper)", w2v_topic, CombinedSimilarity(hownet, vec), (False,)),
+        (
+            f"shizheng_w2v.toml: Algorithm 1, Th1={s_w.th1}, Th2={s_w.th2}",
+            w2v_topic,
+            CombinedSimilarity(hownet, vec, th1=s_w.th1, th2=s_w.th2),
             (False, True),
         ),
     ]
-    for label, sim, warms in variants:
-        topic = base_topic
+    page_rows = []
+    for label, topic, sim, warms in variants:
         for warm in warms:
             scorer = SemanticLinkScorer.from_topic(topic, sim=sim)
-            if warm:  # feed Algorithm 3 as a crawl would: pages accepted by their relevance
-                for info, _, _, e in pages:
-                    if (
-                        e["kind"] == "article"
-                        and scorer.page_relevance(info) > topic.page_threshold
-                    ):
+            arts = []
+            for info, _, _, e in pages:
+                if e["kind"] == "article" and e["category"]:
+                    r = scorer.page_relevance(info)
+                    arts.append((r, e["category"] == CATEGORY))
+                    if warm and r > topic.page_threshold:  # Algorithm 3 fed as in a crawl
                         scorer.observe_accepted(info.url)
+            if not warm:
+                th = topic.page_threshold
+                acc = [y for r, y in arts if r > th]
+                page_rows.append(
+                    (
+                        label,
+                        roc_auc([r for r, _ in arts], [y for _, y in arts]),
+                        th,
+                        len(acc),
+                        sum(acc) / max(1, len(acc)),
+                        sum(acc) / max(1, sum(y for _, y in arts)),
+                    )
+                )
             scores, labels, follow = [], [], []
             for info, links, _, _ in pages:
                 keep = [lk for lk in links if kinds.get(lk.url) in ("article", "list")]
                 if not keep:
                     continue
-                for lk, s in zip(keep, scorer.score_links(info, keep), strict=True):
-                    scores.append(s.score)
+                for lk, sc in zip(keep, scorer.score_links(info, keep), strict=True):
+                    scores.append(sc.score)
                     labels.append(cats.get(lk.url) == CATEGORY)
-                    follow.append(s.follow)
+                    follow.append(sc.follow)
             auc = roc_auc(scores, labels)
-            n_f = sum(follow)
-            hr = sum(1 for f, y in zip(follow, labels, strict=True) if f and y) / max(1, n_f)
-            rec = sum(1 for f, y in zip(follow, labels, strict=True) if f and y) / max(
-                1, sum(labels)
-            )
+            tp = sum(1 for f, y in zip(follow, labels, strict=True) if f and y)
             rows.append(
                 (
-                    f"formula 5, {label}" + (", struct sample warm" if warm else ""),
+                    f"{label}" + (", struct sample warm" if warm else ""),
                     auc,
                     len(scores),
                     sum(labels),
-                    hr,
-                    rec,
+                    tp / max(1, sum(follow)),
+                    tp / max(1, sum(labels)),
+                    topic.link_threshold,
                 )
             )
     kw = KeywordLinkScorer(list(base_topic.weights))
@@ -384,45 +403,42 @@ def bench_auc(out: list[str], pages, truth: dict, hownet: HowNetSimilarity) -> N
             sum(labels),
             float("nan"),
             float("nan"),
+            float("nan"),
         )
     )
 
     # page relevance (formula 3 over title/description/keywords + text) against the truth
-    page_rows = []
-    for label, sim, _ in variants:
-        scorer = SemanticLinkScorer.from_topic(base_topic, sim=sim)
-        arts = [
-            (scorer.page_relevance(info), e["category"] == CATEGORY)
-            for info, _, _, e in pages
-            if e["kind"] == "article" and e["category"]
-        ]
-        page_rows.append((label, roc_auc([s for s, _ in arts], [y for _, y in arts])))
     out += [
         f"### Link priority on the local test web (topics/shizheng.toml, category {CATEGORY})",
         "",
         "Every link from every HTML page to an article or list page; label = the target's "
         f"category is {CATEGORY}. Followed precision/recall: links with follow = true "
-        "(p > 0.2). word2vec here: People's Daily only (the test web is made of cnews "
+        "(p > the topic file's link threshold). word2vec here: People's Daily only (the test web is made of cnews "
         'articles, so cnews-trained vectors would have seen the test pages). "struct sample '
         "warm\": Algorithm 3's sample fed with the article pages whose page relevance passes "
         "the page threshold, as in a crawl.",
         "",
-        "| scorer | ROC AUC | links | on-topic | followed precision | followed recall |",
-        "|---|---|---|---|---|---|",
+        "| similarity | ROC AUC | links | on-topic | link threshold | followed precision "
+        "(harvest) | followed recall |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, auc, n, npos, hr, rec in rows:
+    for name, auc, n, npos, hr, rec, th in rows:
         hr_s = "–" if hr != hr else f"{hr:.3f}"
         rec_s = "–" if rec != rec else f"{rec:.3f}"
-        out.append(f"| {name} | **{auc:.3f}** | {n} | {npos} | {hr_s} | {rec_s} |")
+        th_s = "–" if th != th else f"{th}"
+        out.append(f"| {name} | **{auc:.3f}** | {n} | {npos} | {th_s} | {hr_s} | {rec_s} |")
     out += [
         "",
         f"Page relevance (formula 3 over title/description/keywords and text) of the "
         f"{len(arts)} article pages as a {CATEGORY} classifier:",
         "",
-        "| similarity | page ROC AUC |",
-        "|---|---|",
+        "| similarity | page ROC AUC | page threshold | accepted | precision | recall |",
+        "|---|---|---|---|---|---|",
     ]
-    out += [f"| {label} | {auc:.3f} |" for label, auc in page_rows]
+    out += [
+        f"| {label} | {auc:.3f} | {th} | {n} | {p:.3f} | {r:.3f} |"
+        for label, auc, th, n, p, r in page_rows
+    ]
     out.append("")
     print("\n".join(out[-(len(rows) + len(page_rows) + 14) :]), flush=True)
 
