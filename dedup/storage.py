@@ -473,20 +473,29 @@ class SQLiteStorage(IndexStorage):
             )
 
     def lrange(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
+        # lists are append-only and deleted whole, so an item's index is its ``seq``
         if start < 0 or end < -1:
             start, end = _norm_range(self.llen(key), start, end)
-        if end != -1 and end < start:
-            return []
-        limit = -1 if end == -1 else end - start + 1
-        rows = self._x(
-            "SELECT value FROM lists WHERE ns=? AND key=? ORDER BY seq LIMIT ? OFFSET ?",
-            (self.namespace, key, limit, start),
-        )
+            if end < start:
+                return []
+        if end == -1:
+            rows = self._x(
+                "SELECT value FROM lists WHERE ns=? AND key=? AND seq>=? ORDER BY seq",
+                (self.namespace, key, start),
+            )
+        else:
+            if end < start:
+                return []
+            rows = self._x(
+                "SELECT value FROM lists WHERE ns=? AND key=? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (self.namespace, key, start, end),
+            )
         return [bytes(r[0]) for r in rows]
 
     def llen(self, key: str) -> int:
         return self._x(
-            "SELECT COUNT(*) FROM lists WHERE ns=? AND key=?", (self.namespace, key)
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM lists WHERE ns=? AND key=?",
+            (self.namespace, key),
         ).fetchone()[0]
 
     def keys(self, prefix: str = "") -> list[str]:
