@@ -497,19 +497,32 @@ def key_concepts_networkx(
     l: int = 30,  # noqa: E741
     p: int = 20,
 ) -> list[KeyConcept]:
-    """Reference version of :func:`key_concepts`: a networkx graph, and for each of the ``l``
-    removals all-pairs shortest path lengths recomputed from scratch.  Same definitions
-    (unreachable pair = ``n``), same tie-breaks; used by the equality test and the bench."""
+    """Reference version of :func:`key_concepts`, written independently and straightforwardly:
+    the network built in pure Python into a networkx graph, the main component by
+    ``nx.connected_components``, and for each of the ``l`` removals a copy of the graph
+    without the node and ``nx.all_pairs_shortest_path_length`` from scratch.  Same
+    definitions (unreachable pair = ``n``) and tie-breaks (degree, then first occurrence);
+    used by the equality test and the bench."""
     import networkx as nx
 
-    net = concept_network(seq, fthr=fthr, window=window)
-    n = len(net.nodes)
-    if n == 0:
-        return []
+    counts = Counter(seq)
+    first: dict[str, int] = {}
+    for pos, c in enumerate(seq):
+        if counts[c] > fthr and c not in first:
+            first[c] = pos
     g = nx.Graph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(net.edges.tolist())
-    deg = np.array([g.degree(i) for i in range(n)], dtype=np.int64)
+    g.add_nodes_from(first)
+    for pos, c in enumerate(seq):
+        if c not in first:
+            continue
+        for other in seq[pos + 1 : pos + 1 + window]:
+            if other in first and other != c:
+                g.add_edge(c, other)
+    if g.number_of_nodes() == 0:
+        return []
+    main = max(nx.connected_components(g), key=lambda cc: (len(cc), -min(first[c] for c in cc)))
+    g = g.subgraph(main).copy()
+    n = g.number_of_nodes()
 
     def total(h: nx.Graph) -> int:
         m = h.number_of_nodes()
@@ -518,13 +531,17 @@ def key_concepts_networkx(
             s += sum(lengths.values()) + n * (m - len(lengths))
         return s
 
-    totals = {-1: total(g)}
-    cand = _candidates(net, deg, l)
-    for i in cand:
+    d = total(g) / (n * (n - 1)) if n > 1 else 0.0
+    cand = sorted(g.nodes, key=lambda c: (-g.degree(c), first[c]))[:l]
+    found = []
+    for c in cand:
         h = g.copy()
-        h.remove_node(i)
-        totals[i] = total(h)
-    return _rank(net, deg, cand, totals, p)
+        h.remove_node(c)
+        m = n - 1
+        d_absent = total(h) / (m * (m - 1)) if m > 1 else 0.0
+        found.append(KeyConcept(c, d_absent - d, g.degree(c)))
+    found.sort(key=lambda k: (-k.cb, -k.degree, first[k.concept]))
+    return found[:p]
 
 
 def key_concepts(

@@ -91,6 +91,19 @@ def test_fast_key_concepts_equal_networkx_on_random_sequences(seed):
     )
 
 
+@pytest.mark.parametrize(
+    "seq",
+    [
+        ["A", "B", "A", "B", "x", "y", "Z", "W", "Z", "W", "Z"],  # two equal components
+        ["A", "A"],  # one node
+        ["A", "B", "A", "B"],  # two nodes
+        ["a", "b", "c"],  # nothing frequent
+    ],
+)
+def test_fast_key_concepts_equal_networkx_on_edge_cases(seq):
+    assert dwdcs.key_concepts(seq) == dwdcs.key_concepts_networkx(seq)
+
+
 def test_fast_key_concepts_equal_networkx_on_real_news():
     lines = data_path("corpus", "cnews_train.txt").read_text(encoding="utf-8").splitlines()
     lexicon = dwdcs.default_lexicon()
