@@ -28,8 +28,10 @@ Procedure, one function each (all pure; the detector at the end stores the featu
    in the :class:`~dedup.storage.IndexStorage`; documents are inserted incrementally.
 
 Supported languages: Chinese (``lang="zh"``: jieba words, Cilin + HowNet concepts) and
-English (``lang="en"``: lower-cased letter tokens with plural ``s`` folded, stop words from
-stopwordsiso; no synonym dictionary, so each word form is its own concept).
+English (``lang="en"``: lower-cased letter tokens with plural ``s`` folded, the packaged
+stopwords-iso list; no synonym dictionary, so each word form is its own concept).  The
+detector treats ``zh*`` and an empty ``Doc.lang`` as Chinese and any other language as
+English-like (:func:`dedup.featurecode.method_lang`).
 
 Choices the paper leaves open, made here and documented where they are made: unreachable
 pairs after a removal count as distance ``n`` (the component size), so a node whose removal
@@ -59,6 +61,7 @@ from scipy.sparse.csgraph import connected_components
 
 from dedup.base import Detector, Doc, Match, register
 from dedup.cilin import load_cilin, synonym_groups
+from dedup.featurecode import method_lang
 from dedup.storage import IndexStorage
 from topicrawl.data import data_path
 from topicrawl.errors import ConfigError, ResourceMissingError
@@ -734,8 +737,8 @@ class DWDCSDetector(Detector):
     def features(self, doc: Doc) -> DWDCSFeatures:
         return extract_features(
             doc.text,
-            lang=doc.lang,
-            lexicon=self.lexicon(doc.lang),
+            lang=method_lang(doc.lang),
+            lexicon=self.lexicon(method_lang(doc.lang)),
             fthr=self.fthr,
             window=self.window,
             l=self.l,

@@ -24,7 +24,9 @@ lengths agree).
 
 Languages: Chinese (``lang="zh"``: units are Chinese characters, sentence end 。, length in
 Chinese characters) and English (``lang="en"``: units are lower-cased words, sentence end a
-``.`` followed by a space or the end, length in words).
+``.`` followed by a space or the end, length in words).  The detector sends ``zh*`` and an
+empty ``Doc.lang`` down the Chinese path and every other language down the English one
+(:func:`method_lang`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,14 @@ def units(text: str, *, lang: str = "zh") -> tuple[list[str], list[int]]:
     else:
         raise ConfigError(f"feature codes support lang 'zh' and 'en', not {lang!r}")
     return out, ends
+
+
+def method_lang(lang: str | None) -> str:
+    """The code path a ``Doc.lang`` takes in the detectors: ``"zh"`` for Chinese (``zh``,
+    ``zh-CN``, ... or unknown/empty), ``"en"`` (space-delimited words) for anything else."""
+    if not lang or lang.lower().startswith("zh"):
+        return "zh"
+    return "en"
 
 
 def text_length(text: str, *, lang: str = "zh") -> int:
@@ -263,7 +273,9 @@ class FeatureCodeDetector(Detector):
         self.L, self.tol, self.a, self.codes, self.k, self.m = L, tol, a, codes, k, m
 
     def features(self, doc: Doc) -> FeatureCodes:
-        return page_features(doc.text, lang=doc.lang, L=self.L, codes=self.codes, k=self.k)
+        return page_features(
+            doc.text, lang=method_lang(doc.lang), L=self.L, codes=self.codes, k=self.k
+        )
 
     def _code_keys(self, code: Code) -> tuple[list[str], list[str]]:
         if self.tol == 0:

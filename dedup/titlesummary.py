@@ -42,7 +42,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from dedup.base import Detector, Doc, Match, register
-from dedup.featurecode import length_ok, text_length
+from dedup.featurecode import length_ok, method_lang, text_length
 from dedup.storage import IndexStorage
 
 _SEPARATORS = re.compile(
@@ -118,7 +118,7 @@ def page_features(
     return TitleSummary(
         normalize(title_theme(title)),
         summary_of(description, text, lead_chars=lead_chars),
-        text_length(text or "", lang="en" if lang == "en" else "zh"),
+        text_length(text or "", lang=method_lang(lang)),
     )
 
 

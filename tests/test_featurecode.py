@@ -164,3 +164,18 @@ def test_detector_on_redis(redis_url):
     finally:
         storage.clear()
         storage.close()
+
+
+def test_method_lang_routes_doc_languages():
+    assert [fc.method_lang(x) for x in ("zh", "zh-CN", "", None, "en", "de")] == [
+        "zh",
+        "zh",
+        "zh",
+        "zh",
+        "en",
+        "en",
+    ]
+    det = make_detector("featurecode", make_storage(None))
+    en = "Shares rose sharply on Monday morning. Traders said the rally was broad and strong."
+    det.add("en", Doc(text=en, lang="en-US"))
+    assert [m.doc_id for m in det.query(Doc(text=en, lang="en-GB"))] == ["en"]
