@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.robotstxt import (
+    RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware,
+)
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Response
 from scrapy.statscollectors import StatsCollector
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +41,10 @@ class TrapGuardMiddleware:
         max_query_variants: int = 30,
         max_url_length: int = 512,
         max_segment_repeats: int = 3,
+        jobdir: str | None = None,
     ):
         self.stats = stats
+        self.state_file = Path(jobdir) / "topicrawl-trapguard.json" if jobdir else None
         self.max_query_variants = max_query_variants
         self.max_url_length = max_url_length
         self.max_segment_repeats = max_segment_repeats
@@ -43,12 +53,29 @@ class TrapGuardMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapGuardMiddleware:
         s = crawler.settings
-        return cls(
+        mw = cls(
             crawler.stats,
             max_query_variants=s.getint("TOPICRAWL_MAX_QUERY_VARIANTS"),
             max_url_length=s.getint("TOPICRAWL_MAX_URL_LENGTH"),
             max_segment_repeats=s.getint("TOPICRAWL_MAX_SEGMENT_REPEATS"),
+            jobdir=s.get("JOBDIR"),
         )
+        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        return mw
+
+    def spider_opened(self, spider: Spider) -> None:
+        """A resumed crawl (JOBDIR) keeps the query variants it has already seen."""
+        if self.state_file and self.state_file.exists():
+            saved = json.loads(self.state_file.read_text(encoding="utf-8"))
+            for key, queries in saved.items():
+                self._variants[key].update(queries)
+
+    def spider_closed(self, spider: Spider) -> None:
+        if self.state_file:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            data = {k: sorted(v) for k, v in self._variants.items()}
+            self.state_file.write_text(json.dumps(data), encoding="utf-8")
 
     def allowed(self, url: str) -> str | None:
         """None when ``url`` may be followed, else the reason it is a trap."""
@@ -134,3 +161,29 @@ class NonHtmlGuardMiddleware:
             self.stats.inc_value(f"topicrawl/non_html/{kind}")
             raise IgnoreRequest(f"non-HTML response ({ctype}) from {response.url}")
         return response
+
+
+class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware, safe for requests that wait on the same robots.txt.
+
+    With the asyncio reactor, Scrapy awaits the per-host robots.txt Deferred through
+    ``Deferred.asFuture``, whose callback returns None: the first waiter gets the parser and
+    every later one gets None, which means "no robots.txt, allow everything". A resumed crawl
+    (JOBDIR) starts with many queued requests for one host, and disallowed pages slipped
+    through. Here every waiter gets its own Deferred, fed by a callback that passes the
+    result on unchanged.
+    """
+
+    async def robot_parser(self, request: Request) -> Any:
+        netloc = urlparse_cached(request).netloc
+        pending = self._parsers.get(netloc)
+        if isinstance(pending, Deferred):
+            waiter: Deferred[Any] = Deferred()
+
+            def relay(result: Any) -> Any:
+                waiter.callback(result)
+                return result
+
+            pending.addBoth(relay)
+            return await maybe_deferred_to_future(waiter)
+        return await super().robot_parser(request)

@@ -42,6 +42,9 @@ SPIDER_MIDDLEWARES = {
     "crawler.middlewares.TrapGuardMiddleware": 650,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.middlewares.RobotsTxtMiddleware": 100,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
 }
 EXTENSIONS = {

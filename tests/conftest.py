@@ -99,7 +99,7 @@ def redis_url() -> Iterator[str]:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_crawl(
+def crawl_command(
     proxy_url: str,
     seeds: list[str],
     topic: Path | str,
@@ -107,9 +107,8 @@ def run_crawl(
     *,
     args: dict[str, object] | None = None,
     settings: dict[str, object] | None = None,
-    timeout: float = 300,
-) -> subprocess.CompletedProcess[str]:
-    """Run ``scrapy crawl topic`` in a subprocess through the test web's proxy."""
+) -> tuple[list[str], dict[str, str]]:
+    """The ``scrapy crawl topic`` command line and environment for a crawl of the test web."""
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
            "-a", f"seeds={','.join(seeds)}", "-a", f"topic={topic}"]  # fmt: skip
     for key, value in (args or {}).items():
@@ -126,6 +125,21 @@ def run_crawl(
         cmd += ["-s", f"{key}={value}"]
     env = {**os.environ, "http_proxy": proxy_url, "HTTP_PROXY": proxy_url, "no_proxy": ""}
     env.pop("TOPICRAWL_REDIS_URL", None)
+    return cmd, env
+
+
+def run_crawl(
+    proxy_url: str,
+    seeds: list[str],
+    topic: Path | str,
+    db_url: str,
+    *,
+    args: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``scrapy crawl topic`` in a subprocess through the test web's proxy."""
+    cmd, env = crawl_command(proxy_url, seeds, topic, db_url, args=args, settings=settings)
     return subprocess.run(
         cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
