@@ -81,9 +81,7 @@ class CombinedSimilarity:
         else:
             h = self.hownet.matrix(words_a, words_b)
             d = self.vectors.matrix(words_a, words_b)
-            ka = self.vectors.index(words_a) >= 0
-            kb = self.vectors.index(words_b) >= 0
-            known = ka[:, None] & kb[None, :]
+            known = self.vectors.known(words_a)[:, None] & self.vectors.known(words_b)[None, :]
             out = combine(
                 h,
                 d,

@@ -441,15 +441,29 @@ class HowNetSimilarity:
         ia = [i for i, w in enumerate(words_a) if w in self.words]
         ib = [j for j, w in enumerate(words_b) if w in self.words]
         if ia and ib:
-            ca, sa = self._concept_index([words_a[i] for i in ia])
-            cb, sb = self._concept_index([words_b[j] for j in ib])
-            ua, inv_a = np.unique(ca, return_inverse=True)
-            ub, inv_b = np.unique(cb, return_inverse=True)
+            ua, inv_a, sa = self._side([words_a[i] for i in ia])
+            ub, inv_b, sb = self._side([words_b[j] for j in ib])
             cm = self._concept_matrix(ua, ub)[inv_a][:, inv_b]
             cm = np.maximum.reduceat(cm, sa, axis=0)
             cm = np.maximum.reduceat(cm, sb, axis=1)
             out[np.ix_(ia, ib)] = cm
         set_identity(out, words_a, words_b)
+        return out
+
+    def _side(self, words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct concept ids of ``words``, the inverse map and each word's first row
+        (cached for long word lists such as a topic's)."""
+        cache = self.__dict__.setdefault("_side_cache", {})
+        key = tuple(words) if len(words) >= 64 else None
+        if key is not None and key in cache:
+            return cache[key]
+        c, starts = self._concept_index(words)
+        u, inv = np.unique(c, return_inverse=True)
+        out = (u, inv.ravel(), starts)
+        if key is not None:
+            if len(cache) > 8:
+                cache.clear()
+            cache[key] = out
         return out
 
     def _concept_index(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -475,19 +489,34 @@ class HowNetSimilarity:
     def _part_matrix(self, part: _Part, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Grouped greedy set similarity of part rows ``a`` x ``b`` (Sim2, Sim3 or Sim4)."""
         # deduplicate identical rows on both sides, then trim padding columns
-        ka = np.concatenate([part.items[a], part.groups[a]], axis=1)
-        kb = np.concatenate([part.items[b], part.groups[b]], axis=1)
-        ua, ra, inv_a = np.unique(ka, axis=0, return_index=True, return_inverse=True)
-        ub, rb, inv_b = np.unique(kb, axis=0, return_index=True, return_inverse=True)
-        ra, rb = a[ra], b[rb]
-        wa = max(int((part.items[ra] >= 0).sum(axis=1).max()), 1)
-        wb = max(int((part.items[rb] >= 0).sum(axis=1).max()), 1)
+        ra, inv_a, wa = self._unique_rows(part, a)
+        rb, inv_b, wb = self._unique_rows(part, b)
         out = np.empty((len(ra), len(rb)), dtype=np.float32)
         # chunk the A side to bound memory at ~4M cells
         step = max(1, 4_000_000 // max(1, len(rb) * wa * wb))
         for lo in range(0, len(ra), step):
             out[lo : lo + step] = self._part_block(part, ra[lo : lo + step], rb, wa, wb)
-        return out[inv_a.ravel()][:, inv_b.ravel()]
+        return out[inv_a][:, inv_b]
+
+    def _unique_rows(self, part: _Part, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Distinct part rows of ``ids`` (their DEF ids), the inverse map and the width.
+
+        Cached for large id sets: the topic side is the same on every call of the crawl.
+        """
+        cache = self.__dict__.setdefault("_rows_cache", {})
+        key = (id(part), ids.tobytes()) if len(ids) >= 64 else None
+        if key is not None and key in cache:
+            return cache[key]
+        k = np.concatenate([part.items[ids], part.groups[ids]], axis=1)
+        _, first, inv = np.unique(k, axis=0, return_index=True, return_inverse=True)
+        rows = ids[first]
+        width = max(int((part.items[rows] >= 0).sum(axis=1).max()), 1)
+        out = (rows, inv.ravel(), width)
+        if key is not None:
+            if len(cache) > 32:
+                cache.clear()
+            cache[key] = out
+        return out
 
     def _part_block(self, part: _Part, ra: np.ndarray, rb: np.ndarray, wa: int, wb: int):
         delta = np.float32(self.delta)
@@ -589,7 +618,7 @@ def _cache_file(glossary: Path, whole: Path, params: dict) -> Path | None:
         st = p.stat()
         h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
     h.update(repr(sorted(params.items())).encode())
-    h.update(b"v1")
+    h.update(b"v2")
     return cache_dir() / f"hownet-{h.hexdigest()[:16]}.pickle"
 
 

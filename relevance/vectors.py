@@ -85,14 +85,58 @@ class VectorSimilarity:
         k2i = self.kv.key_to_index
         return np.asarray([k2i.get(w, -1) for w in words], dtype=np.int64)
 
+    def known(self, words: Sequence[str]) -> np.ndarray:
+        """Boolean mask: which words have a vector (long lists are cached)."""
+        cache = self.__dict__.setdefault("_known_cache", {})
+        key = tuple(words) if len(words) >= 64 else None
+        if key is not None and key in cache:
+            return cache[key]
+        out = self.index(words) >= 0
+        if key is not None:
+            if len(cache) > 8:
+                cache.clear()
+            cache[key] = out
+        return out
+
+    def _side(self, words: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``words`` (zero rows for unknown words); long lists are cached."""
+        cache = self.__dict__.setdefault("_side_cache", {})
+        key = tuple(words) if len(words) >= 64 else None
+        if key is not None and key in cache:
+            return cache[key]
+        idx = self.index(words)
+        v = self._unit[np.maximum(idx, 0)] * (idx >= 0)[:, None]
+        if key is not None:
+            if len(cache) > 8:
+                cache.clear()
+            cache[key] = v
+        return v
+
     def matrix(self, words_a: Sequence[str], words_b: Sequence[str]) -> np.ndarray:
         """Raw cosine matrix (unknown words: 0; a word with itself: 1)."""
-        ia, ib = self.index(words_a), self.index(words_b)
-        va = self._unit[np.maximum(ia, 0)] * (ia >= 0)[:, None]
-        vb = self._unit[np.maximum(ib, 0)] * (ib >= 0)[:, None]
-        out = va @ vb.T
+        out = small_matmul(self._side(words_a), self._side(words_b).T)
         set_identity(out, words_a, words_b)
         return out
+
+
+# OpenBLAS runs a product single-threaded below m·n·k = 4·65536 (GEMM_MULTITHREAD_THRESHOLD);
+# above it, it starts threads, which on a loaded 2-core machine made a 200x100 @ 100x500
+# product 20-50x slower. The crawl's products are small, so they are cut into row blocks
+# that stay under the threshold.
+_BLAS_SINGLE_THREAD = 4 * 65536 - 1
+
+
+def small_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in row blocks small enough for single-threaded BLAS (same result)."""
+    m, k = a.shape
+    n = b.shape[1]
+    step = max(1, _BLAS_SINGLE_THREAD // max(1, n * k))
+    if step >= m:
+        return a @ b
+    out = np.empty((m, n), dtype=np.result_type(a, b))
+    for lo in range(0, m, step):
+        np.matmul(a[lo : lo + step], b, out=out[lo : lo + step])
+    return out
 
 
 def _tokens_of_line(line: str) -> list[str]:
