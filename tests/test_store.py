@@ -1,0 +1,120 @@
+"""Storage: upserts, streaming, and no page lost when the database stays down."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from scrapy.exceptions import DropItem
+
+from crawler.items import PageItem
+from crawler.pipelines import StorePipeline
+from models.store import Store
+from topicrawl.cli import main
+from topicrawl.errors import StorageError
+
+
+def page(url: str, accepted: bool = True, **extra) -> PageItem:
+    fields = dict(
+        url=url, final_url=url, host="news.example.cn", status=200, depth=1,
+        fetched_at=datetime.now(UTC), title="标题", html="<p>正文</p>", text=f"正文 {url}",
+        relevance=0.9 if accepted else 0.0, accepted=accepted, duplicate=None,
+    )  # fmt: skip
+    return PageItem(**{**fields, **extra})
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 's.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+def test_pages_upsert_once_per_url_per_run(db_url):
+    store = Store.from_url(db_url)
+    run = store.start_run("t", "", {})
+    ids = store.save_pages(run, [dict(page("http://a/1")), dict(page("http://a/2"))])
+    again = store.save_pages(run, [dict(page("http://a/1", title="新标题"))])
+    assert again["http://a/1"] == ids["http://a/1"]
+    assert store.count_pages(run) == 2
+    assert [p.title for p in store.iter_pages(run, batch_size=1)] == ["新标题", "标题"]
+    other = store.start_run("t", "", {})
+    store.save_pages(other, [dict(page("http://a/1"))])
+    assert store.count_pages(other) == 1 and store.count_pages(run) == 2
+
+
+class FailingStore:
+    """A store whose writes fail as when the database is down past the retries."""
+
+    def __init__(self, real: Store):
+        self.real = real
+        self.down = True
+
+    def __getattr__(self, name):
+        attr = getattr(self.real, name)
+        if name.startswith(("save_", "add_")) and self.down:
+
+            def fail(*args, **kwargs):
+                raise StorageError("database down")
+
+            return fail
+        return attr
+
+
+def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
+    db = f"sqlite:///{tmp_path / 'o.db'}"
+    real = Store.from_url(db)
+    pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False)
+    pipe.store = FailingStore(real)
+    pipe.run_id = real.start_run("t", "", {})
+    urls = [f"http://news.example.cn/{i}.html" for i in range(5)]
+    for i, url in enumerate(urls):
+        item = page(url, accepted=i != 4)
+        if i == 4:
+            with pytest.raises(DropItem):
+                pipe.process_item(item)
+        else:
+            pipe.process_item(item)
+    assert len(pipe.buffer) == 5, "failed batches are kept for the next flush"
+    pipe.flush(final=True)
+    spilled = list((tmp_path / "spill").glob("*.jsonl"))
+    assert len(spilled) == 1 and len(spilled[0].read_text().splitlines()) == 5
+    assert real.count_pages(pipe.run_id) == 0
+    assert main(["import-spill", str(spilled[0]), "--db", db]) == 0
+    assert {p.url for p in real.iter_pages(pipe.run_id)} == set(urls)
+    assert real.count_documents(pipe.run_id) == 4
+
+
+def test_outage_then_recovery_writes_everything_once(tmp_path):
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    real = Store.from_url(db)
+    failing = FailingStore(real)
+    pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False)
+    pipe.store = failing
+    pipe.run_id = real.start_run("t", "", {})
+    for i in range(3):
+        pipe.process_item(page(f"http://news.example.cn/{i}.html"))
+    failing.down = False
+    pipe.process_item(page("http://news.example.cn/3.html"))
+    pipe.flush(final=True)
+    assert real.count_pages(pipe.run_id) == 4
+    assert not (tmp_path / "spill").exists()
+
+
+def test_store_retries_until_the_database_answers(tmp_path, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'x.db'}", backoff=0.01)
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] < 3:
+            raise OperationalError("select 1", {}, Exception("connection refused"))
+        return "ok"
+
+    assert store._retry(flaky) == "ok" and calls["n"] == 3
+    store.retries = 1
+    calls["n"] = -10
+    with pytest.raises(StorageError, match="check that it is running"):
+        store._retry(flaky)
