@@ -27,7 +27,11 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="topicrawl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="topicrawl",
+        description="Tools for topic corpora: everything that is not a crawl "
+        "(crawls run with `scrapy crawl topic`).",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
