@@ -1,0 +1,513 @@
+"""Harvest-rate benchmark: topicrawl against breadth-first and best-first keyword crawls.
+
+    python bench/harvest.py [--category 时政] [--topic topics/shizheng.toml]
+                            [--alt-topic FILE ...] [--webs portal,domain] [--concurrency 4]
+                            [--write docs/benchmarks/harvest.md]
+
+Builds the LARGE local test web (``sitegen``, seed 0) into ``bench/out/web_large``, serves it
+through ``python -m sitegen serve`` and runs, for each web (``portal``: seeds = the portal
+home pages; ``domain``: seed = the single-topic site of the category), three real
+``scrapy crawl topic`` subprocesses through the proxy, each into its own SQLite database
+(``bench/out/harvest-<web>-<run>.db``):
+
+1. ``topicrawl`` — the topic file with the default settings (SemanticLinkScorer, formula 5);
+2. ``breadth-first`` — every link on the allowed hosts, FIFO by depth (``bench.baselines``);
+3. ``keyword`` — best-first, priority = topic words in the anchor text
+   (``crawler.linkscore.KeywordLinkScorer``).
+
+Budget: ``-a max_pages = 2 × N``, N = the on-topic pages on the crawled hosts. Fetch order =
+the pages table ordered by ``fetched_at``, ``id``. On-topic (ground truth): an article page
+of the category (``sitegen.build.topic_targets``); list and home pages are never on-topic
+(they are navigation, not corpus documents) — the lenient variant, which counts the
+category's section lists and the single-topic site's home, is printed for precision too.
+
+Figures: harvest rate and target recall at every 10 % of the budget (a table and
+``bench/out/harvest.png``); for topicrawl also corpus precision / recall (pages whose
+relevance passed the topic's page threshold, the spider's "accepted"), harvest over the first
+N fetched pages, and the same after dedup and cleaning (the ``documents`` table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS  # noqa: E402
+from models.store import Store  # noqa: E402
+from relevance.topic import load_topic  # noqa: E402
+from sitegen.build import build_web, topic_targets  # noqa: E402
+from topicrawl.errors import ConfigError  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+DEFAULT_TOPICS = {"时政": "topics/shizheng.toml", "财经": "topics/caijing.toml"}
+FRACTIONS = [i / 10 for i in range(1, 11)]
+MARK_START = "<!-- figures:start -->"
+MARK_END = "<!-- figures:end -->"
+
+
+# -- the local web and its server ------------------------------------------------------------
+def ensure_web(out: Path, seed: int, rebuild: bool) -> dict:
+    """Build the large web into ``out`` (unless it is already there for this seed)."""
+    truth_file = out / "ground_truth.json"
+    if not rebuild and truth_file.exists():
+        truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        if truth.get("scale") == "large" and truth.get("seed") == seed:
+            return truth
+    return build_web(out, scale="large", seed=seed)
+
+
+class Proxy:
+    """``python -m sitegen serve`` in a subprocess; the first line it prints is its URL."""
+
+    def __init__(self, web: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sitegen", "serve", str(web), "--port", "0",
+             "--latency-ms", "0"],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"sitegen server did not start (printed {self.url!r})")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+    def __enter__(self) -> Proxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# -- crawls ----------------------------------------------------------------------------------
+@dataclass
+class CrawlSpec:
+    label: str
+    topic: str
+    settings: dict[str, object] = field(default_factory=dict)
+
+
+def run_crawl(
+    spec: CrawlSpec, web: str, seeds: list[str], budget: int, proxy: str, concurrency: int
+) -> tuple[Path, float]:
+    """One ``scrapy crawl topic`` subprocess; returns its database and wall time."""
+    db = OUT / f"harvest-{web}-{spec.label.replace(':', '-')}.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    logs = OUT / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_file = logs / f"harvest-{web}-{spec.label.replace(':', '-')}.log"
+    settings: dict[str, object] = {
+        "TOPICRAWL_DB_URL": f"sqlite:///{db}",
+        "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "TOPICRAWL_PROGRESS_INTERVAL": 0,
+        "LOG_LEVEL": "INFO",
+        "LOG_FILE": str(log_file),
+        **spec.settings,
+    }
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"seeds={','.join(seeds)}",
+           "-a", f"topic={spec.topic}", "-a", f"max_pages={budget}"]  # fmt: skip
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    env = {**os.environ, "http_proxy": proxy, "HTTP_PROXY": proxy, "no_proxy": ""}
+    env.pop("TOPICRAWL_REDIS_URL", None)
+    env.pop("TOPICRAWL_DB_URL", None)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0 or not db.exists():
+        raise RuntimeError(
+            f"crawl {web}/{spec.label} failed ({proc.returncode}); see {log_file}\n"
+            f"{proc.stderr[-2000:]}"
+        )
+    return db, wall
+
+
+# -- figures ---------------------------------------------------------------------------------
+@dataclass
+class Fetched:
+    url: str
+    on_topic: bool
+    lenient: bool
+    passed: bool  # page relevance >= the topic's page threshold (the spider's "accepted")
+
+
+@dataclass
+class RunFigures:
+    web: str
+    label: str
+    budget: int
+    targets: int
+    fetched: int
+    curve_harvest: list[float]
+    curve_recall: list[float]
+    harvest_first_n: float
+    passed: int
+    precision: float
+    precision_lenient: float
+    recall: float
+    documents: int
+    doc_precision: float
+    doc_recall_pages: float
+    doc_recall_articles: float
+    unknown_urls: int
+    finish_reason: str
+    wall_s: float
+    crawl_s: float
+
+
+def classify(truth: dict, url: str, category: str, single_topic_hosts: set[str]) -> tuple:
+    """(on-topic, lenient on-topic, known) of a fetched URL by the ground truth."""
+    page = truth["pages"].get(url)
+    if page is None:
+        return False, False, False
+    strict = page["kind"] == "article" and page["category"] == category
+    lenient = strict or (
+        page["kind"] in ("list", "home")
+        and (page.get("section_category") == category or page["host"] in single_topic_hosts)
+    )
+    return strict, lenient, True
+
+
+def curve(flags: list[bool], budget: int, n_targets: int) -> tuple[list[float], list[float]]:
+    """Harvest rate and target recall after each 10 % of the budget (fetch order)."""
+    harvest, recall = [], []
+    for f in FRACTIONS:
+        k = min(round(f * budget), len(flags))
+        hits = sum(flags[:k])
+        harvest.append(hits / k if k else 0.0)
+        recall.append(hits / n_targets if n_targets else 0.0)
+    return harvest, recall
+
+
+def ratio(a: int, b: int) -> float:
+    return a / b if b else 0.0
+
+
+def measure(
+    db: Path,
+    wall: float,
+    *,
+    web: str,
+    label: str,
+    truth: dict,
+    category: str,
+    targets: set[str],
+    budget: int,
+    page_threshold: float,
+    single_topic_hosts: set[str],
+) -> RunFigures:
+    store = Store.from_url(f"sqlite:///{db}")
+    try:
+        run = store.list_runs()[-1]
+        pages = sorted(
+            store.iter_pages(run.id), key=lambda p: (p.fetched_at or dt.datetime.min, p.id)
+        )
+        doc_pages = {d.url for d in store.iter_documents(run.id)}
+        stats = run.stats or {}
+    finally:
+        store.close()
+    fetched, unknown, seen, docs = [], 0, set(), set()
+    for p in pages:
+        url = p.final_url or p.url
+        if p.url in doc_pages:
+            docs.add(url)
+        if url in seen:  # a redirect and its target are one page
+            continue
+        seen.add(url)
+        strict, lenient, known = classify(truth, url, category, single_topic_hosts)
+        unknown += not known
+        passed = (p.relevance or 0.0) >= page_threshold
+        fetched.append(Fetched(url, strict, lenient, passed))
+    flags = [f.on_topic for f in fetched]
+    harvest, recall = curve(flags, budget, len(targets))
+    n = len(targets)
+    passed = [f for f in fetched if f.passed]
+    doc_on = docs & targets
+    groups: dict[str, set[str]] = {}
+    for url in targets:
+        g = truth["pages"][url].get("dup_group") or url
+        groups.setdefault(g, set()).add(url)
+    doc_groups = sum(1 for members in groups.values() if members & doc_on)
+    try:
+        start = dt.datetime.fromisoformat(stats["start_time"])
+        finish = dt.datetime.fromisoformat(stats["finish_time"])
+        crawl_s = (finish - start).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        crawl_s = float("nan")
+    return RunFigures(
+        web=web,
+        label=label,
+        budget=budget,
+        targets=n,
+        fetched=len(fetched),
+        curve_harvest=harvest,
+        curve_recall=recall,
+        harvest_first_n=ratio(sum(flags[:n]), min(n, len(flags))),
+        passed=len(passed),
+        precision=ratio(sum(f.on_topic for f in passed), len(passed)),
+        precision_lenient=ratio(sum(f.lenient for f in passed), len(passed)),
+        recall=ratio(sum(f.on_topic for f in passed), n),
+        documents=len(docs),
+        doc_precision=ratio(len(doc_on), len(docs)),
+        doc_recall_pages=ratio(len(doc_on), n),
+        doc_recall_articles=ratio(doc_groups, len(groups)),
+        unknown_urls=unknown,
+        finish_reason=str(stats.get("finish_reason", "?")),
+        wall_s=wall,
+        crawl_s=crawl_s,
+    )
+
+
+# -- report ----------------------------------------------------------------------------------
+def targets_met(figs: list[RunFigures], topicrawl_label: str) -> list[tuple[str, str, bool]]:
+    """(web, target, met) for the targets of issue 5."""
+    out = []
+    by = {(f.web, f.label): f for f in figs}
+    portal = by.get(("portal", topicrawl_label))
+    if portal:
+        out.append(("portal", f"corpus precision {portal.precision:.3f} ≥ 0.95",
+                    portal.precision >= 0.95))  # fmt: skip
+        out.append(("portal", f"corpus recall {portal.recall:.3f} ≥ 0.85", portal.recall >= 0.85))
+        out.append(("portal", f"harvest over first N {portal.harvest_first_n:.3f} ≥ 0.75",
+                    portal.harvest_first_n >= 0.75))  # fmt: skip
+        for base in ("breadth-first", "keyword"):
+            b = by.get(("portal", base))
+            if b:
+                above = all(
+                    t > x for t, x in zip(portal.curve_harvest, b.curve_harvest, strict=True)
+                )
+                out.append(("portal", f"harvest curve above {base} at every 10 %", above))
+    domain = by.get(("domain", topicrawl_label))
+    if domain:
+        out.append(("domain", f"corpus precision {domain.precision:.3f} ≥ 0.98",
+                    domain.precision >= 0.98))  # fmt: skip
+    return out
+
+
+def render(figs: list[RunFigures], met: list[tuple[str, str, bool]], meta: dict) -> str:
+    lines = [
+        f"Measured {meta['date']} on this machine: category **{meta['category']}**, topic "
+        f"`{meta['topic']}`, large web seed {meta['seed']}, CONCURRENT_REQUESTS = "
+        f"CONCURRENT_REQUESTS_PER_DOMAIN = {meta['concurrency']}, AUTOTHROTTLE off, "
+        "DOWNLOAD_DELAY 0, no server latency.",
+        "",
+        "```",
+        meta["command"],
+        "```",
+        "",
+    ]
+    for web in dict.fromkeys(f.web for f in figs):
+        rows = [f for f in figs if f.web == web]
+        r0 = rows[0]
+        lines += [
+            f"### {web}: N = {r0.targets} on-topic pages, budget {r0.budget} fetches",
+            "",
+            "Harvest rate (target recall) after each 10 % of the budget:",
+            "",
+            "| run | " + " | ".join(f"{int(f * 100)}%" for f in FRACTIONS) + " |",
+            "|---|" + "---|" * len(FRACTIONS),
+        ]
+        for f in rows:
+            cells = [
+                f"{h:.2f} ({r:.2f})" for h, r in zip(f.curve_harvest, f.curve_recall, strict=True)
+            ]
+            lines.append(f"| {f.label} | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            "| run | fetched | harvest first N | accepted | corpus precision (lenient) "
+            "| corpus recall | documents | doc precision | doc recall pages / articles "
+            "| finish | crawl s (wall s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for f in rows:
+            lines.append(
+                f"| {f.label} | {f.fetched} | {f.harvest_first_n:.3f} | {f.passed} | "
+                f"{f.precision:.3f} ({f.precision_lenient:.3f}) | {f.recall:.3f} | "
+                f"{f.documents} | {f.doc_precision:.3f} | {f.doc_recall_pages:.3f} / "
+                f"{f.doc_recall_articles:.3f} | {f.finish_reason} | {f.crawl_s:.1f} "
+                f"({f.wall_s:.1f}) |"
+            )
+        lines.append("")
+    lines += ["Targets of issue 5 (topicrawl run):", ""]
+    for web, what, ok in met:
+        lines.append(f"- {web}: {what} — **{'met' if ok else 'MISSED'}**")
+    lines += ["", "![harvest curves](../../bench/out/harvest.png) (not committed: "
+              "`bench/out/` is generated)", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def write_doc(path: Path, figures_md: str) -> None:
+    """Replace the generated block of ``path`` (between the markers), keep the rest."""
+    block = f"{MARK_START}\n{figures_md}\n{MARK_END}"
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if MARK_START in text and MARK_END in text:
+            head, rest = text.split(MARK_START, 1)
+            tail = rest.split(MARK_END, 1)[1]
+            path.write_text(head + block + tail, encoding="utf-8")
+            return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# Benchmark: harvest rate\n\n{block}\n", encoding="utf-8")
+
+
+def plot(figs: list[RunFigures], path: Path, title: str) -> None:
+    """Harvest rate and target recall curves (ASCII labels: no CJK font on this machine)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    webs = list(dict.fromkeys(f.web for f in figs))
+    fig, axes = plt.subplots(len(webs), 2, figsize=(11, 4 * len(webs)), squeeze=False)
+    xs = [int(f * 100) for f in FRACTIONS]
+    for row, web in zip(axes, webs, strict=True):
+        for f in (f for f in figs if f.web == web):
+            style = "-" if f.label.startswith("topicrawl") else "--"
+            row[0].plot(xs, f.curve_harvest, style, marker="o", label=f.label)
+            row[1].plot(xs, f.curve_recall, style, marker="o", label=f.label)
+        n = next(f.targets for f in figs if f.web == web)
+        row[0].set_title(f"{web}: harvest rate (N = {n}, budget 2N)")
+        row[1].set_title(f"{web}: target recall")
+        for ax in row:
+            ax.set_xlabel("% of the fetch budget")
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="best", fontsize=8)
+    fig.suptitle(f"topicrawl vs baselines, {title} (local large test web)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def print_table(figs: list[RunFigures]) -> None:
+    head = "".join(f"{int(f * 100):>12}%" for f in FRACTIONS)
+    for web in dict.fromkeys(f.web for f in figs):
+        rows = [f for f in figs if f.web == web]
+        print(f"\n== {web}: N = {rows[0].targets}, budget = {rows[0].budget}")
+        print(f"{'run':<24}{head}")
+        for f in rows:
+            cells = "".join(
+                f"{h:>7.2f}({r:.2f})" for h, r in zip(f.curve_harvest, f.curve_recall, strict=True)
+            )
+            print(f"{f.label:<24}{cells}")
+        print(
+            f"{'run':<24}{'fetched':>8}{'hvN':>7}{'acc':>5}{'prec':>7}{'(len)':>7}{'rec':>7}"
+            f"{'docs':>6}{'dprec':>7}{'drecP':>7}{'drecA':>7}{'unk':>5}  finish  crawl_s"
+        )
+        for f in rows:
+            print(
+                f"{f.label:<24}{f.fetched:>8}{f.harvest_first_n:>7.3f}{f.passed:>5}"
+                f"{f.precision:>7.3f}{f.precision_lenient:>7.3f}{f.recall:>7.3f}{f.documents:>6}"
+                f"{f.doc_precision:>7.3f}{f.doc_recall_pages:>7.3f}{f.doc_recall_articles:>7.3f}"
+                f"{f.unknown_urls:>5}  {f.finish_reason}  {f.crawl_s:.1f} ({f.wall_s:.1f})"
+            )
+
+
+# -- main ------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--category", default="时政")
+    ap.add_argument("--topic", help="topic file (default: the example topic of the category)")
+    ap.add_argument("--alt-topic", action="append", default=[],
+                    help="another topic file to run as an extra topicrawl crawl")  # fmt: skip
+    ap.add_argument("--webs", default="portal,domain")
+    ap.add_argument("--runs", default="topicrawl,breadth-first,keyword")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the web even if present")
+    ap.add_argument("--write", type=Path, help="write the figures into this Markdown file")
+    args = ap.parse_args(argv)
+
+    topic_path = args.topic or DEFAULT_TOPICS.get(args.category)
+    if topic_path is None:
+        raise ConfigError(f"no example topic for {args.category!r}: pass --topic FILE")
+    topic = load_topic(topic_path)
+    OUT.mkdir(parents=True, exist_ok=True)
+    web_dir = OUT / "web_large"
+    truth = ensure_web(web_dir, args.seed, args.rebuild)
+    sites = truth["sites"]
+    single_topic_hosts = {
+        s["host"] for s in sites if s["kind"] == "domain" and s["categories"] == [args.category]
+    }
+    seeds_of = {
+        "portal": truth["seeds"]["portal"],
+        "domain": [s["home"] for s in sites if s["host"] in single_topic_hosts],
+    }
+    wanted = set(args.runs.split(","))
+    specs = [CrawlSpec("topicrawl", topic_path)] if "topicrawl" in wanted else []
+    specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]
+    if "breadth-first" in wanted:
+        specs.append(CrawlSpec("breadth-first", topic_path, BREADTH_FIRST_SETTINGS))
+    if "keyword" in wanted:
+        specs.append(CrawlSpec("keyword", topic_path, KEYWORD_SETTINGS))
+
+    all_targets = topic_targets(truth, args.category)
+    figs: list[RunFigures] = []
+    with Proxy(web_dir) as proxy:
+        for web in args.webs.split(","):
+            seeds = seeds_of[web]
+            if not seeds:
+                print(f"no single-topic site of {args.category} in the web: {web} skipped")
+                continue
+            hosts = {urlsplit(s).hostname for s in seeds} | set(topic.allowed_hosts)
+            targets = {u for u in all_targets if urlsplit(u).hostname in hosts}
+            budget = 2 * len(targets)
+            for spec in specs:
+                page_threshold = load_topic(spec.topic).page_threshold
+                print(f"crawling {web} / {spec.label} (budget {budget}) ...", flush=True)
+                db, wall = run_crawl(spec, web, seeds, budget, proxy.url, args.concurrency)
+                figs.append(
+                    measure(
+                        db, wall, web=web, label=spec.label, truth=truth,
+                        category=args.category, targets=targets, budget=budget,
+                        page_threshold=page_threshold, single_topic_hosts=single_topic_hosts,
+                    )
+                )  # fmt: skip
+    print_table(figs)
+    met = targets_met(figs, "topicrawl")
+    print("\ntargets (topicrawl):")
+    for web, what, ok in met:
+        print(f"  {web}: {what}: {'met' if ok else 'MISSED'}")
+    png = OUT / "harvest.png"
+    plot(figs, png, f"topic file {Path(topic_path).name}")
+    (OUT / "harvest.json").write_text(
+        json.dumps([asdict(f) for f in figs], ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    print(f"plot: {png.relative_to(ROOT)}; figures: bench/out/harvest.json")
+    if args.write:
+        command = "python bench/harvest.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:])
+        )
+        meta = {
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "category": args.category,
+            "topic": topic_path,
+            "seed": args.seed,
+            "concurrency": args.concurrency,
+            "command": command.strip(),
+        }
+        write_doc(args.write, render(figs, met, meta))
+        print(f"written: {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
