@@ -106,8 +106,11 @@ def eval_minhash(pairs, docs, *, ks=(2, 3, 5), thresholds=None) -> tuple[Scores,
         for t in thresholds:
             s = Scores(f"MinHashLSH k={k} t={t}")
             t0 = time.perf_counter()
+            # the (bands, rows) that datasketch picks for threshold t, computed once
+            tuned = MinHashLSH(threshold=t, num_perm=128)
+            params = (tuned.b, tuned.r)
             for p in pairs:
-                lsh = MinHashLSH(threshold=t, num_perm=128)
+                lsh = MinHashLSH(num_perm=128, params=params)
                 lsh.insert("a", mh(p.a, k))
                 s.add(bool(lsh.query(mh(p.b, k))), p.label)
             s.seconds = time.perf_counter() - t0
@@ -179,6 +182,7 @@ def quality(set_dir: Path, lines: list[str]) -> None:
                   ["exact", "spotsigs", "dwdcs"]):  # fmt: skip
         if all(m in names for m in extra) and extra not in cascades:
             cascades.append(extra)
+    print(f"evaluating {names} and cascades {cascades} ...", flush=True)
     scores, _ = evaluate(pairs, names, cascade=cascades[0], docs=docs)
     for chain in cascades[1:]:
         more, _ = evaluate(pairs, [], cascade=chain, docs=docs)

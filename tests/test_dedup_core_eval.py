@@ -171,3 +171,21 @@ def test_learn_antecedents_command(tmp_path, capsys):
     assert conf["name"] == "t" and conf["dedup"]["methods"] == ["exact", "spotsigs"]
     assert conf["dedup"]["spotsigs"]["antecedents"] == learned["basic"]
     assert main(["dedup", "learn-antecedents", "--pages", str(tmp_path / "nope")]) == 1
+
+
+def test_neardup_set_builder_smoke(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "neardup_zh.py"
+    spec = importlib.util.spec_from_file_location("neardup_zh", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    w = mod.build(tmp_path, per_category=1, seed=3, real_pages=False)
+    kinds = [p["kind"] for p in w.pairs]
+    assert sorted(set(kinds)) == ["commentary", "cut-half", "reprint", "same-category"]
+    assert kinds.count("reprint") == 10 and sum(p["label"] for p in w.pairs) == 10
+    pairs = load_pairs(tmp_path / "pairs.jsonl")
+    assert all(p.a.is_file() and p.b.is_file() for p in pairs)
+    rep = next(p for p in pairs if p.label == 1)
+    assert "<html" in rep.b.read_text("utf-8").lower()
