@@ -26,6 +26,9 @@ page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` 
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
 Items without text, and items already marked not accepted, pass through unchecked.
+
+A ``[dedup]`` table in the spider's topic (``spider.topic.dedup``: ``methods``, ``keep`` and
+per-method option tables such as ``[dedup.spotsigs] tau = 0.75``) overrides the settings.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -135,11 +139,30 @@ class DedupPipeline:
         config["namespace"] = str(ns).replace("{spider}", spider_name)
         return config
 
+    def _topic_section(self, spider: Any) -> None:
+        """Apply a ``[dedup]`` table of the spider's topic (methods, keep, method options)."""
+        section = getattr(getattr(spider, "topic", None), "dedup", None)
+        if not isinstance(section, Mapping) or not section:
+            return
+        section = dict(section)
+        if "methods" in section:
+            self.methods = list(section.pop("methods"))
+        if "keep" in section:
+            self.keep = str(section.pop("keep"))
+            if self.keep not in KEEP_POLICIES:
+                raise ConfigError(f"[dedup] keep must be one of {', '.join(KEEP_POLICIES)}")
+        for name, opts in section.items():
+            if isinstance(opts, Mapping):
+                self.options[name] = {**self.options.get(name, {}), **opts}
+
     def open_spider(self, spider: Any = None) -> None:
         if self.cascade is None:
+            self._topic_section(spider)
             name = getattr(spider, "name", None) or "topicrawl"
             storage = make_storage(self._backend_config(name))
-            self.cascade = Cascade(storage, self.methods, options=self.options, keep=self.keep)
+            names = {m if isinstance(m, str) else m.get("name") for m in self.methods}
+            options = {k: v for k, v in self.options.items() if k in names}
+            self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
 
     def close_spider(self, spider: Any = None) -> None:

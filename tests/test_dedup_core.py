@@ -208,3 +208,23 @@ def test_pipeline_from_crawler_reads_settings(tmp_path):
 def test_registry_holds_builtin_methods():
     assert detector_class("exact") is ExactDetector
     assert "spotsigs" in REGISTRY or detector_class("spotsigs")
+
+
+def test_pipeline_reads_the_topic_dedup_section():
+    class Topic:
+        dedup = {"methods": ["exact"], "keep": "longer", "spotsigs": {"tau": 0.9}}
+
+    class Spider:
+        name = "s"
+        topic = Topic()
+
+    pipe = DedupPipeline(["exact", "spotsigs"], options={"spotsigs": {"tau": 0.6}})
+    pipe.open_spider(Spider())
+    assert pipe.cascade.names == ["exact"] and pipe.cascade.keep == "longer"
+    Topic.dedup = {"spotsigs": {"tau": 0.9}}
+    pipe = DedupPipeline(["exact", "spotsigs"], options={"spotsigs": {"chain": 1}})
+    pipe.open_spider(Spider())
+    assert pipe.cascade.detectors[1].tau == 0.9 and pipe.cascade.detectors[1].chain == 1
+    Topic.dedup = {"keep": "newest"}
+    with pytest.raises(ConfigError):
+        DedupPipeline().open_spider(Spider())
