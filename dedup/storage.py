@@ -735,6 +735,9 @@ class RedisStorage(IndexStorage):
         try:
             with self.batch():
                 yield self
+            # inside an outer batch our writes are still queued: send them before unlocking
+            if self._pipe is not None and len(self._pipe):
+                self._call(self._pipe.execute)
         finally:
             del self._held[name]
             self._call(lambda: self._unlock(keys=[key], args=[token]))

@@ -267,3 +267,20 @@ def test_redis_lock_times_out_with_a_clear_error():
         a.clear()
         a.close()
         b.close()
+
+
+def test_redis_nested_lock_publishes_its_writes_before_release():
+    """A lock taken inside an outer batch must not release while its writes are queued."""
+    _redis_or_skip()
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    a, b = RedisStorage(REDIS_URL, ns), RedisStorage(REDIS_URL, ns)
+    try:
+        with a.batch():
+            with a.lock("x"):
+                a.rpush("log", "entry")
+            with b.lock("x"):  # the next holder sees the entry
+                assert b.lrange("log") == [b"entry"]
+    finally:
+        a.clear()
+        a.close()
+        b.close()
