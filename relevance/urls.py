@@ -21,11 +21,14 @@ to more than half of the sample.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 
-def _grams(s: str) -> set[str]:
-    return {s[i : i + 2] for i in range(len(s) - 1)} if len(s) > 1 else set(s)
+@lru_cache(maxsize=1 << 16)
+def _grams(s: str) -> frozenset[str]:
+    return frozenset({s[i : i + 2] for i in range(len(s) - 1)} if len(s) > 1 else s)
 
 
 def jaccard(a: str, b: str) -> float:
@@ -38,20 +41,21 @@ def jaccard(a: str, b: str) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _split(url: str) -> tuple[list[str], list[str]]:
+@lru_cache(maxsize=1 << 16)
+def _split(url: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     parts = urlsplit(url if "//" in url else "//" + url)
     host = (parts.hostname or "").lower()
-    path = [p for p in parts.path.split("/") if p]
-    return host.split(".") if host else [], path
+    path = tuple(p for p in parts.path.split("/") if p)
+    return (tuple(host.split(".")) if host else ()), path
 
 
-def _host_contains(h1: list[str], h2: list[str]) -> bool:
+def _host_contains(h1: tuple[str, ...], h2: tuple[str, ...]) -> bool:
     a, b = ".".join(h1), ".".join(h2)
     return bool(a and b) and (a == b or a.endswith("." + b) or b.endswith("." + a))
 
 
 def host_similarity(
-    h1: list[str], h2: list[str], *, a: float = 0.6, b: float = 0.2, d: float = 2.0
+    h1: Sequence[str], h2: Sequence[str], *, a: float = 0.6, b: float = 0.2, d: float = 2.0
 ) -> float:
     """Weighted per-part Jaccard of two hosts (parts compared right to left)."""
     r1, r2 = h1[::-1], h2[::-1]
@@ -72,7 +76,7 @@ def host_similarity(
     return num / den
 
 
-def path_similarity(p1: list[str], p2: list[str]) -> float:
+def path_similarity(p1: Sequence[str], p2: Sequence[str]) -> float:
     """Weighted per-part Jaccard of two paths (w1 = 1, halving; missing parts score 0)."""
     n = max(len(p1), len(p2))
     if n == 0:
@@ -124,22 +128,39 @@ class StructureSample:
         self.threshold = threshold
         self.params = params
         self._rng = random.Random(seed)
+        self._memo: dict[str, float] = {}  # struct(url) for the current sample
 
     def add(self, url: str) -> None:
         """Reservoir sampling (Vitter's algorithm R): every accepted URL equally likely kept."""
         self.seen += 1
         if len(self.sample) < self.n:
             self.sample.append(url)
+            self._memo.clear()
         else:
             k = self._rng.randrange(self.seen)
             if k < self.n:
                 self.sample[k] = url
+                self._memo.clear()
 
     def struct(self, url: str) -> float:
         """1.0 when ``url`` is similar to more than half of the sample, else 0.0."""
         if not self.sample:
             return 0.0
-        hits = sum(
-            urls_similar(url, s, threshold=self.threshold, **self.params) for s in self.sample
-        )
-        return 1.0 if hits > len(self.sample) / 2 else 0.0
+        v = self._memo.get(url)
+        if v is None:
+            need = len(self.sample) // 2 + 1  # "more than half"
+            hits = misses = 0
+            for s in self.sample:  # stop as soon as the majority is decided
+                if urls_similar(url, s, threshold=self.threshold, **self.params):
+                    hits += 1
+                    if hits >= need:
+                        break
+                else:
+                    misses += 1
+                    if misses > len(self.sample) - need:
+                        break
+            v = 1.0 if hits >= need else 0.0
+            if len(self._memo) > 100_000:
+                self._memo.clear()
+            self._memo[url] = v
+        return v
