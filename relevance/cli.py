@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 from pathlib import Path
 
 from topicrawl.errors import ConfigError, TopicFileError
+
+
+def _quiet(args) -> None:
+    """gensim logs every load and epoch at INFO; keep that for -v."""
+    if not getattr(args, "verbose", False):
+        logging.getLogger("gensim").setLevel(logging.WARNING)
 
 
 def register(subparsers) -> None:
@@ -144,6 +151,7 @@ def _sources(args) -> dict:
 
 
 def cmd_similarity(args) -> int:
+    _quiet(args)
     a, b = args.words
     if a == "eval":
         return _similarity_eval(args, b)
@@ -177,6 +185,7 @@ def _fmt(x: float) -> str:
 
 
 def cmd_vectors_train(args) -> int:
+    _quiet(args)
     from relevance.vectors import train_vectors
 
     texts = None
@@ -299,6 +308,7 @@ def cmd_topic_show(args) -> int:
 
 
 def cmd_topic_validate(args) -> int:
+    _quiet(args)
     from relevance.topic import load_topic
 
     topic = load_topic(args.file)
@@ -335,6 +345,7 @@ def cmd_topic_weights(args) -> int:
 
 
 def cmd_topic_suggest(args) -> int:
+    _quiet(args)
     from relevance.priority import build_similarity
     from relevance.topic import load_topic
 

@@ -16,6 +16,13 @@ from topicrawl.errors import ResourceMissingError
 
 TOPICS = Path(__file__).resolve().parent.parent / "topics"
 
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    """Keep the parsed-HowNet cache out of the home directory."""
+    monkeypatch.setenv("TOPICRAWL_CACHE", str(tmp_path_factory.getbasetemp() / "tr-cache"))
+
+
 TABLE = {("政治", "经济"): 0.5, ("政治", "政府"): 0.8, ("经济", "政府"): 0.4, ("经济", "财政"): 0.9}
 
 
