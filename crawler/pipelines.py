@@ -21,6 +21,7 @@ from scrapy.exceptions import DropItem
 
 from models.store import Store, _jsonable
 from postprocess.clean import Cleaner, HostLineModel
+from postprocess.cli import clean_config_from_toml
 from topicrawl.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,8 @@ class StorePipeline:
     # -- lifecycle ---------------------------------------------------------------------------
     def open_spider(self, spider: Spider) -> None:
         if self.clean_enabled:
-            config = getattr(getattr(spider, "topic", None), "clean", None)
+            topic = getattr(spider, "topic", None)
+            config = clean_config_from_toml(topic.raw, topic.path) if topic is not None else None
             model = None
             if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
                 model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)
@@ -210,6 +212,8 @@ class StorePipeline:
             html=row.get("html"), text=row.get("text"), host=row.get("host"), url=row["url"]
         )
         meta["removed"] = dict(result.removed)
+        if result.reextracted:
+            meta["reextracted"] = True
         return result.text, meta
 
     def _spill(self, batch: list[dict[str, Any]]) -> Path:
