@@ -189,3 +189,24 @@ def test_neardup_set_builder_smoke(tmp_path):
     assert all(p.a.is_file() and p.b.is_file() for p in pairs)
     rep = next(p for p in pairs if p.label == 1)
     assert "<html" in rep.b.read_text("utf-8").lower()
+
+
+def test_learn_antecedents_from_a_stored_run(tmp_path, capsys):
+    from models.store import Store
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store.from_url(url)
+    run = store.start_run("t", "", {})
+    nav = "首页和新闻和体育和财经和科技和娱乐与时尚与教育"
+    store.save_pages(
+        run,
+        [
+            {"url": f"http://x/{i}", "html": _html(f"标题{i}", body, nav), "status": 200}
+            for i, body in enumerate([ZH, ZH_OTHER, ZH + ZH_OTHER])
+        ],
+    )
+    store.close()
+    argv = ["dedup", "learn-antecedents", "--run", str(run), "--db", url, "--min-count", "2"]
+    assert main(argv) == 0
+    learned = tomllib.loads(capsys.readouterr().out)["zh"]
+    assert "的" in learned["basic"] and "和" not in learned["basic"]
