@@ -77,6 +77,11 @@ TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 TOPICRAWL_DEDUP_ENABLED = True
 #: Clean accepted pages into corpus documents inline (postprocess.clean.Cleaner).
 TOPICRAWL_CLEAN_ENABLED = True
+#: Harvest-window stop rule: stop when the share of accepted pages among the last
+#: TOPICRAWL_HARVEST_WINDOW fetched pages falls below TOPICRAWL_HARVEST_FLOOR (0: off).
+#: Time limit: Scrapy's CLOSESPIDER_TIMEOUT (seconds).
+TOPICRAWL_HARVEST_WINDOW = 200
+TOPICRAWL_HARVEST_FLOOR = 0.0
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
 

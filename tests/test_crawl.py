@@ -237,3 +237,30 @@ def test_robots_holds_for_many_first_requests_to_one_host(proxy, small_web, topi
     run = store.list_runs()[-1]
     assert {p.url for p in store.iter_pages(run.id)} == set(allowed)
     assert run.stats["robotstxt/forbidden"] == len(disallowed)
+
+
+def test_harvest_window_rule_ends_an_exhausted_crawl_and_progress_is_logged(
+    proxy, small_web, topic_file, tmp_path
+):
+    """A topic nothing matches: the share of accepted pages in the window falls below the
+    floor, and the crawl stops by itself."""
+    nothing = tmp_path / "nothing.toml"
+    nothing.write_text(
+        'name = "无"\nlanguage = "zh"\n\n[words]\n"量子色动力学" = 1.0\n\n[page]\nthreshold = 0.5\n',
+        encoding="utf-8",
+    )
+    settings = {
+        "TOPICRAWL_HARVEST_WINDOW": 20,
+        "TOPICRAWL_HARVEST_FLOOR": 0.1,
+        "TOPICRAWL_PROGRESS_INTERVAL": 0.5,
+        "CONCURRENT_REQUESTS": 2,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    }
+    _, store, run, result = crawl(
+        proxy, small_web, nothing, f"sqlite:///{tmp_path / 'h.db'}", settings=settings
+    )
+    assert run.stats["finish_reason"] == "harvest_exhausted"
+    assert 20 <= store.count_pages(run.id) < 40
+    assert store.count_pages(run.id, accepted_only=True) == 0
+    assert "progress pages_per_min=" in result.stderr and "harvest_window=" in result.stderr
+    assert "topicrawl/progress/harvest" in run.stats

@@ -121,8 +121,8 @@ class TopicSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.scorer = spider._build_scorer(crawler.settings.get("TOPICRAWL_LINK_SCORER"))
         s = crawler.settings
-        spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW", 200))
-        spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR", 0.0)
+        spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
+        spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
         return spider
 
     def _build_scorer(self, spec: str | None) -> LinkScorer:
