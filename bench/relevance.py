@@ -12,9 +12,9 @@ a shared machine):
    word2vec (trained on People's Daily + cnews into .cache/, once) and Algorithm 1;
 3. URL structure — Algorithm 3's struct(url) as a predictor of "same category" with the
    `paper` and the `path` mode of Algorithm 2, on the local test web's article URLs;
-4. link priority — ROC AUC of formula 5 on every link of the local test web (offline: links
-   extracted from the generated HTML), labels = target page's category is 时政, against the
-   keyword best-first baseline.
+4. link priority — ROC AUC of formula 5 on every link to an article of the local test web
+   (offline: links extracted from the generated HTML), labels = target page's category is
+   时政, against the keyword best-first baseline; page relevance as a 时政 classifier.
 """
 
 from __future__ import annotations
@@ -406,7 +406,7 @@ def bench_auc(out: list[str], pages, truth: dict, hownet: HowNetSimilarity) -> N
                 )
             scores, labels, follow = [], [], []
             for info, links, _, _ in pages:
-                keep = [lk for lk in links if kinds.get(lk.url) in ("article", "list")]
+                keep = [lk for lk in links if kinds.get(lk.url) == "article"]
                 if not keep:
                     continue
                 for lk, sc in zip(keep, scorer.score_links(info, keep), strict=True):
@@ -429,7 +429,7 @@ def bench_auc(out: list[str], pages, truth: dict, hownet: HowNetSimilarity) -> N
     kw = KeywordLinkScorer(list(base_topic.weights))
     scores, labels = [], []
     for info, links, _, _ in pages:
-        keep = [lk for lk in links if kinds.get(lk.url) in ("article", "list")]
+        keep = [lk for lk in links if kinds.get(lk.url) == "article"]
         for lk, s in zip(keep, kw.score_links(info, keep), strict=True):
             scores.append(s.score)
             labels.append(cats.get(lk.url) == CATEGORY)
@@ -449,8 +449,9 @@ def bench_auc(out: list[str], pages, truth: dict, hownet: HowNetSimilarity) -> N
     out += [
         f"### Link priority on the local test web (topics/shizheng.toml, category {CATEGORY})",
         "",
-        "Every link from every HTML page to an article or list page; label = the target's "
-        f"category is {CATEGORY}. Followed precision/recall: links with follow = true "
+        "Every link from every HTML page to an article page; label = the target's "
+        f"category is {CATEGORY} (links to list pages are left out: the ground truth gives "
+        "list pages no category). Followed precision/recall: links with follow = true "
         "(p > the topic file's link threshold). word2vec here: People's Daily only (the test web is made of cnews "
         'articles, so cnews-trained vectors would have seen the test pages). "struct sample '
         "warm\": Algorithm 3's sample fed with the article pages whose page relevance passes "
