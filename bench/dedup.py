@@ -279,7 +279,13 @@ def variant_similarity(synth: Synth, n: int = 200) -> float:
 
 
 def run_sizes(
-    synth: Synth, sizes: list[int], *, probe: int, batch: int, with_minhash: bool
+    synth: Synth,
+    sizes: list[int],
+    *,
+    probe: int,
+    batch: int,
+    with_minhash: bool,
+    rounds: int = 3,
 ) -> list[dict]:
     spot = SpotSigsDetector(make_storage({"type": "memory"}))
     mh = MinHashBaseline(threshold=0.7, k=5) if with_minhash else None
@@ -306,25 +312,34 @@ def run_sizes(
             filled += 1
             if filled % 20000 == 0:
                 print(f"  indexed {filled} ({time.perf_counter() - t0:.0f}s)", flush=True)
-        docs = []
-        for _ in range(probe):
-            docs.append((f"p{next_probe}", synth.doc(next_probe)))
-            next_probe += 1
-        s_times, m_times = [], []
-        compared.clear()
-        gc.collect()
-        for b in range(0, probe, batch):
-            chunk = docs[b : b + batch]
-            if mh is not None and (b // batch) % 2:
-                m_times.append(_time_batch(mh_add, chunk))
-            s_times.append(_time_batch(spot_add, chunk))
-            if mh is not None and not (b // batch) % 2:
-                m_times.append(_time_batch(mh_add, chunk))
+        # probe: fresh documents checked and added, in interleaved batches; several rounds,
+        # keep the round with the lowest median (the machine is shared and noisy)
+        s_best, m_best, comp_best = float("inf"), float("inf"), 0.0
+        for _ in range(rounds):
+            docs = []
+            for _ in range(probe):
+                docs.append((f"p{next_probe}", synth.doc(next_probe)))
+                next_probe += 1
+            s_times, m_times = [], []
+            compared.clear()
+            gc.collect()
+            for b in range(0, probe, batch):
+                chunk = docs[b : b + batch]
+                if mh is not None and (b // batch) % 2:
+                    m_times.append(_time_batch(mh_add, chunk))
+                s_times.append(_time_batch(spot_add, chunk))
+                if mh is not None and not (b // batch) % 2:
+                    m_times.append(_time_batch(mh_add, chunk))
+            if statistics.median(s_times) < s_best:
+                s_best = statistics.median(s_times)
+                comp_best = statistics.mean(compared)
+            if m_times:
+                m_best = min(m_best, statistics.median(m_times))
         res = {
             "size": size,
-            "spotsigs_ms": statistics.median(s_times) * 1000,
-            "minhash_ms": statistics.median(m_times) * 1000 if m_times else None,
-            "compared": statistics.mean(compared),
+            "spotsigs_ms": s_best * 1000,
+            "minhash_ms": m_best * 1000 if mh is not None else None,
+            "compared": comp_best,
             "spotsigs_indexed": len(spot.index),
             "minhash_indexed": len(mh.lsh.keys) if mh is not None else None,
         }
@@ -358,7 +373,7 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "different articles of one category in the set above: ≈ 0.01). Both methods index the "
         "same documents in one process; at each size, "
         f"{probe} fresh documents are checked and added in interleaved batches of {batch}; "
-        "median per-document time of the batches. SpotSigs: signatures from the tokens + "
+        "median per-document time of the batches, best of 3 such rounds. SpotSigs: signatures from the tokens + "
         "`check_and_add_signatures` on the memory backend (τ = 0.7, index mirrored into the "
         "storage log). MinHashLSH: 5-character shingles of the joined tokens, MinHash (128 "
         "permutations, shared), query + insert (threshold 0.7).",

@@ -22,8 +22,10 @@ learn-antecedents``), chain c=1 at spot distance d=1.
   skipped when δ1 − δ2 > (1 − τ)|d|, and the traversal ends when δ1 > (1 − τ)·max(|q|,
   the partition's longest document). The published code combines δ1 + δ2 for shorter
   documents; that bound can miss a true match (a short copy that lacks the query's rare
-  signatures), so the default ``bounds="safe"`` uses max(δ1, δ2), which provably finds every
-  document with J ≥ τ; ``bounds="paper"`` keeps the published sum.
+  signatures), so the default ``bounds="safe"`` uses max(δ1, δ2) and, for a document first
+  met after δ1 occurrences were visited, skips it when (|q| − δ1) / (|d| + δ1) < τ (it
+  lacks those occurrences, so |q ∩ d| ≤ |q| − δ1 and |q ∪ d| ≥ |d| + δ1); these bounds
+  provably keep every document with J ≥ τ. ``bounds="paper"`` keeps the published sum.
 * A query probes the next partition when ``|q| ≥ τ·end`` (the published condition) and,
   because documents are added incrementally here rather than deduplicated in one batch,
   the previous partition when ``τ·|q| ≤ begin − 1``.
@@ -37,6 +39,7 @@ docs/benchmarks/dedup.md for the sweep.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import tomllib
 from collections import Counter
@@ -284,6 +287,7 @@ class SpotSigsIndex:
         tau = self.tau
         slack = 1.0 - tau
         paper = self.bounds == "paper"
+        safe = not paper
         found: dict[str, float] = {}
         checked: set[int] = set()
         for part in self._probe(n):
@@ -297,12 +301,21 @@ class SpotSigsIndex:
             for s in order:
                 lst = lists.get(s)
                 if lst:
-                    for e in lst:
+                    # longer documents first met here qualify only up to this length
+                    longest = (n - delta) / tau - (delta if safe else 0)
+                    start = 0
+                    if lst[0].length > longest:
+                        start = bisect.bisect_left(lst, -longest, key=_neg_length)
+                    for e in itertools.islice(lst, start, None):
                         d2 = n - e.length
                         if d2 >= 0:
                             if (delta + d2 if paper else (d2 if d2 > delta else delta)) > bound_q:
                                 break
                         elif delta - d2 > slack * e.length:
+                            continue
+                        # first seen here, e lacks the delta visited occurrences:
+                        # J <= (n - delta) / (|e| + delta)
+                        if safe and n - delta < tau * (e.length + delta):
                             continue
                         key = id(e)
                         if key in checked:
