@@ -19,6 +19,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
+from dedup.pipeline import document_replaced
 from models.store import Store, _jsonable
 from postprocess.clean import Cleaner, HostLineModel
 from postprocess.cli import clean_config_from_toml
@@ -60,6 +61,8 @@ class StorePipeline:
         self.store: Store | None = None
         self.run_id: int | None = None
         self.buffer: list[dict[str, Any]] = []
+        self.replaced: list[dict[str, Any]] = []
+        self.crawler: Crawler | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -79,11 +82,24 @@ class StorePipeline:
             settings_snapshot=_jsonable(snapshot),
             clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
         )
+        pipe.crawler = crawler
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(pipe.document_replaced, signal=document_replaced)
         return pipe
 
+    def document_replaced(self, old_url: str, new_url: str, method: str, score: float, **_: Any):
+        """Dedup kept a new page over a stored one (keep "longer"/"earlier"): the old page
+        leaves the corpus and is recorded as a duplicate of the new one."""
+        self.replaced.append({"url": old_url, "of": new_url, "method": method, "score": score})
+
     # -- lifecycle ---------------------------------------------------------------------------
-    def open_spider(self, spider: Spider) -> None:
+    def _spider(self, spider: Spider | None) -> Spider | None:
+        if spider is None and self.crawler is not None:
+            return self.crawler.spider
+        return spider
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        spider = self._spider(spider)
         if self.clean_enabled:
             topic = getattr(spider, "topic", None)
             config = clean_config_from_toml(topic.raw, topic.path) if topic is not None else None
@@ -99,11 +115,14 @@ class StorePipeline:
                 getattr(topic, "name", spider.name),
                 getattr(topic, "raw", ""),
                 {**self.settings_snapshot, "seeds": getattr(spider, "seeds", [])},
+                run_id=self.run_id,
             )
             log.info("crawl run %d started", self.run_id)
         else:
             log.info("crawl run %d resumed", self.run_id)
             self._reload_history(spider)
+            if hasattr(spider, "pages_seen"):  # the page budget is the run's, not the process's
+                spider.pages_seen = self.store.count_pages(self.run_id)
         spider.run_id = self.run_id
         self._save_run_id()
         if self.stats is not None:
@@ -125,7 +144,7 @@ class StorePipeline:
             for url in self.store.iter_history(self.run_id):
                 scorer.observe_accepted(url)
 
-    def close_spider(self, spider: Spider) -> None:
+    def close_spider(self, spider: Spider | None = None) -> None:
         self.flush(final=True)
         if self.cleaner is not None and self.jobdir:
             self.cleaner.host_model.save(self.jobdir / HOST_MODEL_FILE)
@@ -159,7 +178,7 @@ class StorePipeline:
             if self.stats is not None:
                 self.stats.inc_value("topicrawl/dropped/off_topic")
             raise DropItem(f"off-topic (relevance {row.get('relevance') or 0:.3f})")
-        scorer = getattr(spider, "scorer", None)
+        scorer = getattr(self._spider(spider), "scorer", None)
         if scorer is not None:
             scorer.observe_accepted(row["url"])
         return item
@@ -169,8 +188,12 @@ class StorePipeline:
         if not self.buffer or self.store is None or self.run_id is None:
             return
         batch, self.buffer = self.buffer, []
+        replaced, self.replaced = self.replaced, []
         try:
             self._write(batch)
+            if replaced:
+                self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
+                self.store.add_duplicates(self.run_id, replaced)
         except StorageError as exc:
             if self.stats is not None:
                 self.stats.inc_value("topicrawl/storage/failed_batches")
@@ -182,6 +205,7 @@ class StorePipeline:
             else:
                 log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)
                 self.buffer = batch + self.buffer
+                self.replaced = replaced + self.replaced
 
     def _write(self, batch: list[dict[str, Any]]) -> None:
         assert self.store is not None and self.run_id is not None

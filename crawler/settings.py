@@ -92,6 +92,10 @@ if REDIS_URL:
     DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
     SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
     SCHEDULER_PERSIST = True
+    #: Key prefix in Redis: crawls that share a Redis use different prefixes.
+    TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
+    SCHEDULER_QUEUE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:requests"
+    SCHEDULER_DUPEFILTER_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:dupefilter"
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -177,16 +177,39 @@ class Store:
         return self._retry(attempt)
 
     # -- runs ------------------------------------------------------------------------------
-    def start_run(self, topic_name: str, topic_text: str = "", settings: dict | None = None) -> int:
-        def go(session: Session) -> int:
-            run = CrawlRun(
-                topic_name=topic_name, topic_text=topic_text, settings=settings or {}, stats={}
-            )
-            session.add(run)
-            session.flush()
-            return run.id
+    def start_run(
+        self,
+        topic_name: str,
+        topic_text: str = "",
+        settings: dict | None = None,
+        *,
+        run_id: int | None = None,
+    ) -> int:
+        """Create a run; with ``run_id``, create that run unless it exists (several workers
+        of one distributed crawl may race to create it)."""
+        row = {"topic_name": topic_name, "topic_text": topic_text,
+               "settings": _jsonable(settings or {}), "stats": {}, "started_at": datetime.now(UTC)}  # fmt: skip
 
-        return self._write(go)
+        def go(session: Session) -> int:
+            if run_id is None:
+                return int(
+                    session.execute(
+                        self._insert(CrawlRun).values(row).returning(CrawlRun.id)
+                    ).scalar_one()
+                )
+            session.execute(
+                self._insert(CrawlRun).values({**row, "id": run_id}).on_conflict_do_nothing()
+            )
+            return run_id
+
+        created = self._write(go)
+        if run_id is not None and self.engine.dialect.name == "postgresql":
+            # keep the id sequence ahead of explicitly chosen ids
+            self._write(lambda s: s.execute(text(
+                "SELECT setval(pg_get_serial_sequence('crawl_runs', 'id'), "
+                "GREATEST((SELECT MAX(id) FROM crawl_runs), 1))"
+            )))  # fmt: skip
+        return created
 
     def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
         values = {"finished_at": datetime.now(UTC), "stats": _jsonable(stats)}
@@ -299,6 +322,24 @@ class Store:
                     )
                 )
             )
+
+    def reject_pages(self, run_id: int, urls: Iterable[str]) -> None:
+        """Take pages out of the corpus: not accepted, no document (e.g. replaced by a
+        better copy of the same text)."""
+        urls = list(urls)
+        if not urls:
+            return
+
+        def go(session: Session) -> None:
+            ids = list(self._page_ids(session, run_id, urls).values())
+            session.execute(update(Page).where(Page.id.in_(ids)).values(accepted=False))
+            session.execute(
+                Document.__table__.delete().where(
+                    Document.run_id == run_id, Document.page_id.in_(ids)
+                )
+            )
+
+        self._write(go)
 
     def count_documents(self, run_id: int) -> int:
         query = select(func.count()).select_from(Document).where(Document.run_id == run_id)

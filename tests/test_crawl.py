@@ -10,10 +10,7 @@ from conftest import run_crawl
 
 from models.store import Store
 
-KEYWORD = {
-    "TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer",
-    "TOPICRAWL_DEDUP_ENABLED": False,
-}
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
 
 
 @pytest.fixture(scope="module")
@@ -264,3 +261,31 @@ def test_harvest_window_rule_ends_an_exhausted_crawl_and_progress_is_logged(
     assert store.count_pages(run.id, accepted_only=True) == 0
     assert "progress pages_per_min=" in result.stderr and "harvest_window=" in result.stderr
     assert "topicrawl/progress/harvest" in run.stats
+
+
+def test_duplicates_recorded_and_keep_longer_keeps_the_longer_copy(
+    proxy, small_web, topic_file, tmp_path
+):
+    db = f"sqlite:///{tmp_path / 'keep.db'}"
+    _, store, run, _ = crawl(
+        proxy, small_web, topic_file, db, settings={"TOPICRAWL_DEDUP_KEEP": "longer"}
+    )
+    pages = {p.url: p for p in store.iter_pages(run.id)}
+    docs = {d.url for d in store.iter_documents(run.id)}
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "select p.url, d.original_url, d.method from duplicates d join pages p on p.id = d.page_id"
+            )
+        ).all()
+    assert rows, "the small web has reprints and the cascade finds some"
+    dropped = {k: v for k, v in run.stats.items() if k.startswith("topicrawl/dedup/dropped/")}
+    replaced = {k: v for k, v in run.stats.items() if k.startswith("topicrawl/dedup/replaced/")}
+    assert replaced, "reprints with editor notes are longer than the first copy"
+    assert sum(dropped.values()) + sum(replaced.values()) == len(rows)
+    for url, original, method in rows:
+        assert url not in docs and not pages[url].accepted, url
+        assert original in pages and method
+        assert len(pages[original].text or "") >= len(pages[url].text or "") or method == "exact"
