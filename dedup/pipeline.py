@@ -110,8 +110,9 @@ class DedupPipeline:
         if not s.getbool("TOPICRAWL_DEDUP_ENABLED", True):
             raise NotConfigured("dedup is disabled (TOPICRAWL_DEDUP_ENABLED = False)")
         methods = s.getlist("TOPICRAWL_DEDUP_METHODS") or list(DEFAULT_METHODS)
-        backend = s.get("TOPICRAWL_DEDUP_BACKEND") or None
-        options = s.get("TOPICRAWL_DEDUP_OPTIONS") or None
+        # getdict also reads a JSON object given on the command line (-s KEY='{...}')
+        backend = s.getdict("TOPICRAWL_DEDUP_BACKEND") or None
+        options = s.getdict("TOPICRAWL_DEDUP_OPTIONS") or None
         return cls(
             methods,
             backend=dict(backend) if backend else None,

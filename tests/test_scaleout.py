@@ -1,0 +1,83 @@
+"""Scale-out: two crawler workers share one frontier and dupefilter in Redis (scrapy-redis),
+one dedup index in Redis and one database; together they fetch each page once."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import uuid
+
+import pytest
+from conftest import ROOT, MockServer, crawl_command, run_crawl
+
+from models.store import Store
+
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+
+
+def final_stat(log: str, key: str) -> int:
+    match = re.search(rf"'{re.escape(key)}': (\d+)", log)
+    return int(match.group(1)) if match else 0
+
+
+@pytest.mark.redis
+def test_two_workers_share_the_frontier_and_fetch_each_page_once(
+    small_web, proxy, redis_url, tmp_path
+):
+    import redis
+
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    seeds = truth["seeds"]["portal"]
+    topic = tmp_path / "t.toml"
+    topic.write_text(
+        'name = "t"\n[words]\n"政治" = 1.0\n[page]\nthreshold = 0.0\n', encoding="utf-8"
+    )
+
+    single_db = f"sqlite:///{tmp_path / 'single.db'}"
+    single = run_crawl(proxy, seeds, topic, single_db, settings=KEYWORD)
+    assert single.returncode == 0, single.stderr[-2000:]
+    store = Store.from_url(single_db)
+    expected = {p.url for p in store.iter_pages(store.list_runs()[-1].id)}
+
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    db = f"sqlite:///{tmp_path / 'shared.db'}"
+    backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
+    settings = {**KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
+    slow = MockServer(small_web, latency_ms=40)
+    logs = []
+    try:
+        procs = []
+        for worker in range(2):
+            cmd, env = crawl_command(
+                slow.url, seeds, topic, db, args={"run_id": 77}, settings=settings
+            )
+            env.update(TOPICRAWL_REDIS_URL=redis_url, TOPICRAWL_REDIS_PREFIX=prefix)
+            log = tmp_path / f"worker{worker}.log"
+            logs.append(log)
+            procs.append(
+                subprocess.Popen(
+                    cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w")
+                )
+            )
+        for proc in procs:
+            assert proc.wait(timeout=300) == 0
+    finally:
+        slow.stop()
+        client = redis.Redis.from_url(redis_url)
+        keys = list(client.scan_iter(f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
+    texts = [log.read_text() for log in logs]
+    fetched = [final_stat(t, "topicrawl/pages/fetched") for t in texts]
+    assert all(n > 0 for n in fetched), fetched
+    assert all("scrapy_redis.scheduler.Scheduler" in t for t in texts)
+    shared = Store.from_url(db)
+    assert [r.id for r in shared.list_runs()] == [77]
+    urls = [p.url for p in shared.iter_pages(77)]
+    assert sum(fetched) == len(urls) == len(set(urls)), "no page was fetched by both workers"
+
+    def untrapped(found):  # each worker's trap guard admits its own 30 calendar pages
+        return {u for u in found if not any(u.startswith(t) for t in truth["traps"])}
+
+    assert untrapped(urls) == untrapped(expected)
