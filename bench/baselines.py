@@ -57,3 +57,56 @@ class BreadthFirstLinkScorer:
 
     def observe_accepted(self, url: str) -> None:
         return None
+
+
+class OracleLinkScorer:
+    """The ceiling: best-first on the ground truth of the local test web (not a crawler).
+
+    A link scores 1.0 when its target is an on-topic article, 0.8 when it is a list page of
+    the topic's section, 0.1 otherwise (still followed); a page's relevance is 1.0 when it
+    is an on-topic article. Reads ``$TOPICRAWL_BENCH_TRUTH`` (ground_truth.json) and
+    ``$TOPICRAWL_BENCH_CATEGORY``; shows what harvest rate the web allows within the budget.
+    """
+
+    def __init__(self, pages: dict[str, dict[str, Any]], category: str):
+        self.pages = pages
+        self.category = category
+
+    @classmethod
+    def from_topic(cls, topic: Any) -> OracleLinkScorer:
+        import json
+        import os
+
+        from topicrawl.errors import ConfigError
+
+        path = os.environ.get("TOPICRAWL_BENCH_TRUTH")
+        category = os.environ.get("TOPICRAWL_BENCH_CATEGORY")
+        if not path or not category:
+            raise ConfigError(
+                "OracleLinkScorer needs $TOPICRAWL_BENCH_TRUTH and $TOPICRAWL_BENCH_CATEGORY"
+            )
+        with open(path, encoding="utf-8") as fh:
+            return cls(json.load(fh)["pages"], category)
+
+    def _value(self, url: str) -> float:
+        page = self.pages.get(url)
+        if page is None:
+            return 0.1
+        if page["kind"] == "article" and page["category"] == self.category:
+            return 1.0
+        if page["kind"] == "list" and page.get("section_category") == self.category:
+            return 0.8
+        return 0.1
+
+    def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
+        return [LinkScore(self._value(lk.url), True, {"method": "oracle"}) for lk in links]
+
+    def page_relevance(self, page: PageInfo) -> float:
+        return 1.0 if self._value(page.url) == 1.0 else 0.0
+
+    def observe_accepted(self, url: str) -> None:
+        return None
+
+
+#: Scrapy settings of the oracle ceiling (needs the environment variables above).
+ORACLE_SETTINGS: dict[str, object] = {"TOPICRAWL_LINK_SCORER": "bench.baselines.OracleLinkScorer"}
