@@ -380,7 +380,7 @@ def cmd_topic_tune(args) -> int:
     unlabelled = 0
     for page in store.iter_pages(args.run):
         b = page.link_score or {}
-        if not b or b.get("seed") or "f_info" not in b:
+        if not b or "f_info" not in b:  # seeds themselves carry no formula-5 breakdown
             continue
         lab = labels.get(page.url, labels.get(page.final_url or ""))
         if lab is None:

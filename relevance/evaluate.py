@@ -139,12 +139,29 @@ def tune_priority(
     *,
     min_recall: float = 0.8,
     step: float = 0.1,
-    thresholds: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(1, 13)),
+    thresholds: Sequence[float] = (
+        0.0,
+        0.01,
+        0.02,
+        0.03,
+        0.04,
+        0.05,
+        0.075,
+        0.1,
+        0.125,
+        0.15,
+        0.2,
+        0.25,
+        0.3,
+        0.4,
+        0.5,
+    ),
 ) -> list[TuneRow]:
     """Grid search of formula 5 (α + β + λ = 1, step ``step``) and the threshold.
 
-    ``records`` are (link-score breakdown, target is on-topic) pairs. Returns the rows that
-    reach ``min_recall``, best harvest rate first (ties: higher recall).
+    ``records`` are (link-score breakdown, target is on-topic) pairs; links found on a seed
+    page (``from_seed``) are followed whatever their score, as in the crawl. Returns the rows
+    that reach ``min_recall``, best harvest rate first (ties: higher recall).
     """
     rows = [(b, y) for b, y in records if b and "f_info" in b]
     if not rows:
@@ -153,6 +170,7 @@ def tune_priority(
     a = np.asarray([float(b.get("anchor", 0)) for b, _ in rows])
     s = np.asarray([float(b.get("struct", 0)) for b, _ in rows])
     y = np.asarray([bool(lab) for _, lab in rows])
+    forced = np.asarray([bool(b.get("from_seed")) for b, _ in rows])
     n_pos = max(1, int(y.sum()))
     grid = np.round(np.arange(0, 1 + 1e-9, step), 6)
     out = []
@@ -160,9 +178,10 @@ def tune_priority(
         la = round(1 - al - be, 6)
         if la < -1e-9:
             continue
+        la = max(0.0, la)
         p = al * f + be * a + la * s
         for th in thresholds:
-            follow = p > th
+            follow = (p > th) | forced
             k = int(follow.sum())
             if k == 0:
                 continue

@@ -142,7 +142,7 @@ class SemanticLinkScorer:
             p = self.alpha * f_info + self.beta * a + self.lam * s
             p = max(0.0, min(1.0, p))
             if page.is_seed:
-                follow, reason = True, "seed"
+                follow, reason = True, "from-seed"
             elif not relevant and self.focus == "hard":
                 follow, reason = False, "description-gate"
             else:
@@ -162,7 +162,7 @@ class SemanticLinkScorer:
                 "description_threshold": self.description_threshold,
                 "focus": self.focus,
                 "threshold": self.threshold,
-                "seed": page.is_seed,
+                "from_seed": page.is_seed,
                 "follow": follow,
                 "reason": reason,
             }

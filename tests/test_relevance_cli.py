@@ -122,11 +122,11 @@ def test_topic_tune_on_a_stored_run(tmp_path, capsys):
             "f_info": rng.random() * 0.3,
             "anchor": (0.5 if on else 0.05) + rng.random() * 0.2,
             "struct": 0.0,
-            "seed": False,
+            "from_seed": False,
         }
         items.append({"url": f"http://a/{i}", "link_score": b})
         labels[f"http://a/{i}"] = on
-    items.append({"url": "http://a/seed", "link_score": {"seed": True, "f_info": 0.0}})
+    items.append({"url": "http://a/seed", "link_score": {"seed": True}})  # a seed itself
     store.save_pages(run, items)
     lab = tmp_path / "labels.json"
     lab.write_text(json.dumps(labels), encoding="utf-8")
@@ -161,3 +161,13 @@ def test_topic_tune_on_a_stored_run(tmp_path, capsys):
     assert t.priority.alpha + t.priority.beta + t.priority.lam == pytest.approx(1.0)
     assert t.priority.beta > 0
     assert main(["topic", "tune", "--run", "999", "--labels", str(lab), "--db", db]) == 1
+
+
+def test_tune_counts_links_from_seeds_as_followed():
+    recs = [
+        ({"f_info": 0.0, "anchor": 0.9, "struct": 0.0}, True),
+        ({"f_info": 0.0, "anchor": 0.0, "struct": 0.0, "from_seed": True}, False),
+        ({"f_info": 0.0, "anchor": 0.0, "struct": 0.0}, False),
+    ]
+    best = tune_priority(recs, min_recall=1.0, thresholds=(0.5,))[0]
+    assert best.followed == 2 and best.harvest == 0.5  # the seed page's link is always followed
