@@ -52,6 +52,7 @@ class TopicRelevance:
         extractor,
         *,
         cache_size: int = 2_000_000,
+        shared=None,
     ):
         if not topic_weights:
             raise ValueError("a topic needs at least one word")
@@ -61,6 +62,7 @@ class TopicRelevance:
         self.sim = sim
         self.extract = extractor
         self.cache_size = cache_size
+        self.shared = shared  # e.g. relevance.cache.RedisAffinityCache (get_many/set_many)
         self._aff: dict[str, float] = {}
         raw = self._raw_affinity(self.topic)
         self.normalizer = float(np.median(raw)) or 1.0
@@ -80,12 +82,21 @@ class TopicRelevance:
         words = list(dict.fromkeys(words))
         out = {w: self._aff[w] for w in words if w in self._aff}
         new = [w for w in words if w not in out]
+        if new and self.shared is not None:
+            found = self.shared.get_many(new)
+            if found:
+                out.update(found)
+                self._aff.update(found)
+                new = [w for w in new if w not in found]
         if new:
             raw = self._raw_affinity(new)
             if len(self._aff) + len(new) > self.cache_size:
                 self._aff.clear()
+            computed = {}
             for w, a in zip(new, raw, strict=True):
-                out[w] = self._aff[w] = min(1.0, float(a) / self.normalizer)
+                out[w] = self._aff[w] = computed[w] = min(1.0, float(a) / self.normalizer)
+            if self.shared is not None:
+                self.shared.set_many(computed)
         return out
 
     def affinity(self, word: str) -> float:

@@ -58,8 +58,12 @@ def build_similarity(topic: Topic):
     return CombinedSimilarity(hownet, vectors, th1=s.th1, th2=s.th2, alpha=s.alpha, beta=s.beta)
 
 
-def build_relevance(topic: Topic, sim=None) -> TopicRelevance:
-    """Formula 3 engine (similarity + candidate extractor + affinity cache) for a topic."""
+def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) -> TopicRelevance:
+    """Formula 3 engine (similarity + candidate extractor + affinity cache) for a topic.
+
+    ``shared_cache``: a Redis URL; word affinities are then shared with every process that
+    crawls the same topic (same words, weights and similarity settings).
+    """
     from relevance.weights import CandidateExtractor
 
     sim = build_similarity(topic) if sim is None else sim
@@ -70,7 +74,12 @@ def build_relevance(topic: Topic, sim=None) -> TopicRelevance:
         min_length=topic.candidates.min_length,
         topic_words=weights,
     )
-    return TopicRelevance(weights, sim, extractor)
+    shared = None
+    if shared_cache:
+        from relevance.cache import RedisAffinityCache, topic_fingerprint
+
+        shared = RedisAffinityCache.from_url(shared_cache, topic_fingerprint(topic))
+    return TopicRelevance(weights, sim, extractor, shared=shared)
 
 
 class SemanticLinkScorer:
@@ -99,8 +108,18 @@ class SemanticLinkScorer:
         self._last_page: tuple[str, float, float] | None = None
 
     @classmethod
-    def from_topic(cls, topic: Topic, *, sim=None, seed: int | None = 0) -> SemanticLinkScorer:
-        """Build from a topic file (loads its similarity sources; raises when one is missing)."""
+    def from_topic(
+        cls,
+        topic: Topic,
+        *,
+        sim=None,
+        seed: int | None = 0,
+        shared_cache: str | None = None,
+    ) -> SemanticLinkScorer:
+        """Build from a topic file (loads its similarity sources; raises when one is missing).
+
+        ``shared_cache``: optional Redis URL for the cross-process word-affinity cache.
+        """
         p, u = topic.priority, topic.urls
         structure = StructureSample(
             u.sample_size,
@@ -114,7 +133,7 @@ class SemanticLinkScorer:
             d=u.d,
         )
         return cls(
-            build_relevance(topic, sim),
+            build_relevance(topic, sim, shared_cache=shared_cache),
             alpha=p.alpha,
             beta=p.beta,
             lam=p.lam,
