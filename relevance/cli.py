@@ -133,14 +133,17 @@ def _sources(args) -> dict:
         if comb.hownet is not None and comb.vectors is not None:
             out["algorithm1"] = comb
         return out
-    if args.openhownet:
-        from relevance.openhownet import OpenHowNetSimilarity
+    from relevance.openhownet import RESOURCE_FILES, OpenHowNetSimilarity, resource_root
 
+    if args.openhownet:
         out["openhownet"] = OpenHowNetSimilarity.from_resources(args.openhownet)
     else:
         from relevance.hownet import HowNetSimilarity
 
         out["hownet"] = HowNetSimilarity.from_dir(args.hownet)
+        root = resource_root(None) / "resources"
+        if all((root / f).exists() for f in RESOURCE_FILES):  # installed: show it too
+            out["openhownet"] = OpenHowNetSimilarity.from_resources(None)
     if args.vectors:
         from relevance.vectors import VectorSimilarity
 
