@@ -618,7 +618,8 @@ def _cache_file(glossary: Path, whole: Path, params: dict) -> Path | None:
         st = p.stat()
         h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
     h.update(repr(sorted(params.items())).encode())
-    h.update(b"v2")
+    code = Path(__file__).stat()  # a changed implementation never reads an old pickle
+    h.update(f"{code.st_size}:{code.st_mtime_ns}".encode())
     return cache_dir() / f"hownet-{h.hexdigest()[:16]}.pickle"
 
 

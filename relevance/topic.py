@@ -345,6 +345,9 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         raise fail(
             "no topic words: add a [words] table (topicrawl topic add FILE WORD...)", None, None
         )
+    final = {**words["words"], **words["overrides"]}
+    if not any(v > 0 for v in final.values()):
+        raise fail("every topic word has weight 0: give at least one a weight > 0", "words", None)
 
     sim_t = doc.get("similarity", {})
     sources = sim_t.get("sources", ["hownet"])

@@ -61,6 +61,7 @@ def test_parse_values_and_defaults():
         (GOOD.replace('name = "时政"', 'name = ""'), 2, "name"),
         (GOOD + '\n[similarity]\nsources = ["word2vec"]\n', 17, "vectors"),
         (GOOD + '\n[crawl]\nallowed_hosts = ["bad host!"]\n', 17, "allowed_hosts"),
+        ('name = "x"\n[words]\n"a" = 0\n', 2, "weight 0"),  # the [words] header
     ],
 )
 def test_errors_name_file_and_line(text, line, msg):
