@@ -110,3 +110,58 @@ class OracleLinkScorer:
 
 #: Scrapy settings of the oracle ceiling (needs the environment variables above).
 ORACLE_SETTINGS: dict[str, object] = {"TOPICRAWL_LINK_SCORER": "bench.baselines.OracleLinkScorer"}
+
+
+class PerHostStructureSample:
+    """Experiment: Algorithm 3 with one reservoir sample per host (not shipped).
+
+    On a crawl over several sites each site files a topic under its own path
+    (``/politics/``, ``/shizheng/``, ``/china/``), so a URL is rarely similar to more than
+    half of one mixed sample; comparing it with the accepted URLs of its own host keeps
+    Algorithm 3's "more than half" rule meaningful.
+    """
+
+    def __init__(self, make: Any):
+        self.make = make
+        self.samples: dict[str, Any] = {}
+
+    def _host(self, url: str) -> str:
+        from urllib.parse import urlsplit
+
+        return (urlsplit(url).hostname or "").lower()
+
+    def add(self, url: str) -> None:
+        host = self._host(url)
+        if host not in self.samples:
+            self.samples[host] = self.make()
+        self.samples[host].add(url)
+
+    def struct(self, url: str) -> float:
+        sample = self.samples.get(self._host(url))
+        return sample.struct(url) if sample is not None else 0.0
+
+
+class PerHostSemanticLinkScorer:
+    """Experiment: SemanticLinkScorer with :class:`PerHostStructureSample` (not shipped)."""
+
+    @classmethod
+    def from_topic(cls, topic: Any) -> Any:
+        from relevance.priority import SemanticLinkScorer
+        from relevance.urls import StructureSample
+
+        scorer = SemanticLinkScorer.from_topic(topic)
+        u = topic.urls
+        scorer.structure = PerHostStructureSample(
+            lambda: StructureSample(
+                u.sample_size,
+                seed=0,
+                threshold=u.threshold,
+                mode=u.mode,
+                alpha=u.alpha,
+                beta=u.beta,
+                a=u.a,
+                b=u.b,
+                d=u.d,
+            )  # fmt: skip
+        )
+        return scorer

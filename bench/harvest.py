@@ -438,6 +438,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", help="topic file (default: the example topic of the category)")
     ap.add_argument("--alt-topic", action="append", default=[],
                     help="another topic file to run as an extra topicrawl crawl")  # fmt: skip
+    ap.add_argument(
+        "--alt-scorer",
+        action="append",
+        default=[],
+        help="dotted LinkScorer class to run with every topic file (experiment)",
+    )
     ap.add_argument("--webs", default="portal,domain")
     ap.add_argument("--runs", default="topicrawl,breadth-first,keyword,oracle")
     ap.add_argument("--concurrency", type=int, default=4)
@@ -464,6 +470,12 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.runs.split(","))
     specs = [CrawlSpec("topicrawl", topic_path)] if "topicrawl" in wanted else []
     specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]
+    for scorer in args.alt_scorer:  # experiments: another link scorer on every topic file
+        name = scorer.rsplit(".", 1)[-1]
+        specs += [
+            CrawlSpec(f"topicrawl:{Path(p).stem}+{name}", p, {"TOPICRAWL_LINK_SCORER": scorer})
+            for p in [topic_path, *args.alt_topic]
+        ]
     if "breadth-first" in wanted:
         specs.append(CrawlSpec("breadth-first", topic_path, BREADTH_FIRST_SETTINGS))
     if "keyword" in wanted:
