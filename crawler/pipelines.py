@@ -22,7 +22,6 @@ from scrapy.exceptions import DropItem
 from dedup.pipeline import document_replaced
 from models.store import Store, _jsonable
 from postprocess.clean import Cleaner, HostLineModel
-from postprocess.cli import clean_config_from_toml
 from topicrawl.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -101,8 +100,7 @@ class StorePipeline:
     def open_spider(self, spider: Spider | None = None) -> None:
         spider = self._spider(spider)
         if self.clean_enabled:
-            topic = getattr(spider, "topic", None)
-            config = clean_config_from_toml(topic.raw, topic.path) if topic is not None else None
+            config = getattr(getattr(spider, "topic", None), "clean", None)
             model = None
             if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
                 model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)

@@ -145,6 +145,10 @@ class Topic:
     urls: UrlConfig = field(default_factory=UrlConfig)
     path: str | None = None
     raw: str = ""
+    #: Free-form tables owned by other parts: [clean] (postprocess.clean.Cleaner options,
+    #: validated there) and [dedup] (cascade methods and per-method options).
+    clean: dict[str, Any] = field(default_factory=dict)
+    dedup: dict[str, Any] = field(default_factory=dict)
 
     @property
     def link_threshold(self) -> float:
@@ -218,6 +222,7 @@ _TABLES: dict[str, _Spec] = {
     "crawl": {"allowed_hosts": (list, None)},
 }
 _WORD_TABLES = ("words", "overrides")
+_FREE_TABLES = ("clean", "dedup")
 _CHOICES = {
     ("", "language"): ("zh", "en"),
     ("priority", "focus"): ("soft", "hard"),
@@ -280,7 +285,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
     def fail(msg: str, table: str | None, key: str | None) -> TopicFileError:
         return TopicFileError(msg, path=path, line=key_line(text, table, key))
 
-    known = set(_TOP) | set(_TABLES) | set(_WORD_TABLES)
+    known = set(_TOP) | set(_TABLES) | set(_WORD_TABLES) | set(_FREE_TABLES)
     for k in doc:
         if k not in known:
             raise fail(
@@ -291,7 +296,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
     for k in _WORD_TABLES:
         if k in doc and not isinstance(doc[k], dict):
             raise fail(f"{k!r} must be a table [{k}] of word = weight", None, k)
-    for t in _TABLES:
+    for t in (*_TABLES, *_FREE_TABLES):
         if t in doc and not isinstance(doc[t], dict):
             raise fail(f"{t!r} must be a table [{t}]", None, t)
 
@@ -437,6 +442,8 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         candidates=candidates,
         priority=priority,
         urls=urls,
+        clean=dict(doc.get("clean", {})),
+        dedup=dict(doc.get("dedup", {})),
         path=path,
         raw=text,
     )

@@ -158,3 +158,16 @@ def test_cli_weights(tmp_path, capsys):
     assert main(["topic", "weights", str(f), "--corpus", str(corpus)]) == 0
     w = load_topic(f).words
     assert w["政治"] == 1.0 and 0 < w["经济"] < 1.0
+
+
+def test_clean_and_dedup_tables_are_kept_for_their_owners():
+    from relevance.topic import parse_topic
+
+    topic = parse_topic(
+        'name = "x"\n[words]\n"政治" = 1.0\n[clean]\nto_simplified = true\n'
+        '[dedup]\nmethods = ["exact", "spotsigs"]\n[dedup.spotsigs]\ntau = 0.6\n'
+    )
+    assert topic.clean == {"to_simplified": True}
+    assert topic.dedup == {"methods": ["exact", "spotsigs"], "spotsigs": {"tau": 0.6}}
+    with pytest.raises(TopicFileError, match=":2: 'clean' must be a table"):
+        parse_topic('name = "x"\nclean = 3\n[words]\n"政治" = 1.0\n')
