@@ -66,6 +66,9 @@ TOPICRAWL_SPILL_DIR = "topicrawl-spill"
 #: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
 #: ``from_topic(topic)`` classmethod, e.g. "crawler.linkscore.KeywordLinkScorer".
 TOPICRAWL_LINK_SCORER = "relevance"
+#: Redis URL of the cross-process word-affinity cache of the relevance engine (workers of
+#: one topic share their word scores); empty: an in-process cache only.
+TOPICRAWL_AFFINITY_REDIS = os.environ.get("TOPICRAWL_REDIS_URL", "")
 #: Trap guard: at most this many URLs that differ only in their query string per path.
 TOPICRAWL_MAX_QUERY_VARIANTS = 30
 #: Trap guard: longest URL followed, and most repeats of one path segment.

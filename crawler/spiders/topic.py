@@ -119,17 +119,19 @@ class TopicSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.scorer = spider._build_scorer(crawler.settings.get("TOPICRAWL_LINK_SCORER"))
         s = crawler.settings
+        spider.scorer = spider._build_scorer(
+            s.get("TOPICRAWL_LINK_SCORER"), s.get("TOPICRAWL_AFFINITY_REDIS") or None
+        )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
         return spider
 
-    def _build_scorer(self, spec: str | None) -> LinkScorer:
+    def _build_scorer(self, spec: str | None, shared_cache: str | None = None) -> LinkScorer:
         if not spec or spec == "relevance":
             from relevance.priority import SemanticLinkScorer
 
-            return SemanticLinkScorer.from_topic(self.topic)
+            return SemanticLinkScorer.from_topic(self.topic, shared_cache=shared_cache)
         cls = load_object(spec)
         return cls.from_topic(self.topic)
 
