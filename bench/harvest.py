@@ -56,6 +56,41 @@ MARK_START = "<!-- figures:start -->"
 MARK_END = "<!-- figures:end -->"
 
 
+#: Alternative 时政 topic files (``--variants``), written into bench/out/ from the shipped
+#: ones with ``relevance.topicedit.set_value``: name -> (source file, {key: value}).
+VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
+    # HowNet: only near-synonyms count (Th2 0.95 instead of 0.7; Sim(回顾, 外交) = 0.86 and
+    # Sim(学生, 代表) = 0.9 pass 0.7), page threshold re-tuned for the smaller scores
+    "shizheng_th2": ("topics/shizheng.toml", {"similarity.th2": 0.95, "page.threshold": 0.05}),
+    # word2vec alone (People's Daily vectors, Th1 0.5): the relevance bench's best link AUC
+    "shizheng_w2v_only": (
+        "topics/shizheng_w2v.toml",
+        {"similarity.sources": ["word2vec"], "similarity.th1": 0.5, "page.threshold": 0.1},
+    ),
+}
+
+
+def write_variants() -> list[str]:
+    """Write the :data:`VARIANTS` topic files into bench/out/ and return their paths."""
+    from relevance.topicedit import set_value
+
+    out = []
+    for name, (source, changes) in VARIANTS.items():
+        src = ROOT / source
+        topic = load_topic(src)
+        text = src.read_text(encoding="utf-8")
+        dest = OUT / f"{name}.toml"
+        if topic.similarity.vectors:  # keep the vectors path valid from bench/out/
+            vectors = topic.resolve(topic.similarity.vectors)
+            changes = {"similarity.vectors": os.path.relpath(vectors, OUT), **changes}
+        for key, value in changes.items():
+            text = set_value(text, key, value, path=str(dest))
+        note = ", ".join(f"{k} = {v}" for k, v in changes.items())
+        dest.write_text(f"# bench/harvest.py variant of {source}: {note}\n{text}", "utf-8")
+        out.append(str(dest.relative_to(ROOT)))
+    return out
+
+
 # -- the local web and its server ------------------------------------------------------------
 def ensure_web(out: Path, seed: int, rebuild: bool) -> dict:
     """Build the large web into ``out`` (unless it is already there for this seed)."""
@@ -284,6 +319,97 @@ def measure(
     )
 
 
+# -- the page classifier offline ----------------------------------------------------------
+def roc_auc(scores: list[float], labels: list[bool]) -> float:
+    """Mann-Whitney ROC AUC (ties count one half)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(scores)
+    n1 = sum(labels)
+    n0 = len(labels) - n1
+    if not n1 or not n0:
+        return float("nan")
+    r1 = sum(r for r, y in zip(ranks, labels, strict=True) if y)
+    return (r1 - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+def precision_at_recall(scores: list[float], labels: list[bool], recall: float) -> float:
+    """Precision of the highest-scored pages that reach ``recall`` of the positives."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    need, tp = recall * sum(labels), 0
+    for k, i in enumerate(order, 1):
+        tp += labels[i]
+        if tp >= need:
+            return tp / k
+    return 0.0
+
+
+def classifier_figures(
+    web: Path, truth: dict, category: str, topic_paths: list[str]
+) -> list[dict[str, object]]:
+    """Page relevance as a classifier of every article page of the web (uniform sample)."""
+    from crawler.extract import decode_html, extract_page
+    from crawler.linkscore import PageInfo
+    from relevance.priority import SemanticLinkScorer
+
+    responses = json.loads((web / "responses.json").read_text(encoding="utf-8"))
+    pages, labels = [], []
+    for url, page in sorted(truth["pages"].items()):
+        r = responses.get(url, {})
+        if page["kind"] != "article" or "file" not in r:
+            continue
+        ctype = r.get("content_type", "")
+        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
+        html, _ = decode_html((web / r["file"]).read_bytes(), header)
+        ex = extract_page(html, url)
+        pages.append(PageInfo(url, ex.title, ex.description, ex.keywords, ex.text))
+        labels.append(page["category"] == category)
+    rows: list[dict[str, object]] = []
+
+    def add(name: str, scores: list[float], threshold: float | None) -> None:
+        row: dict[str, object] = {
+            "measure": name,
+            "auc": roc_auc(scores, labels),
+            "p_at_r85": precision_at_recall(scores, labels, 0.85),
+        }
+        if threshold is not None:
+            sel = [y for x, y in zip(scores, labels, strict=True) if x >= threshold]
+            row.update(threshold=threshold, precision=ratio(sum(sel), len(sel)),
+                       recall=ratio(sum(sel), sum(labels)))  # fmt: skip
+        rows.append(row)
+
+    for path in topic_paths:
+        topic = load_topic(path)
+        scorer = SemanticLinkScorer.from_topic(topic)
+        stem = Path(path).stem
+        add(f"{stem}: page relevance (formula 3, description + text)",
+            [scorer.page_relevance(p) for p in pages], topic.page_threshold)  # fmt: skip
+        add(f"{stem}: formula 3 on the description only",
+            [scorer.relevance.relevance(scorer.description_text(p)) for p in pages], None)  # fmt: skip
+    topic = load_topic(topic_paths[0])
+    scorer = SemanticLinkScorer.from_topic(topic)
+    weights = {w: v / max(topic.weights.values()) for w, v in topic.weights.items()}
+    for name, drop in (("", None), (f" without the word {category}", category)):
+        wt = {w: v for w, v in weights.items() if w != drop}
+
+        def match(p: PageInfo, wt: dict[str, float] = wt) -> float:
+            words = scorer.relevance.extract(scorer.description_text(p))
+            return sum(wt.get(w, 0.0) for w in words) / len(words) if words else 0.0
+
+        add(f"exact topic-word match on the description{name}", [match(p) for p in pages], None)
+    print(f"\npage classifier over the {len(pages)} article pages ({sum(labels)} {category}):")
+    for row in rows:
+        extra = (
+            f"  at threshold {row['threshold']}: precision {row['precision']:.3f} "
+            f"recall {row['recall']:.3f}"
+            if "threshold" in row
+            else ""
+        )
+        print(f"  {row['measure']:<70} AUC {row['auc']:.3f}  precision@recall0.85 "
+              f"{row['p_at_r85']:.3f}{extra}")  # fmt: skip
+    return rows
+
+
 # -- report ----------------------------------------------------------------------------------
 def targets_met(figs: list[RunFigures], topicrawl_label: str) -> list[tuple[str, str, bool]]:
     """(web, target, met) for the targets of issue 5."""
@@ -311,7 +437,12 @@ def targets_met(figs: list[RunFigures], topicrawl_label: str) -> list[tuple[str,
     return out
 
 
-def render(figs: list[RunFigures], met: list[tuple[str, str, bool]], meta: dict) -> str:
+def render(
+    figs: list[RunFigures],
+    met: list[tuple[str, str, bool]],
+    meta: dict,
+    classifier: list[dict[str, object]] | None = None,
+) -> str:
     lines = [
         f"Measured {meta['date']} on this machine: category **{meta['category']}**, topic "
         f"`{meta['topic']}`, large web seed {meta['seed']}, CONCURRENT_REQUESTS = "
@@ -358,6 +489,21 @@ def render(figs: list[RunFigures], met: list[tuple[str, str, bool]], meta: dict)
     lines += ["Targets of issue 5 (topicrawl run):", ""]
     for web, what, ok in met:
         lines.append(f"- {web}: {what} — **{'met' if ok else 'MISSED'}**")
+    if classifier:
+        lines += [
+            "",
+            "Page relevance as a classifier of all article pages of the web (offline, every "
+            "article once; not a crawl sample):",
+            "",
+            "| measure | ROC AUC | precision at recall 0.85 | at the topic's page threshold |",
+            "|---|---|---|---|",
+        ]
+        for row in classifier:
+            at = (
+                f"{row['threshold']}: precision {row['precision']:.3f}, recall "
+                f"{row['recall']:.3f}" if "threshold" in row else "–"
+            )  # fmt: skip
+            lines.append(f"| {row['measure']} | {row['auc']:.3f} | {row['p_at_r85']:.3f} | {at} |")
     lines += ["", "![harvest curves](../../bench/out/harvest.png) (not committed: "
               "`bench/out/` is generated)", ""]  # fmt: skip
     return "\n".join(lines)
@@ -439,10 +585,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alt-topic", action="append", default=[],
                     help="another topic file to run as an extra topicrawl crawl")  # fmt: skip
     ap.add_argument(
+        "--variants",
+        action="store_true",
+        help="also run the alternative 时政 topic files of VARIANTS (written into bench/out/)",
+    )
+    ap.add_argument(
         "--alt-scorer",
         action="append",
         default=[],
         help="dotted LinkScorer class to run with every topic file (experiment)",
+    )
+    ap.add_argument(
+        "--classifier",
+        action="store_true",
+        help="also score every article page offline (page relevance as a classifier)",
     )
     ap.add_argument("--webs", default="portal,domain")
     ap.add_argument("--runs", default="topicrawl,breadth-first,keyword,oracle")
@@ -469,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     wanted = set(args.runs.split(","))
     specs = [CrawlSpec("topicrawl", topic_path)] if "topicrawl" in wanted else []
+    if args.variants:
+        args.alt_topic = [*write_variants(), *args.alt_topic]
     specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]
     for scorer in args.alt_scorer:  # experiments: another link scorer on every topic file
         name = scorer.rsplit(".", 1)[-1]
@@ -507,6 +665,11 @@ def main(argv: list[str] | None = None) -> int:
                         page_threshold=page_threshold, single_topic_hosts=single_topic_hosts,
                     )
                 )  # fmt: skip
+    classifier = (
+        classifier_figures(web_dir, truth, args.category, [topic_path, *args.alt_topic])
+        if args.classifier
+        else []
+    )
     print_table(figs)
     met = targets_met(figs, "topicrawl")
     print("\ntargets (topicrawl):")
@@ -530,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
             "concurrency": args.concurrency,
             "command": command.strip(),
         }
-        write_doc(args.write, render(figs, met, meta))
+        write_doc(args.write, render(figs, met, meta, classifier))
         print(f"written: {args.write}")
     return 0
 
