@@ -536,8 +536,9 @@ def plot(figs: list[RunFigures], path: Path, title: str) -> None:
     for row, web in zip(axes, webs, strict=True):
         for f in (f for f in figs if f.web == web):
             style = "-" if f.label.startswith("topicrawl") else ":" if f.label == "oracle" else "--"
-            row[0].plot(xs, f.curve_harvest, style, marker="o", label=f.label)
-            row[1].plot(xs, f.curve_recall, style, marker="o", label=f.label)
+            width = 3.0 if f.label == "topicrawl" else 1.5  # the shipped defaults stand out
+            row[0].plot(xs, f.curve_harvest, style, marker="o", label=f.label, linewidth=width)
+            row[1].plot(xs, f.curve_recall, style, marker="o", label=f.label, linewidth=width)
         n = next(f.targets for f in figs if f.web == web)
         row[0].set_title(f"{web}: harvest rate (N = {n}, budget 2N)")
         row[1].set_title(f"{web}: target recall")
@@ -545,9 +546,10 @@ def plot(figs: list[RunFigures], path: Path, title: str) -> None:
             ax.set_xlabel("% of the fetch budget")
             ax.set_ylim(0, 1.02)
             ax.grid(alpha=0.3)
-            ax.legend(loc="best", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle(f"topicrawl vs baselines, {title} (local large test web)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03 + 0.025 * ((len(labels) + 2) // 3), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -629,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         args.alt_topic = [*write_variants(), *args.alt_topic]
     specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]
     for scorer in args.alt_scorer:  # experiments: another link scorer on every topic file
-        name = scorer.rsplit(".", 1)[-1]
+        name = scorer.rsplit(".", 1)[-1].removesuffix("SemanticLinkScorer")
         specs += [
             CrawlSpec(f"topicrawl:{Path(p).stem}+{name}", p, {"TOPICRAWL_LINK_SCORER": scorer})
             for p in [topic_path, *args.alt_topic]
