@@ -25,7 +25,9 @@ the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earli
 page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
-Items without text, and items already marked not accepted, pass through unchecked.
+Items without text, and items already marked not accepted, pass through unchecked. When the
+index backend fails (``StorageError``, e.g. Redis down), the page is kept unchecked, the error
+logged and ``topicrawl/dedup/errors`` counted.
 
 A ``[dedup]`` table in the spider's topic (``spider.topic.dedup``: ``methods``, ``keep`` and
 per-method option tables such as ``[dedup.spotsigs] tau = 0.75``) overrides the settings.
@@ -45,7 +47,7 @@ from scrapy.exceptions import NotConfigured
 from dedup.base import Doc
 from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade
 from dedup.storage import make_storage
-from topicrawl.errors import ConfigError
+from topicrawl.errors import ConfigError, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +202,14 @@ class DedupPipeline:
             published=adapter.get("published") or None,
             lang=adapter.get("language") or "zh",
         )
-        decision = self.cascade.check_and_add(url, doc)
+        try:
+            decision = self.cascade.check_and_add(url, doc)
+        except StorageError as exc:
+            # the index is unreachable: keep the page (a stored duplicate can be removed
+            # later, a lost page cannot) and count it
+            self._inc("topicrawl/dedup/errors")
+            log.error("dedup index unavailable, %s kept unchecked: %s", url, exc)
+            return item
         self._inc("topicrawl/dedup/checked")
         if decision.duplicate is not None:
             m = decision.duplicate

@@ -228,3 +228,12 @@ def test_pipeline_reads_the_topic_dedup_section():
     Topic.dedup = {"keep": "newest"}
     with pytest.raises(ConfigError):
         DedupPipeline().open_spider(Spider())
+
+
+def test_pipeline_keeps_pages_when_the_index_is_down(tmp_path):
+    stats = _Stats()
+    backend = {"type": "redis", "url": "redis://127.0.0.1:1/0", "lock_wait": 0.1}
+    pipe = DedupPipeline(["exact"], backend=backend, stats=stats)
+    item = pipe.process_item(_item("http://a/1", ARTICLE))
+    assert item.get("duplicate") is None
+    assert stats.values == {"topicrawl/dedup/errors": 1}

@@ -284,3 +284,47 @@ def test_redis_nested_lock_publishes_its_writes_before_release():
         a.clear()
         a.close()
         b.close()
+
+
+def _pipeline_worker(backend, i, barrier, results):
+    from crawler.items import PageItem
+    from dedup.cascade import Cascade
+    from dedup.pipeline import DedupPipeline
+
+    original = Cascade.add
+
+    def slow_add(self, doc_id, doc):  # widen the check-to-add window
+        time.sleep(0.05)
+        original(self, doc_id, doc)
+
+    Cascade.add = slow_add
+    pipe = DedupPipeline(["exact", "spotsigs"], backend=backend)
+    pipe.open_spider(None)
+    item = PageItem(url=f"http://site{i}/a", text=RACE_TEXT + f" Desk {i}.", language="en")
+    barrier.wait()
+    out = pipe.process_item(item)
+    results.put((i, (out.get("duplicate") or {}).get("of")))
+    pipe.close_spider(None)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_race_pipeline_cascade_keeps_exactly_one(kind, tmp_path):
+    if kind == "redis":
+        _redis_or_skip()
+    backend = _config(kind, tmp_path)
+    ctx = mp.get_context("fork")
+    n = 3
+    barrier, results = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_pipeline_worker, args=(backend, i, barrier, results)) for i in range(n)]  # fmt: skip
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=30) for _ in range(n)]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    kept = [i for i, of in got if of is None]
+    assert len(kept) == 1, got
+    assert all(of == f"http://site{kept[0]}/a" for _, of in got if of is not None)
+    storage = make_storage(backend)
+    storage.clear()
+    storage.close()
