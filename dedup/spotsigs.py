@@ -473,6 +473,7 @@ class SpotSigsDetector(Detector):
         return self.query_signatures(self.features(doc))
 
     def add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> None:
+        self._sync()  # catch up outside the lock, so that it is held briefly
         with self.storage.lock(self.name):
             self._sync()
             self._add_locked(doc_id, sigs)
@@ -493,6 +494,7 @@ class SpotSigsDetector(Detector):
 
     def check_and_add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> Match | None:
         """Atomic check-and-add of a precomputed signature multiset (see :meth:`check_and_add`)."""
+        self._sync()  # catch up outside the lock, so that it is held briefly
         with self.storage.lock(self.name):
             self._sync()
             hits = self.index.query(sigs, first=True, exclude=doc_id)

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -783,15 +783,3 @@ def make_storage(config: Mapping[str, Any] | None = None) -> IndexStorage:
         return cls(namespace, **config)
     except TypeError as exc:
         raise ConfigError(f"bad option for the {kind} dedup storage: {exc}") from exc
-
-
-def iter_chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """Yield lists of at most ``size`` items (for batched writes)."""
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
