@@ -91,6 +91,18 @@ def register(subparsers: Any) -> None:
     )
     la.set_defaults(func=cmd_learn_antecedents)
 
+    co = sub.add_parser(
+        "compact",
+        help="rewrite a SpotSigs index log without its removals (retention, recrawls)",
+    )
+    co.add_argument(
+        "--backend",
+        required=True,
+        metavar="JSON",
+        help='the index storage, e.g. \'{"type": "sqlite", "path": "job/dedup.sqlite"}\'',
+    )
+    co.set_defaults(func=cmd_compact)
+
 
 def _parse_options(specs: list[str]) -> dict[str, dict[str, Any]]:
     options: dict[str, dict[str, Any]] = {}
@@ -211,4 +223,27 @@ def cmd_learn_antecedents(args: argparse.Namespace) -> int:
         print(f"wrote {out}", file=sys.stderr)
     else:
         print(text)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from dedup.spotsigs import SpotSigsDetector
+    from dedup.storage import make_storage
+
+    try:
+        config = json.loads(args.backend)
+    except ValueError as exc:
+        raise ConfigError(f"--backend is not JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise ConfigError('--backend must be a JSON object such as {"type": "sqlite", ...}')
+    storage = make_storage(config)
+    try:
+        raw = storage.get("spotsigs:config")
+        if raw is None:
+            raise ConfigError(f"no SpotSigs index in {storage!r}")
+        det = SpotSigsDetector(storage, **json.loads(raw))
+        before, after = det.compact()
+        print(f"SpotSigs log compacted: {before} entries -> {after} ({len(det.index)} documents)")
+    finally:
+        storage.close()
     return 0

@@ -348,7 +348,8 @@ class SpotSigsDetector(Detector):
     """SpotSigs as a detector: an in-memory :class:`SpotSigsIndex` mirrored into storage.
 
     Storage layout (under ``spotsigs:``): an append-only ``log`` list of JSON operations
-    (``["a", doc_id, {signature: count}]`` / ``["d", doc_id]``) and a ``config`` value.
+    (``["a", doc_id, {signature: count}]`` / ``["d", doc_id]``), a ``config`` value and an
+    ``epoch`` counter (:meth:`compact` rewrites the log as ``log:<epoch>``).
     Every process replays the log entries it has not seen before answering, under
     ``storage.lock("spotsigs")`` for ``check_and_add``/``add``/``remove``: so the index is
     shared by processes, survives restarts (SQLite/Redis), and each insert costs one list
@@ -382,6 +383,7 @@ class SpotSigsDetector(Detector):
         self.bounds = bounds
         self.index = SpotSigsIndex(self.tau, max_length=self.max_length, bounds=bounds)
         self._cursor = 0
+        self._epoch: int | None = None
         self._langs: dict[str, _LangConfig] = {}
         self._config_checked = False
         self._last: tuple[str, str, Counter[str]] | None = None
@@ -431,8 +433,16 @@ class SpotSigsDetector(Detector):
             sort_keys=True,
         )
 
-    def _sync(self) -> None:
-        """Replay the log entries other processes appended since we last looked."""
+    def _log_key(self) -> str:
+        return self.key("log") if not self._epoch else self.key("log", self._epoch)
+
+    def _sync(self, check_epoch: bool = True) -> None:
+        """Replay the log entries other processes appended since we last looked.
+
+        ``check_epoch``: first read the log's epoch (bumped by :meth:`compact`) and rebuild
+        the index from the new log when it changed. Reads that skip it (a catch-up before
+        taking the lock) are safe: a compaction deletes the old log, so they read nothing.
+        """
         if not self._config_checked:
             stored = self.storage.get(self.key("config"))
             if stored is not None and stored.decode() != self._config_fingerprint():
@@ -441,7 +451,15 @@ class SpotSigsDetector(Detector):
                     f"not {self._config_fingerprint()}: use another namespace or the same options"
                 )
             self._config_checked = stored is not None
-        new = self.storage.lrange(self.key("log"), self._cursor, -1)
+        if check_epoch or self._epoch is None:
+            epoch = int(self.storage.get(self.key("epoch")) or 0)
+            if epoch != self._epoch:
+                if self._epoch is not None or self._cursor:
+                    self.index = SpotSigsIndex(
+                        self.tau, max_length=self.max_length, bounds=self.bounds
+                    )
+                self._epoch, self._cursor = epoch, 0
+        new = self.storage.lrange(self._log_key(), self._cursor, -1)
         for raw in new:
             op = json.loads(raw)
             if op[0] == "a":
@@ -455,10 +473,28 @@ class SpotSigsDetector(Detector):
             self.storage.set(self.key("config"), self._config_fingerprint())
             self._config_checked = True
         self.storage.rpush(
-            self.key("log"),
+            self._log_key(),
             *(json.dumps(op, ensure_ascii=False, separators=(",", ":")) for op in ops),
         )
         self._cursor += len(ops)
+
+    def compact(self, *, chunk: int = 5000) -> tuple[int, int]:
+        """Rewrite the log as one entry per indexed document (drops removals and replaced
+        versions); every process rebuilds from the new log at its next locked step.
+        Returns ``(entries before, entries after)``."""
+        with self.storage.lock(self.name):
+            self._sync()
+            before = self._cursor
+            old_key = self._log_key()
+            self._epoch = (self._epoch or 0) + 1
+            self._cursor = 0
+            ops = [["a", doc_id, entry.sigs] for doc_id, (_, entry) in self.index.docs.items()]
+            self.storage.delete(self._log_key())
+            for i in range(0, len(ops), chunk):
+                self._append(ops[i : i + chunk])
+            self.storage.set(self.key("epoch"), str(self._epoch))
+            self.storage.delete(old_key)
+            return before, self._cursor
 
     def _add_locked(self, doc_id: str, sigs: Mapping[str, int]) -> None:
         self.index.add(doc_id, sigs)
@@ -473,7 +509,7 @@ class SpotSigsDetector(Detector):
         return self.query_signatures(self.features(doc))
 
     def add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> None:
-        self._sync()  # catch up outside the lock, so that it is held briefly
+        self._sync(check_epoch=False)  # catch up outside the lock, to hold it briefly
         with self.storage.lock(self.name):
             self._sync()
             self._add_locked(doc_id, sigs)
@@ -494,7 +530,7 @@ class SpotSigsDetector(Detector):
 
     def check_and_add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> Match | None:
         """Atomic check-and-add of a precomputed signature multiset (see :meth:`check_and_add`)."""
-        self._sync()  # catch up outside the lock, so that it is held briefly
+        self._sync(check_epoch=False)  # catch up outside the lock, to hold it briefly
         with self.storage.lock(self.name):
             self._sync()
             hits = self.index.query(sigs, first=True, exclude=doc_id)

@@ -7,6 +7,7 @@ import tomllib
 
 import pytest
 
+from dedup.base import Doc
 from dedup.evaluate import (
     AntecedentStats,
     Scores,
@@ -210,3 +211,22 @@ def test_learn_antecedents_from_a_stored_run(tmp_path, capsys):
     assert main(argv) == 0
     learned = tomllib.loads(capsys.readouterr().out)["zh"]
     assert "的" in learned["basic"] and "和" not in learned["basic"]
+
+
+def test_compact_command(tmp_path, capsys):
+    from dedup.spotsigs import SpotSigsDetector
+    from dedup.storage import make_storage
+
+    backend = {"type": "sqlite", "path": str(tmp_path / "d.sqlite"), "namespace": "c"}
+    det = SpotSigsDetector(make_storage(backend), tau=0.6)
+    det.add("a", Doc(ZH))
+    det.add("b", Doc(ZH_OTHER))
+    det.remove("a")
+    det.storage.close()
+    assert main(["dedup", "compact", "--backend", json.dumps(backend)]) == 0
+    assert "3 entries -> 1 (1 documents)" in capsys.readouterr().out
+    again = SpotSigsDetector(make_storage(backend), tau=0.6)
+    assert sorted(again.index.docs) == [] and len(again) == 1
+    empty = {"type": "sqlite", "path": str(tmp_path / "e.sqlite")}
+    assert main(["dedup", "compact", "--backend", json.dumps(empty)]) == 1
+    assert main(["dedup", "compact", "--backend", "{nope"]) == 1

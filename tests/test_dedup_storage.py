@@ -328,3 +328,32 @@ def test_race_pipeline_cascade_keeps_exactly_one(kind, tmp_path):
     storage = make_storage(backend)
     storage.clear()
     storage.close()
+
+
+def test_spotsigs_compaction_is_seen_by_other_processes(backend):
+    if backend.kind == "memory":
+        s1 = s2 = backend()
+    else:
+        ns = f"test-{uuid.uuid4().hex[:12]}"
+        s1, s2 = backend(ns), backend(ns)
+    texts = [
+        "The council is meeting on Monday about the plan. There was a vote on the budget.",
+        "The team won the final on Sunday. There is a parade in the city for the players.",
+        "A storm is expected in the north. The roads were closed and the schools are shut.",
+    ]
+    d1, d2 = SpotSigsDetector(s1), SpotSigsDetector(s2)
+    for i, t in enumerate(texts):
+        d1.add(f"u{i}", Doc(t, lang="en"))
+    d1.add("u1", Doc(texts[1] + " The mayor is there.", lang="en"))  # replaced version
+    d1.remove("u2")
+    assert len(d2) == 2 and d2.query(Doc(texts[0], lang="en"))[0].doc_id == "u0"
+    before, after = d1.compact()
+    assert (before, after) == (5, 2)
+    assert d1.storage.llen(d1._log_key()) == 2
+    assert not [k for k in s1.keys("spotsigs:log") if k != d1._log_key()]  # old log deleted
+    # d2 rebuilds from the compacted log, and both keep working on it
+    assert d2.check_and_add("u3", Doc(texts[2], lang="en")) is None
+    assert d1.query(Doc(texts[2], lang="en"))[0].doc_id == "u3"
+    assert sorted(d2.index.docs) == ["u0", "u1", "u3"] and len(d1) == 3
+    fresh = SpotSigsDetector(s2)
+    assert sorted(fresh.index.docs) == [] and len(fresh) == 3
