@@ -1,19 +1,23 @@
 """Harvest-rate benchmark: topicrawl against breadth-first and best-first keyword crawls.
 
-    python bench/harvest.py [--category 时政] [--topic topics/shizheng.toml]
-                            [--alt-topic FILE ...] [--webs portal,domain] [--concurrency 4]
-                            [--write docs/benchmarks/harvest.md]
+    python bench/harvest.py [--category 时政] [--topic topics/shizheng.toml] [--variants]
+                            [--alt-topic FILE ...] [--alt-scorer DOTTED ...] [--classifier]
+                            [--runs topicrawl,breadth-first,keyword,oracle]
+                            [--webs portal,domain] [--concurrency 4]
+                            [--write docs/benchmarks/harvest.md] [--replot]
 
 Builds the LARGE local test web (``sitegen``, seed 0) into ``bench/out/web_large``, serves it
 through ``python -m sitegen serve`` and runs, for each web (``portal``: seeds = the portal
-home pages; ``domain``: seed = the single-topic site of the category), three real
+home pages; ``domain``: seed = the single-topic site of the category), real
 ``scrapy crawl topic`` subprocesses through the proxy, each into its own SQLite database
 (``bench/out/harvest-<web>-<run>.db``):
 
-1. ``topicrawl`` — the topic file with the default settings (SemanticLinkScorer, formula 5);
+1. ``topicrawl`` — the topic file with the default settings (SemanticLinkScorer, formula 5),
+   and ``topicrawl:<file>[+<scorer>]`` for the alternative topic files and scorers;
 2. ``breadth-first`` — every link on the allowed hosts, FIFO by depth (``bench.baselines``);
 3. ``keyword`` — best-first, priority = topic words in the anchor text
-   (``crawler.linkscore.KeywordLinkScorer``).
+   (``crawler.linkscore.KeywordLinkScorer``);
+4. ``oracle`` — best-first on the ground truth: the ceiling the web and budget allow.
 
 Budget: ``-a max_pages = 2 × N``, N = the on-topic pages on the crawled hosts. Fetch order =
 the pages table ordered by ``fetched_at``, ``id``. On-topic (ground truth): an article page
@@ -22,9 +26,11 @@ of the category (``sitegen.build.topic_targets``); list and home pages are never
 category's section lists and the single-topic site's home, is printed for precision too.
 
 Figures: harvest rate and target recall at every 10 % of the budget (a table and
-``bench/out/harvest.png``); for topicrawl also corpus precision / recall (pages whose
-relevance passed the topic's page threshold, the spider's "accepted"), harvest over the first
-N fetched pages, and the same after dedup and cleaning (the ``documents`` table).
+``bench/out/harvest.png``), harvest over the first N fetched pages; corpus precision (share
+of the ``documents`` that are on-topic) and corpus recall (share of the on-topic articles —
+an original and its reprints count once — that have a document); the same over the accepted
+pages (relevance ≥ the page threshold, before dedup and cleaning). See
+docs/benchmarks/harvest.md for the figures and what they mean.
 """
 
 from __future__ import annotations
@@ -533,12 +539,19 @@ def plot(figs: list[RunFigures], path: Path, title: str) -> None:
     webs = list(dict.fromkeys(f.web for f in figs))
     fig, axes = plt.subplots(len(webs), 2, figsize=(11, 4 * len(webs)), squeeze=False)
     xs = [int(f * 100) for f in FRACTIONS]
+    fixed = {"breadth-first": "tab:gray", "keyword": "tab:olive", "oracle": "black"}
+    cycle = [f"tab:{c}" for c in ("blue", "orange", "green", "red", "purple", "brown", "pink",
+                                  "cyan")]  # fmt: skip
+    labels_ = list(dict.fromkeys(f.label for f in figs))
+    others = [x for x in labels_ if x not in fixed]
+    color = {**{x: cycle[i % len(cycle)] for i, x in enumerate(others)}, **fixed}
     for row, web in zip(axes, webs, strict=True):
         for f in (f for f in figs if f.web == web):
             style = "-" if f.label.startswith("topicrawl") else ":" if f.label == "oracle" else "--"
             width = 3.0 if f.label == "topicrawl" else 1.5  # the shipped defaults stand out
-            row[0].plot(xs, f.curve_harvest, style, marker="o", label=f.label, linewidth=width)
-            row[1].plot(xs, f.curve_recall, style, marker="o", label=f.label, linewidth=width)
+            kw = {"marker": "o", "label": f.label, "linewidth": width, "color": color[f.label]}
+            row[0].plot(xs, f.curve_harvest, style, **kw)
+            row[1].plot(xs, f.curve_recall, style, **kw)
         n = next(f.targets for f in figs if f.web == web)
         row[0].set_title(f"{web}: harvest rate (N = {n}, budget 2N)")
         row[1].set_title(f"{web}: target recall")
@@ -608,7 +621,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the web even if present")
     ap.add_argument("--write", type=Path, help="write the figures into this Markdown file")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw bench/out/harvest.png from bench/out/harvest.json")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.replot:
+        saved = json.loads((OUT / "harvest.json").read_text(encoding="utf-8"))
+        name = Path(args.topic or DEFAULT_TOPICS.get(args.category, "?")).name
+        plot([RunFigures(**f) for f in saved], OUT / "harvest.png", f"topic file {name}")
+        return 0
 
     topic_path = args.topic or DEFAULT_TOPICS.get(args.category)
     if topic_path is None:
