@@ -163,23 +163,49 @@ class StorePipeline:
 
     # -- items -------------------------------------------------------------------------------
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        """Store the page; decide whether it enters the corpus.
+
+        A page is accepted when its relevance passed the topic's page threshold (the
+        spider), it is not a duplicate (dedup) and its text survives cleaning. Only
+        accepted pages become documents and feed the URL-structure sample and the
+        harvest window.
+        """
+        spider = self._spider(spider)
         row = ItemAdapter(item).asdict()
         dup = row.get("duplicate")
+        reason = None
         if dup:
             row["accepted"] = False
+            reason = f"duplicate of {dup['of']} ({dup['method']}, {dup['score']:.3f})"
+        elif not row.get("accepted"):
+            reason = f"off-topic (relevance {row.get('relevance') or 0:.3f})"
+            self._inc("topicrawl/dropped/off_topic")
+        else:
+            text, meta, dropped = self._clean(row)
+            if dropped:
+                row["accepted"] = False
+                reason = f"cleaned away ({dropped})"
+                self._inc("topicrawl/dropped/cleaned")
+            else:
+                row["_document"] = (text, meta)
+        accepted = bool(row.get("accepted"))
+        self._inc("topicrawl/pages/accepted" if accepted else "topicrawl/pages/not_accepted")
+        window = getattr(spider, "harvest_window", None)
+        if window is not None:
+            window.add(accepted)
         self.buffer.append(row)
         if len(self.buffer) >= self.batch_size:
             self.flush()
-        if dup:
-            raise DropItem(f"duplicate of {dup['of']} ({dup['method']}, {dup['score']:.3f})")
-        if not row.get("accepted"):
-            if self.stats is not None:
-                self.stats.inc_value("topicrawl/dropped/off_topic")
-            raise DropItem(f"off-topic (relevance {row.get('relevance') or 0:.3f})")
-        scorer = getattr(self._spider(spider), "scorer", None)
+        if reason:
+            raise DropItem(reason)
+        scorer = getattr(spider, "scorer", None)
         if scorer is not None:
             scorer.observe_accepted(row["url"])
         return item
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
 
     def flush(self, final: bool = False) -> None:
         """Write the buffered pages; on a lasting outage keep them (and spill at the end)."""
@@ -217,26 +243,27 @@ class StorePipeline:
         accepted = [r for r in batch if r.get("accepted")]
         docs = []
         for r in accepted:
-            text, meta = self._clean(r)
-            if text:
-                docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
+            text, meta = r.get("_document") or (r.get("text"), {})
+            docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
         self.store.save_documents(self.run_id, docs)
         self.store.add_history(self.run_id, [r["url"] for r in accepted])
         if self.stats is not None:
             self.stats.inc_value("topicrawl/storage/pages", len(batch))
             self.stats.inc_value("topicrawl/storage/documents", len(docs))
 
-    def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-        meta = {"title": row.get("title"), "published": row.get("published")}
+    def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
+        """Corpus text, document meta and the reason the cleaner dropped the page (or None)."""
+        meta: dict[str, Any] = {"title": row.get("title"), "published": row.get("published")}
         if self.cleaner is None:
-            return row.get("text"), meta
+            text = row.get("text")
+            return text, meta, None if text else "no_text"
         result = self.cleaner.clean(
             html=row.get("html"), text=row.get("text"), host=row.get("host"), url=row["url"]
         )
         meta["removed"] = dict(result.removed)
         if result.reextracted:
             meta["reextracted"] = True
-        return result.text, meta
+        return result.text, meta, result.dropped
 
     def _spill(self, batch: list[dict[str, Any]]) -> Path:
         self.spill_dir.mkdir(parents=True, exist_ok=True)

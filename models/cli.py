@@ -104,11 +104,13 @@ def cmd_import_spill(args: argparse.Namespace) -> int:
                 run_id,
                 [{"url": r["url"], **r["duplicate"]} for r in rows if r.get("duplicate")],
             )
-            accepted = [r for r in rows if r.get("accepted") and r.get("text")]
-            store.save_documents(
-                run_id,
-                [{"page_id": ids[r["url"]], "text": r["text"], "meta": {}} for r in accepted],
-            )
+            accepted = [r for r in rows if r.get("accepted")]
+            docs = []
+            for r in accepted:  # the cleaned text and meta the crawl had made, if any
+                text, meta = r.get("_document") or (r.get("text"), {})
+                if text:
+                    docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
+            store.save_documents(run_id, docs)
             store.add_history(run_id, [r["url"] for r in accepted])
             total += len(rows)
         print(f"{path}: {sum(len(r) for r in by_run.values())} pages stored")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -14,6 +15,14 @@ from conftest import ROOT, MockServer, crawl_command, run_crawl
 from models.store import Store
 
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+
+
+def _stored(db: str, at_least: int = 10) -> bool:
+    try:
+        store = Store.from_url(db, migrate=False)
+        return store.count_pages(77) >= at_least
+    except Exception:  # the first worker has not created the database yet
+        return False
 
 
 def final_stat(log: str, key: str) -> int:
@@ -43,8 +52,8 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
     db = f"sqlite:///{tmp_path / 'shared.db'}"
     backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
-    settings = {**KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
-    slow = MockServer(small_web, latency_ms=40)
+    settings = {**KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    slow = MockServer(small_web, latency_ms=150)
     logs = []
     try:
         procs = []
@@ -60,6 +69,10 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
                     cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w")
                 )
             )
+            if worker == 0:  # the second worker joins a running crawl with a full frontier
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and not _stored(db):
+                    time.sleep(0.2)
         for proc in procs:
             assert proc.wait(timeout=300) == 0
     finally:

@@ -187,9 +187,9 @@ class TopicSpider(scrapy.Spider):
             is_seed=bool(meta.get("seed")),
         )
         relevance = float(self.scorer.page_relevance(info))
+        # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = relevance >= self.topic.page_threshold
-        stats.inc_value("topicrawl/pages/accepted" if accepted else "topicrawl/pages/rejected")
-        self.harvest_window.add(accepted)
+        stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
         yield PageItem(
             url=meta.get("redirect_urls", [response.url])[0],
             final_url=response.url,
