@@ -76,8 +76,19 @@ TOPICRAWL_MAX_URL_LENGTH = 512
 TOPICRAWL_MAX_SEGMENT_REPEATS = 3
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
-#: Dedup (see dedup/pipeline.py).
+#: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.
 TOPICRAWL_DEDUP_ENABLED = True
+#: Cascade order; the first method that finds a match decides.
+TOPICRAWL_DEDUP_METHODS = ["exact", "spotsigs"]
+#: Per-method options, e.g. {"spotsigs": {"tau": 0.7}}.
+TOPICRAWL_DEDUP_OPTIONS: dict = {}
+#: Index storage ({"type": "memory"|"sqlite"|"redis", ...}); None: SQLite in JOBDIR when set,
+#: else memory. With the scrapy-redis scale-out it is the shared Redis (below).
+TOPICRAWL_DEDUP_BACKEND = None
+#: "main" text (trafilatura) or every "visible" text of the page.
+TOPICRAWL_DEDUP_TEXT = "main"
+#: Which copy survives: "first", "longer" or "earlier" (published).
+TOPICRAWL_DEDUP_KEEP = "first"
 #: Clean accepted pages into corpus documents inline (postprocess.clean.Cleaner).
 TOPICRAWL_CLEAN_ENABLED = True
 #: Harvest-window stop rule: stop when the share of accepted pages among the last
@@ -99,6 +110,11 @@ if REDIS_URL:
     TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
     SCHEDULER_QUEUE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:requests"
     SCHEDULER_DUPEFILTER_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:dupefilter"
+    TOPICRAWL_DEDUP_BACKEND = {
+        "type": "redis",
+        "url": REDIS_URL,
+        "namespace": f"{TOPICRAWL_REDIS_PREFIX}:{{spider}}:dedup",
+    }
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
