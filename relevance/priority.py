@@ -20,7 +20,7 @@ from typing import Any
 from crawler.linkscore import Link, LinkScore, PageInfo
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
-from relevance.urls import StructureSample
+from relevance.urls import PerHostStructureSample, StructureSample
 from topicrawl.errors import ResourceMissingError
 
 
@@ -95,7 +95,8 @@ class SemanticLinkScorer:
         threshold: float = 0.2,
         focus: str = "soft",
         description_threshold: float = 0.1,
-        structure: StructureSample | None = None,
+        structure: StructureSample | PerHostStructureSample | None = None,
+        description_weight: float = 0.5,
     ):
         if focus not in ("soft", "hard"):
             raise ValueError(f"focus must be 'soft' or 'hard', not {focus!r}")
@@ -104,7 +105,10 @@ class SemanticLinkScorer:
         self.threshold = threshold
         self.focus = focus
         self.description_threshold = description_threshold
-        self.structure = structure if structure is not None else StructureSample()
+        if not 0.0 <= description_weight <= 1.0:
+            raise ValueError(f"description_weight must be in [0, 1], not {description_weight}")
+        self.description_weight = description_weight
+        self.structure = structure if structure is not None else PerHostStructureSample()
         self._last_page: tuple[str, float, float] | None = None
 
     @classmethod
@@ -121,7 +125,8 @@ class SemanticLinkScorer:
         ``shared_cache``: optional Redis URL for the cross-process word-affinity cache.
         """
         p, u = topic.priority, topic.urls
-        structure = StructureSample(
+        sample_cls = PerHostStructureSample if u.per_host else StructureSample
+        structure = sample_cls(
             u.sample_size,
             seed=seed,
             threshold=u.threshold,
@@ -141,6 +146,7 @@ class SemanticLinkScorer:
             focus=p.focus,
             description_threshold=p.description_threshold,
             structure=structure,
+            description_weight=topic.page_description_weight,
         )
 
     @staticmethod
@@ -189,13 +195,17 @@ class SemanticLinkScorer:
         return out
 
     def page_relevance(self, page: PageInfo) -> float:
-        """Formula 3 over the page: the mean of its description information's and its main
-        text's relevance (only the description when there is no text)."""
+        """Formula 3 over the page: w·Rel(f_info) + (1 − w)·Rel(text), w the topic's
+        ``[page] description_weight`` (default 0.5, the mean; only the description when there
+        is no text, only the text when there is no description)."""
         info = self.description_text(page)
         if not page.text:
             return self.relevance.relevance(info)
         r_info, r_text = self.relevance.relevance_many([info, page.text])
-        return 0.5 * (r_info + r_text) if info else r_text
+        if not info:
+            return r_text
+        w = self.description_weight
+        return w * r_info + (1.0 - w) * r_text
 
     def observe_accepted(self, url: str) -> None:
         self.structure.add(url)

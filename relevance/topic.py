@@ -32,6 +32,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
 
     [page]
     threshold = 0.25                   # a page is accepted when its relevance passes it
+    description_weight = 0.5           # page relevance = w·Rel(description) + (1-w)·Rel(text)
 
     [priority]                         # formula 5
     alpha = 0.4                        # Rel(f_info, TSet)
@@ -50,6 +51,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     b = 0.2                            # step w(i+1) = w(i) - b
     d = 2.0                            # 'www' parts are divided by d
     sample_size = 20                   # n of Algorithm 3
+    per_host = true                    # one Algorithm 3 sample per host (false = the paper's
+                                       # single sample over every accepted URL)
 
     [crawl]
     allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
@@ -126,6 +129,7 @@ class UrlConfig:
     b: float = 0.2
     d: float = 2.0
     sample_size: int = 20
+    per_host: bool = True
 
 
 @dataclass
@@ -138,6 +142,7 @@ class Topic:
     overrides: dict[str, float] = field(default_factory=dict)
     allowed_hosts: list[str] = field(default_factory=list)
     page_threshold: float = 0.25
+    page_description_weight: float = 0.5
     similarity: SimilarityConfig = field(default_factory=SimilarityConfig)
     hownet: HowNetConfig = field(default_factory=HowNetConfig)
     candidates: CandidateConfig = field(default_factory=CandidateConfig)
@@ -200,7 +205,10 @@ _TABLES: dict[str, _Spec] = {
         "delta": ((int, float), (0.0, 1.0)),
     },
     "candidates": {"pos": (list, None), "min_length": (int, (1, 20))},
-    "page": {"threshold": ((int, float), (0.0, 1.0))},
+    "page": {
+        "threshold": ((int, float), (0.0, 1.0)),
+        "description_weight": ((int, float), (0.0, 1.0)),
+    },
     "priority": {
         "alpha": ((int, float), (0.0, 1.0)),
         "beta": ((int, float), (0.0, 1.0)),
@@ -218,6 +226,7 @@ _TABLES: dict[str, _Spec] = {
         "b": ((int, float), (0.0, 1.0)),
         "d": ((int, float), (1.0, 100.0)),
         "sample_size": (int, (1, 100000)),
+        "per_host": (bool, None),
     },
     "crawl": {"allowed_hosts": (list, None)},
 }
@@ -329,6 +338,10 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
                 if not isinstance(v, str):
                     raise fail(f"[{t}] {k} must be a string", t, k)
                 continue
+            if typ is bool:
+                if not isinstance(v, bool):
+                    raise fail(f"[{t}] {k} must be true or false, not {v!r}", t, k)
+                continue
             if typ is int and (not isinstance(v, int) or isinstance(v, bool)):
                 raise fail(f"[{t}] {k} must be an integer", t, k)
             if not _check_number(v):
@@ -421,6 +434,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         b=float(u_t.get("b", 0.2)),
         d=float(u_t.get("d", 2.0)),
         sample_size=int(u_t.get("sample_size", 20)),
+        per_host=bool(u_t.get("per_host", True)),
     )
     hosts = doc.get("crawl", {}).get("allowed_hosts", [])
     for h in hosts:
@@ -437,6 +451,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         overrides=words["overrides"],
         allowed_hosts=[h.lower() for h in hosts],
         page_threshold=float(doc.get("page", {}).get("threshold", 0.25)),
+        page_description_weight=float(doc.get("page", {}).get("description_weight", 0.5)),
         similarity=similarity,
         hownet=hownet,
         candidates=candidates,

@@ -160,9 +160,10 @@ def show(topic: Topic) -> str:
         f"formula5   alpha={topic.priority.alpha} beta={topic.priority.beta} "
         f"lambda={topic.priority.lam} threshold={topic.priority.threshold} "
         f"focus={topic.priority.focus}",
-        f"page       threshold={topic.page_threshold}",
+        f"page       threshold={topic.page_threshold} "
+        f"description_weight={topic.page_description_weight}",
         f"urls       mode={topic.urls.mode} threshold={topic.urls.threshold} "
-        f"n={topic.urls.sample_size}",
+        f"n={topic.urls.sample_size} per_host={str(topic.urls.per_host).lower()}",
         f"hosts      {', '.join(topic.allowed_hosts) or '(the seeds hosts)'}",
         "",
         "weight  word",

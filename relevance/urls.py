@@ -16,6 +16,12 @@ its maximum, 1, and still decides on the path.
 Algorithm 3 (struct(url)): keep a uniform random sample of n accepted URLs (reservoir
 sampling, so each new URL costs O(n) at any crawl size); struct = 1 when the URL is similar
 to more than half of the sample.
+
+On a crawl over several sites each site files a topic under its own path (``/politics/``,
+``/shizheng/``, ``/china/``), so a URL is rarely similar to more than half of one mixed
+sample and struct never fires. :class:`PerHostStructureSample` (topicrawl's default, topic
+option ``[urls] per_host``) keeps one reservoir per host and tests a URL against the accepted
+URLs of its own host: still O(n) per URL, and the paper's rule on a single-site crawl.
 """
 
 from __future__ import annotations
@@ -121,7 +127,9 @@ def urls_similar(u1: str, u2: str, *, threshold: float = 0.75, **params) -> bool
 class StructureSample:
     """Algorithm 3: reservoir sample of accepted URLs and the struct(url) test."""
 
-    def __init__(self, n: int = 20, *, seed: int | None = 0, threshold: float = 0.75, **params):
+    def __init__(
+        self, n: int = 20, *, seed: int | str | None = 0, threshold: float = 0.75, **params
+    ):
         self.n = n
         self.sample: list[str] = []
         self.seen = 0
@@ -164,3 +172,44 @@ class StructureSample:
                 self._memo.clear()
             self._memo[url] = v
         return v
+
+
+class PerHostStructureSample:
+    """Algorithm 3 with one reservoir :class:`StructureSample` per host.
+
+    ``struct(url)`` applies the paper's "similar to more than half of the sample" rule to
+    the sample of the URL's own host (0.0 for a host with no accepted URL yet); each host's
+    reservoir holds at most ``n`` URLs, so a test stays O(n) and memory O(n · hosts).
+    Same parameters as :class:`StructureSample`; host ``h``'s reservoir is seeded from
+    ``seed`` and ``h`` so that runs are reproducible.
+    """
+
+    def __init__(self, n: int = 20, *, seed: int | None = 0, threshold: float = 0.75, **params):
+        self.n = n
+        self.seed = seed
+        self.threshold = threshold
+        self.params = params
+        self.samples: dict[str, StructureSample] = {}
+
+    @staticmethod
+    def host(url: str) -> str:
+        return ".".join(_split(url)[0])
+
+    def add(self, url: str) -> None:
+        """Add an accepted URL to its host's reservoir."""
+        h = self.host(url)
+        sample = self.samples.get(h)
+        if sample is None:
+            seed = None if self.seed is None else f"{self.seed}:{h}"
+            sample = StructureSample(self.n, seed=seed, threshold=self.threshold, **self.params)
+            self.samples[h] = sample
+        sample.add(url)
+
+    @property
+    def seen(self) -> int:
+        return sum(s.seen for s in self.samples.values())
+
+    def struct(self, url: str) -> float:
+        """1.0 when ``url`` is similar to more than half of its host's sample, else 0.0."""
+        sample = self.samples.get(self.host(url))
+        return sample.struct(url) if sample is not None else 0.0

@@ -11,7 +11,7 @@ from crawler.linkscore import Link, LinkScorer, PageInfo
 from relevance.page import TopicRelevance, page_relevance
 from relevance.priority import SemanticLinkScorer
 from relevance.topic import load_topic, parse_topic
-from relevance.urls import StructureSample
+from relevance.urls import PerHostStructureSample, StructureSample
 from topicrawl.errors import ResourceMissingError
 
 TOPICS = Path(__file__).resolve().parent.parent / "topics"
@@ -151,6 +151,22 @@ def test_page_relevance_uses_text():
     r_text = s.relevance.relevance("足球 足球 足球 政府")
     assert s.page_relevance(page) == pytest.approx(0.5 * (r_info + r_text))
     assert 0.0 <= s.page_relevance(OFF) < s.page_relevance(PAGE) <= 1.0
+    heavy = scorer(description_weight=0.8)
+    assert heavy.page_relevance(page) == pytest.approx(0.8 * r_info + 0.2 * r_text)
+    assert heavy.page_relevance(PageInfo(url="u", text="足球 政府")) == pytest.approx(
+        s.relevance.relevance("足球 政府")
+    )  # no description: the text alone
+    with pytest.raises(ValueError, match="description_weight"):
+        scorer(description_weight=1.5)
+
+
+def test_from_topic_reads_per_host_and_description_weight(tmp_path):
+    base = 'name = "t"\n[words]\n"政治" = 1.0\n'
+    s = SemanticLinkScorer.from_topic(parse_topic(base), sim=TableSim())
+    assert isinstance(s.structure, PerHostStructureSample) and s.description_weight == 0.5
+    t = parse_topic(base + "[page]\ndescription_weight = 0.7\n[urls]\nper_host = false\n")
+    s = SemanticLinkScorer.from_topic(t, sim=TableSim())
+    assert isinstance(s.structure, StructureSample) and s.description_weight == 0.7
 
 
 def test_from_topic_ranks_politics_first():

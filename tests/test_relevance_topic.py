@@ -47,6 +47,8 @@ def test_parse_values_and_defaults():
     assert t.link_threshold == 0.3 and t.focus == "hard"
     assert t.page_threshold == 0.25 and t.similarity.sources == ["hownet"]
     assert t.hownet.beta == (0.5, 0.2, 0.17, 0.13) and t.urls.mode == "path"
+    assert t.urls.per_host is True
+    assert parse_topic(GOOD + "\n[urls]\nper_host = false\n").urls.per_host is False
     assert t.allowed_hosts == [] and t.raw == GOOD
 
 
@@ -61,6 +63,7 @@ def test_parse_values_and_defaults():
         (GOOD.replace('name = "时政"', 'name = ""'), 2, "name"),
         (GOOD + '\n[similarity]\nsources = ["word2vec"]\n', 17, "vectors"),
         (GOOD + '\n[crawl]\nallowed_hosts = ["bad host!"]\n', 17, "allowed_hosts"),
+        (GOOD + "\n[urls]\nper_host = 1\n", 17, "true or false"),
         ('name = "x"\n[words]\n"a" = 0\n', 2, "weight 0"),  # the [words] header
     ],
 )

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from relevance.urls import (
+    PerHostStructureSample,
     StructureSample,
     host_similarity,
     jaccard,
@@ -73,3 +74,46 @@ def test_struct_majority():
     s.add("http://news.a.com/sports/2024/9.html")
     assert s.struct("http://news.a.com/politics/2024/77.html") == 1.0
     assert s.struct("http://other.org/ent/star/77.php") == 0.0
+
+
+def test_per_host_struct_fires_where_one_mixed_sample_does_not():
+    # 4 sites file the topic under different paths: no path holds the majority of one
+    # mixed sample, but each holds the majority of its own host's sample
+    accepted = [
+        f"http://{host}/{path}/2024/{i}.html"
+        for host, path in (
+            ("news.a.com", "politics"),
+            ("www.b.cn", "shizheng"),
+            ("c.com.cn", "china"),
+            ("d.cn", "gov"),
+        )
+        for i in range(3)
+    ]
+    single, per_host = StructureSample(20, seed=0), PerHostStructureSample(20, seed=0)
+    for u in accepted:
+        single.add(u)
+        per_host.add(u)
+    for new in ("http://news.a.com/politics/2024/99.html", "http://www.b.cn/shizheng/2024/9.html"):
+        assert single.struct(new) == 0.0
+        assert per_host.struct(new) == 1.0
+    assert per_host.struct("http://news.a.com/sports/2024/99.html") == 0.0  # other section
+    assert per_host.struct("http://e.com/politics/2024/1.html") == 0.0  # host never accepted
+    assert per_host.seen == 12 and set(per_host.samples) == {
+        "news.a.com",
+        "www.b.cn",
+        "c.com.cn",
+        "d.cn",
+    }
+
+
+def test_per_host_reservoirs_bounded_and_reproducible():
+    a, b = PerHostStructureSample(3, seed=7), PerHostStructureSample(3, seed=7)
+    for i in range(50):
+        for s in (a, b):
+            s.add(f"http://x.com/p/{i}.html")
+            s.add(f"http://y.com/q/{i}.html")
+    assert all(len(s.sample) == 3 and s.seen == 50 for s in a.samples.values())
+    assert {h: s.sample for h, s in a.samples.items()} == {
+        h: s.sample for h, s in b.samples.items()
+    }
+    assert a.samples["x.com"].sample != [f"http://x.com/p/{i}.html" for i in range(3)]
