@@ -112,6 +112,10 @@ class OracleLinkScorer:
 ORACLE_SETTINGS: dict[str, object] = {"TOPICRAWL_LINK_SCORER": "bench.baselines.OracleLinkScorer"}
 
 
+#: Scrapy settings of the oracle ceiling (needs the environment variables above).
+ORACLE_SETTINGS: dict[str, object] = {"TOPICRAWL_LINK_SCORER": "bench.baselines.OracleLinkScorer"}
+
+
 class PerHostStructureSample:
     """Experiment: Algorithm 3 with one reservoir sample per host (not shipped).
 
