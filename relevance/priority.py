@@ -97,6 +97,7 @@ class SemanticLinkScorer:
         description_threshold: float = 0.1,
         structure: StructureSample | PerHostStructureSample | None = None,
         description_weight: float = 0.5,
+        page_struct_weight: float = 0.5,
     ):
         if focus not in ("soft", "hard"):
             raise ValueError(f"focus must be 'soft' or 'hard', not {focus!r}")
@@ -108,6 +109,9 @@ class SemanticLinkScorer:
         if not 0.0 <= description_weight <= 1.0:
             raise ValueError(f"description_weight must be in [0, 1], not {description_weight}")
         self.description_weight = description_weight
+        if not 0.0 <= page_struct_weight <= 1.0:
+            raise ValueError(f"page_struct_weight must be in [0, 1], not {page_struct_weight}")
+        self.page_struct_weight = page_struct_weight
         self.structure = structure if structure is not None else PerHostStructureSample()
         self._last_page: tuple[str, float, float] | None = None
 
@@ -147,6 +151,7 @@ class SemanticLinkScorer:
             description_threshold=p.description_threshold,
             structure=structure,
             description_weight=topic.page_description_weight,
+            page_struct_weight=topic.page_struct_weight,
         )
 
     @staticmethod
@@ -197,15 +202,29 @@ class SemanticLinkScorer:
     def page_relevance(self, page: PageInfo) -> float:
         """Formula 3 over the page: w·Rel(f_info) + (1 − w)·Rel(text), w the topic's
         ``[page] description_weight`` (default 0.5, the mean; only the description when there
-        is no text, only the text when there is no description)."""
+        is no text, only the text when there is no description).
+
+        ``[page] struct_weight`` μ (topicrawl's extension, default 0.5; 0 = the paper's page
+        relevance) applies Algorithm 3 to the page itself, as formula 5 does for links: once
+        the page's host has a majority structure in its accepted sample (``has_structure``),
+        the score is multiplied by 1 + μ when struct(page url) = 1 and by 1 − μ otherwise
+        (capped at 1): a page filed where its host keeps its accepted pages needs less textual
+        evidence, one filed elsewhere more. Hosts without such a structure (a single-topic
+        site with several sections, the start of a crawl) keep the plain score, and so does a
+        ``structure`` object without ``has_structure``.
+        """
         info = self.description_text(page)
         if not page.text:
-            return self.relevance.relevance(info)
-        r_info, r_text = self.relevance.relevance_many([info, page.text])
-        if not info:
-            return r_text
-        w = self.description_weight
-        return w * r_info + (1.0 - w) * r_text
+            r = self.relevance.relevance(info)
+        else:
+            r_info, r_text = self.relevance.relevance_many([info, page.text])
+            w = self.description_weight if info else 0.0
+            r = w * r_info + (1.0 - w) * r_text
+        mu = self.page_struct_weight
+        has_structure = getattr(self.structure, "has_structure", None)
+        if mu and has_structure is not None and has_structure(page.url):
+            r = min(1.0, r * (1.0 + mu if self.structure.struct(page.url) else 1.0 - mu))
+        return r
 
     def observe_accepted(self, url: str) -> None:
         self.structure.add(url)

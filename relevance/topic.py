@@ -33,6 +33,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     [page]
     threshold = 0.25                   # a page is accepted when its relevance passes it
     description_weight = 0.5           # page relevance = w·Rel(description) + (1-w)·Rel(text)
+    struct_weight = 0.5                # μ: that × (1 ± μ) by struct(page url) (Algorithm 3;
+                                       # 0 = the paper's page relevance)
 
     [priority]                         # formula 5
     alpha = 0.4                        # Rel(f_info, TSet)
@@ -143,6 +145,7 @@ class Topic:
     allowed_hosts: list[str] = field(default_factory=list)
     page_threshold: float = 0.25
     page_description_weight: float = 0.5
+    page_struct_weight: float = 0.5
     similarity: SimilarityConfig = field(default_factory=SimilarityConfig)
     hownet: HowNetConfig = field(default_factory=HowNetConfig)
     candidates: CandidateConfig = field(default_factory=CandidateConfig)
@@ -208,6 +211,7 @@ _TABLES: dict[str, _Spec] = {
     "page": {
         "threshold": ((int, float), (0.0, 1.0)),
         "description_weight": ((int, float), (0.0, 1.0)),
+        "struct_weight": ((int, float), (0.0, 1.0)),
     },
     "priority": {
         "alpha": ((int, float), (0.0, 1.0)),
@@ -452,6 +456,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         allowed_hosts=[h.lower() for h in hosts],
         page_threshold=float(doc.get("page", {}).get("threshold", 0.25)),
         page_description_weight=float(doc.get("page", {}).get("description_weight", 0.5)),
+        page_struct_weight=float(doc.get("page", {}).get("struct_weight", 0.5)),
         similarity=similarity,
         hownet=hownet,
         candidates=candidates,

@@ -173,6 +173,14 @@ class StructureSample:
             self._memo[url] = v
         return v
 
+    def has_structure(self, url: str = "") -> bool:
+        """Whether the sample has a majority structure: some sampled URL is similar to more
+        than half of the sample (so struct(url) = 0 means "filed elsewhere", not "no
+        evidence"). ``url`` is ignored (the per-host variant picks its host's sample)."""
+        if len(self.sample) < self.n // 2 or not self.sample:
+            return False
+        return any(self.struct(u) for u in self.sample)
+
 
 class PerHostStructureSample:
     """Algorithm 3 with one reservoir :class:`StructureSample` per host.
@@ -213,3 +221,8 @@ class PerHostStructureSample:
         """1.0 when ``url`` is similar to more than half of its host's sample, else 0.0."""
         sample = self.samples.get(self.host(url))
         return sample.struct(url) if sample is not None else 0.0
+
+    def has_structure(self, url: str) -> bool:
+        """Whether the sample of ``url``'s host has a majority structure."""
+        sample = self.samples.get(self.host(url))
+        return sample is not None and sample.has_structure()

@@ -160,13 +160,37 @@ def test_page_relevance_uses_text():
         scorer(description_weight=1.5)
 
 
+def test_page_relevance_struct_weight():
+    s = scorer(page_struct_weight=0.5)
+    plain = scorer(page_struct_weight=0.0)
+    section = PageInfo(
+        url="http://a.cn/politics/2024/9.html", title="足球 政府", text="足球 足球 政府"
+    )
+    elsewhere = PageInfo(
+        url="http://a.cn/sports/2024/9.html", title="足球 政府", text="足球 足球 政府"
+    )
+    r = plain.page_relevance(section)
+    assert 0.0 < r < 0.6
+    assert s.page_relevance(section) == s.page_relevance(elsewhere) == pytest.approx(r)
+    for i in range(3):  # the host's accepted pages now have a majority structure
+        s.structure.add(f"http://a.cn/politics/2024/{i}.html")
+    assert s.page_relevance(section) == pytest.approx(1.5 * r)
+    assert s.page_relevance(elsewhere) == pytest.approx(0.5 * r)
+    with pytest.raises(ValueError, match="page_struct_weight"):
+        scorer(page_struct_weight=-0.1)
+
+
 def test_from_topic_reads_per_host_and_description_weight(tmp_path):
     base = 'name = "t"\n[words]\n"政治" = 1.0\n'
     s = SemanticLinkScorer.from_topic(parse_topic(base), sim=TableSim())
     assert isinstance(s.structure, PerHostStructureSample) and s.description_weight == 0.5
-    t = parse_topic(base + "[page]\ndescription_weight = 0.7\n[urls]\nper_host = false\n")
+    assert s.page_struct_weight == 0.5
+    t = parse_topic(
+        base + "[page]\ndescription_weight = 0.7\nstruct_weight = 0\n[urls]\nper_host = false\n"
+    )
     s = SemanticLinkScorer.from_topic(t, sim=TableSim())
     assert isinstance(s.structure, StructureSample) and s.description_weight == 0.7
+    assert s.page_struct_weight == 0.0
 
 
 def test_from_topic_ranks_politics_first():

@@ -117,3 +117,20 @@ def test_per_host_reservoirs_bounded_and_reproducible():
         h: s.sample for h, s in b.samples.items()
     }
     assert a.samples["x.com"].sample != [f"http://x.com/p/{i}.html" for i in range(3)]
+
+
+def test_has_structure_needs_a_majority_and_half_a_sample():
+    s = StructureSample(4, seed=0)
+    s.add("http://a.com/politics/2024/1.html")
+    assert not s.has_structure()  # fewer than n/2 URLs: no evidence yet
+    s.add("http://a.com/politics/2024/2.html")
+    assert s.has_structure()
+    split = StructureSample(4, seed=0)  # four sections, no majority
+    for sec in ("guonei", "guoji", "yaowen", "pinglun"):
+        split.add(f"http://b.cn/{sec}/201906/t1.htm")
+    assert not split.has_structure()
+    per_host = PerHostStructureSample(4, seed=0)
+    for i in range(3):
+        per_host.add(f"http://a.com/politics/2024/{i}.html")
+    assert per_host.has_structure("http://a.com/sports/x.html")
+    assert not per_host.has_structure("http://c.com/politics/2024/1.html")
