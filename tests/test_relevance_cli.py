@@ -9,7 +9,12 @@ import random
 
 import pytest
 
-from relevance.evaluate import roc_auc, tune_priority
+from relevance.evaluate import (
+    description_weight_table,
+    precision_at_recall,
+    roc_auc,
+    tune_priority,
+)
 from relevance.topic import load_topic
 from topicrawl.cli import main
 from topicrawl.data import data_path
@@ -171,3 +176,16 @@ def test_tune_counts_links_from_seeds_as_followed():
     ]
     best = tune_priority(recs, min_recall=1.0, thresholds=(0.5,))[0]
     assert best.followed == 2 and best.harvest == 0.5  # the seed page's link is always followed
+
+
+def test_precision_at_recall_and_description_weight_table():
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5]
+    labels = [True, False, True, False, True]
+    assert precision_at_recall(scores, labels, 2 / 3) == pytest.approx(2 / 3)  # top 3
+    assert precision_at_recall(scores, labels, 1.0) == pytest.approx(3 / 5)
+    # the description separates perfectly, the text in reverse
+    info, text = [0.9, 0.1, 0.8, 0.2], [0.1, 0.9, 0.2, 0.8]
+    rows = description_weight_table(info, text, [True, False, True, False], weights=(0, 0.5, 1))
+    assert [r.weight for r in rows] == [0, 0.5, 1]
+    assert rows[0].auc == 0.0 and rows[1].auc == 0.5 and rows[2].auc == 1.0
+    assert rows[2].p_at_recall == 1.0
