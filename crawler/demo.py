@@ -32,21 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from sitegen.build import build_web
+    from sitegen.server import ServerProcess
 
     web = args.web or Path(tempfile.mkdtemp(prefix="topicrawl-web-"))
     truth = build_web(web, scale=args.scale, seed=1)
     seeds = truth["seeds"]["portal"]
     print(f"local web: {len(truth['pages'])} URLs in {web}")
     db_url = resolve_db_url(args.db)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "sitegen", "serve", str(web), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        proxy = server.stdout.readline().strip()
-        env = {**os.environ, "http_proxy": proxy, "HTTP_PROXY": proxy}
+    with ServerProcess(web) as server:
+        env = {**os.environ, "http_proxy": server.url, "HTTP_PROXY": server.url}
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
                "-a", f"seeds={','.join(seeds)}", "-a", f"topic={args.topic}",
                "-a", f"max_pages={args.max_pages}",
@@ -55,9 +49,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
                "-s", "TOPICRAWL_PROGRESS_INTERVAL=5", "-s", "LOG_LEVEL=INFO"]  # fmt: skip
         print("running:", " ".join(cmd[2:]))
         status = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     if status != 0:
         return status
     store = Store.from_url(db_url)

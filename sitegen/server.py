@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -188,6 +189,35 @@ def serve_in_thread(out_dir: Path, latency_ms: float = 0) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+class ServerProcess:
+    """``python -m sitegen serve`` in a subprocess (Scrapy's mockserver pattern): the first
+    line it prints is its proxy URL, in :attr:`url`. Use as a context manager or call
+    :meth:`stop`."""
+
+    def __init__(self, out_dir: Path, *, latency_ms: float = 0):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sitegen", "serve", str(out_dir), "--port", "0",
+             "--latency-ms", str(latency_ms)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"sitegen server did not start (printed {self.url!r})")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def serve_forever(out_dir: Path, *, port: int = 0, latency_ms: float = 0) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.server import ServerProcess
+
 CI = os.environ.get("CI") == "true"
 PG_ADMIN_URL = os.environ.get("TOPICRAWL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_URL = os.environ.get("TOPICRAWL_TEST_REDIS", "redis://127.0.0.1:6379/0")
@@ -24,28 +26,6 @@ def service_missing(what: str, exc: BaseException) -> None:
     if CI:
         pytest.fail(message)
     pytest.skip(message)
-
-
-class MockServer:
-    """The local test web served as an HTTP forward proxy in a subprocess (Scrapy's
-    mockserver pattern): the first line it prints is its URL."""
-
-    def __init__(self, web_dir: Path, latency_ms: int = 0):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sitegen", "serve", str(web_dir), "--port", "0",
-             "--latency-ms", str(latency_ms)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http://"):
-            self.stop()
-            raise RuntimeError(f"sitegen server did not start (printed {self.url!r})")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +40,7 @@ def small_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def proxy(small_web: Path) -> Iterator[str]:
-    server = MockServer(small_web)
+    server = ServerProcess(small_web)
     yield server.url
     server.stop()
 

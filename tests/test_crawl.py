@@ -9,6 +9,7 @@ import pytest
 from conftest import run_crawl
 
 from models.store import Store
+from sitegen.server import ServerProcess
 
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
 
@@ -170,13 +171,13 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
     import subprocess
     import time
 
-    from conftest import ROOT, MockServer, crawl_command
+    from conftest import ROOT, crawl_command
 
     truth, full_store, full_run, _ = sqlite_crawl
     expected = {p.url for p in full_store.iter_pages(full_run.id)}
     db = f"sqlite:///{tmp_path / 'resume.db'}"
     settings = {**KEYWORD, "JOBDIR": str(tmp_path / "job"), "TOPICRAWL_DB_BATCH": 5}
-    slow = MockServer(small_web, latency_ms=150)
+    slow = ServerProcess(small_web, latency_ms=150)
     try:
         cmd, env = crawl_command(
             slow.url, truth["seeds"]["portal"], topic_file, db, settings=settings

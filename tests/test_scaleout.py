@@ -10,9 +10,10 @@ import time
 import uuid
 
 import pytest
-from conftest import ROOT, MockServer, crawl_command, run_crawl
+from conftest import ROOT, crawl_command, run_crawl
 
 from models.store import Store
+from sitegen.server import ServerProcess
 
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
 
@@ -53,7 +54,7 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     db = f"sqlite:///{tmp_path / 'shared.db'}"
     backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
     settings = {**KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
-    slow = MockServer(small_web, latency_ms=150)
+    slow = ServerProcess(small_web, latency_ms=150)
     logs = []
     try:
         procs = []
