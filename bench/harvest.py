@@ -39,6 +39,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -88,8 +89,8 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
 }
 
 
-def write_variants() -> list[str]:
-    """Write the :data:`VARIANTS` topic files into bench/out/ and return their paths."""
+def write_variants(out_dir: Path) -> list[str]:
+    """Write the :data:`VARIANTS` topic files into ``out_dir`` and return their paths."""
     from relevance.topicedit import set_value
 
     out = []
@@ -97,10 +98,10 @@ def write_variants() -> list[str]:
         src = ROOT / source
         topic = load_topic(src)
         text = src.read_text(encoding="utf-8")
-        dest = OUT / f"{name}.toml"
+        dest = out_dir / f"{name}.toml"
         if topic.similarity.vectors:  # keep the vectors path valid from bench/out/
             vectors = topic.resolve(topic.similarity.vectors)
-            changes = {"similarity.vectors": os.path.relpath(vectors, OUT), **changes}
+            changes = {"similarity.vectors": os.path.relpath(vectors, out_dir), **changes}
         applied = {}
         for key, value in changes.items():
             try:
@@ -167,14 +168,14 @@ def run_crawl(
     proxy: str,
     concurrency: int,
     category: str,
+    run_dir: Path,
 ) -> tuple[Path, float]:
     """One ``scrapy crawl topic`` subprocess; returns its database and wall time."""
-    db = OUT / f"harvest-{web}-{spec.label.replace(':', '-')}.db"
+    name = f"{web}-{spec.label.replace(':', '-')}"
+    db = run_dir / f"{name}.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    logs = OUT / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    log_file = logs / f"harvest-{web}-{spec.label.replace(':', '-')}.log"
+    log_file = run_dir / f"{name}.log"
     settings: dict[str, object] = {
         "TOPICRAWL_DB_URL": f"sqlite:///{db}",
         "AUTOTHROTTLE_ENABLED": False,
@@ -651,7 +652,10 @@ def main(argv: list[str] | None = None) -> int:
     if topic_path is None:
         raise ConfigError(f"no example topic for {args.category!r}: pass --topic FILE")
     topic = load_topic(topic_path)
-    OUT.mkdir(parents=True, exist_ok=True)
+    # one directory per invocation: concurrent runs of this script never share a file
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    run_dir = OUT / "harvest-runs" / f"{stamp}-{os.getpid()}"
+    run_dir.mkdir(parents=True, exist_ok=True)
     web_dir = OUT / "web_large"
     truth = ensure_web(web_dir, args.seed, args.rebuild)
     sites = truth["sites"]
@@ -665,7 +669,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.runs.split(","))
     specs = [CrawlSpec("topicrawl", topic_path)] if "topicrawl" in wanted else []
     if args.variants:
-        args.alt_topic = [*write_variants(), *args.alt_topic]
+        args.alt_topic = [*write_variants(run_dir), *args.alt_topic]
     specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]
     for scorer in args.alt_scorer:  # experiments: another link scorer on every topic file
         name = scorer.rsplit(".", 1)[-1].removesuffix("SemanticLinkScorer")
@@ -695,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
                 page_threshold = load_topic(spec.topic).page_threshold
                 print(f"crawling {web} / {spec.label} (budget {budget}) ...", flush=True)
                 db, wall = run_crawl(
-                    spec, web, seeds, budget, proxy.url, args.concurrency, args.category
+                    spec, web, seeds, budget, proxy.url, args.concurrency, args.category, run_dir
                 )
                 figs.append(
                     measure(
@@ -716,10 +720,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {web}: {what}: {'met' if ok else 'MISSED'}")
     png = OUT / "harvest.png"
     plot(figs, png, f"topic file {Path(topic_path).name}")
-    (OUT / "harvest.json").write_text(
-        json.dumps([asdict(f) for f in figs], ensure_ascii=False, indent=1), encoding="utf-8"
-    )
-    print(f"plot: {png.relative_to(ROOT)}; figures: bench/out/harvest.json")
+    shutil.copy(png, run_dir / "harvest.png")
+    for path in (OUT / "harvest.json", run_dir / "harvest.json"):
+        path.write_text(
+            json.dumps([asdict(f) for f in figs], ensure_ascii=False, indent=1), encoding="utf-8"
+        )
+    print(f"plot: {png.relative_to(ROOT)}; figures: bench/out/harvest.json; "
+          f"databases and logs: {run_dir.relative_to(ROOT)}/")  # fmt: skip
     if args.write:
         command = "python bench/harvest.py " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:])
