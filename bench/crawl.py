@@ -245,7 +245,7 @@ def cpu_benchmark(
 
 
 def crawl_benchmark(web: Path, truth: dict, topic: str, budget: int, concurrency: int) -> dict:
-    db = OUT / "crawl-speed.db"
+    db = OUT / f"crawl-speed-{os.getpid()}.db"  # per process: concurrent runs never collide
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     (OUT / "logs").mkdir(parents=True, exist_ok=True)
@@ -256,7 +256,7 @@ def crawl_benchmark(web: Path, truth: dict, topic: str, budget: int, concurrency
         "CONCURRENT_REQUESTS": concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
         "TOPICRAWL_PROGRESS_INTERVAL": 0,
-        "LOG_FILE": str(OUT / "logs" / "crawl-speed.log"),
+        "LOG_FILE": str(OUT / "logs" / f"crawl-speed-{os.getpid()}.log"),
     }
     with Proxy(web) as proxy:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
