@@ -9,6 +9,10 @@ Redis) under keys prefixed with its ``name``::
 ``check_and_add`` is atomic across processes: of two near-duplicates added at the same
 moment, exactly one is stored and the other gets the first as its match.
 
+Title + summary, feature code and DWDCS share :class:`PostingIndexDetector`: a hash of
+each document's features plus posting sets over parts of them; each supplies only its
+features, posting keys and pairwise score.
+
 Methods register under a short name (``@register("spotsigs")``) so a cascade or a
 setting can name them; :func:`detector_class` imports the module on first use.
 """
@@ -17,9 +21,9 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from dedup.storage import IndexStorage
 from topicrawl.errors import ConfigError
@@ -96,6 +100,106 @@ class Detector(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(storage={self.storage!r})"
+
+
+class StoredFeatures(Protocol):
+    """Features a :class:`PostingIndexDetector` stores: ``to_json()`` here, ``from_json(raw)``
+    on the class (its ``feature_type``)."""
+
+    def to_json(self) -> str: ...
+
+
+F = TypeVar("F", bound=StoredFeatures)
+
+
+class PostingIndexDetector(Detector, Generic[F]):
+    """A detector whose index is a hash of features plus posting sets over parts of them.
+
+    Storage: ``<name>:docs`` maps a doc id to its features (``feature_type.to_json()``), and
+    every key of :meth:`posting_keys` is a set of the doc ids indexed under it.  A query
+    gathers the ids in the query's posting sets (:meth:`candidates`), reads their features
+    and keeps those with :meth:`score` ``> 0``, best first (ties: doc id).
+
+    Subclasses set ``feature_type`` (a class with ``to_json()`` and ``from_json(raw)``) and
+    implement :meth:`features`, :meth:`posting_keys` and :meth:`score`; they may narrow
+    :meth:`candidates` (default: the union of the posting sets) and :meth:`indexed` (default:
+    a document with no posting key is not stored).
+    """
+
+    feature_type: type[Any]
+
+    @abstractmethod
+    def posting_keys(self, feats: F) -> list[str]:
+        """The posting-set keys (already namespaced with :meth:`key`) ``feats`` is indexed by."""
+
+    @abstractmethod
+    def score(self, query: F, stored: F) -> float:
+        """How far ``stored`` duplicates ``query``, in [0, 1]; 0.0 = not a duplicate."""
+
+    def indexed(self, feats: F) -> bool:
+        """Whether a document with ``feats`` is stored at all."""
+        return bool(self.posting_keys(feats))
+
+    def candidates(self, feats: F) -> set[str]:
+        """Doc ids that may duplicate ``feats``: the union of its posting sets."""
+        return self._union(self.posting_keys(feats))
+
+    def _union(self, keys: Iterable[str]) -> set[str]:
+        out: set[str] = set()
+        for key in keys:
+            out |= self.storage.smembers(key)
+        return out
+
+    def query_features(self, feats: F) -> list[Match]:
+        """Stored documents that documents with ``feats`` near-duplicate, best first."""
+        ids = sorted(self.candidates(feats))
+        if not ids:
+            return []
+        matches = []
+        for doc_id, raw in zip(ids, self.storage.hmget(self.key("docs"), ids), strict=True):
+            if raw is None:
+                continue
+            score = self.score(feats, self.feature_type.from_json(raw))
+            if score > 0:
+                matches.append(Match(doc_id, score, self.name))
+        matches.sort(key=lambda m: (-m.score, m.doc_id))
+        return matches
+
+    def query(self, doc: Doc) -> list[Match]:
+        return self.query_features(self.features(doc))
+
+    def add_features(self, doc_id: str, feats: F) -> None:
+        """Index ``feats`` under ``doc_id``, replacing what was stored under that id."""
+        with self.storage.batch():
+            self.remove(doc_id)
+            if not self.indexed(feats):
+                return
+            self.storage.hset(self.key("docs"), doc_id, feats.to_json())
+            for key in self.posting_keys(feats):
+                self.storage.sadd(key, doc_id)
+
+    def add(self, doc_id: str, doc: Doc) -> None:
+        self.add_features(doc_id, self.features(doc))
+
+    def remove(self, doc_id: str) -> None:
+        raw = self.storage.hget(self.key("docs"), doc_id)
+        if raw is None:
+            return
+        feats = self.feature_type.from_json(raw)
+        with self.storage.batch():
+            for key in self.posting_keys(feats):
+                self.storage.srem(key, doc_id)
+            self.storage.hdel(self.key("docs"), doc_id)
+
+    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
+        """Features are computed outside the lock (they are pure); lookup and insert inside."""
+        feats = self.features(doc)
+        with self.storage.lock(self.name):
+            matches = [m for m in self.query_features(feats) if m.doc_id != doc_id]
+            if matches:
+                return matches[0]
+            self.add_features(doc_id, feats)
+            return None
 
 
 #: name -> detector class, filled by :func:`register` when a method's module is imported.

@@ -59,7 +59,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from dedup.base import Detector, Doc, Match, register
+from dedup.base import Doc, PostingIndexDetector, register
 from dedup.cilin import load_cilin, synonym_groups
 from dedup.featurecode import method_lang
 from dedup.storage import IndexStorage
@@ -699,11 +699,13 @@ def similarity(
 
 
 @register("dwdcs")
-class DWDCSDetector(Detector):
+class DWDCSDetector(PostingIndexDetector[DWDCSFeatures]):
     """DWDCS with an inverted index ``dwdcs:kc:<concept> -> {doc ids}`` over each document's
     top ``n_index`` key concepts and the features in the hash ``dwdcs:docs``.  A query's
     candidates are the documents sharing one of its top ``n_index`` key concepts; the score
     of a match is the cosine.  Documents with no key concept (too short) are not indexed."""
+
+    feature_type = DWDCSFeatures
 
     def __init__(
         self,
@@ -745,59 +747,13 @@ class DWDCSDetector(Detector):
             p=self.p,
         )
 
-    def _candidates(self, feats: DWDCSFeatures) -> set[str]:
-        out: set[str] = set()
-        for k in feats.keys[: self.n_index]:
-            out |= self.storage.smembers(self.key("kc", k))
-        return out
+    def posting_keys(self, feats: DWDCSFeatures) -> list[str]:
+        return [self.key("kc", k) for k in feats.keys[: self.n_index]]
 
-    def query_features(self, feats: DWDCSFeatures) -> list[Match]:
-        if not feats.keys:
-            return []
-        ids = sorted(self._candidates(feats))
-        matches = []
-        for doc_id, raw in zip(ids, self.storage.hmget(self.key("docs"), ids), strict=True):
-            if raw is None:
-                continue
-            dup, cos, _ = similarity(
-                feats, DWDCSFeatures.from_json(raw), sim_thr=self.sim_thr, s_thr=self.s_thr
-            )
-            if dup:
-                matches.append(Match(doc_id, min(1.0, cos), self.name))
-        matches.sort(key=lambda m: (-m.score, m.doc_id))
-        return matches
+    def indexed(self, feats: DWDCSFeatures) -> bool:
+        """Stored when it has key concepts (even if ``n_index`` posts none of them)."""
+        return bool(feats.keys)
 
-    def query(self, doc: Doc) -> list[Match]:
-        return self.query_features(self.features(doc))
-
-    def add_features(self, doc_id: str, feats: DWDCSFeatures) -> None:
-        with self.storage.batch():
-            self.remove(doc_id)
-            if not feats.keys:
-                return
-            self.storage.hset(self.key("docs"), doc_id, feats.to_json())
-            for k in feats.keys[: self.n_index]:
-                self.storage.sadd(self.key("kc", k), doc_id)
-
-    def add(self, doc_id: str, doc: Doc) -> None:
-        self.add_features(doc_id, self.features(doc))
-
-    def remove(self, doc_id: str) -> None:
-        raw = self.storage.hget(self.key("docs"), doc_id)
-        if raw is None:
-            return
-        feats = DWDCSFeatures.from_json(raw)
-        with self.storage.batch():
-            for k in feats.keys[: self.n_index]:
-                self.storage.srem(self.key("kc", k), doc_id)
-            self.storage.hdel(self.key("docs"), doc_id)
-
-    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
-        """Features are computed outside the lock (they are pure); lookup and insert inside."""
-        feats = self.features(doc)
-        with self.storage.lock(self.name):
-            matches = [m for m in self.query_features(feats) if m.doc_id != doc_id]
-            if matches:
-                return matches[0]
-            self.add_features(doc_id, feats)
-            return None
+    def score(self, query: DWDCSFeatures, stored: DWDCSFeatures) -> float:
+        dup, cos, _ = similarity(query, stored, sim_thr=self.sim_thr, s_thr=self.s_thr)
+        return min(1.0, cos) if dup else 0.0

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from dedup.base import Detector, Doc, Match, register
+from dedup.base import Doc, PostingIndexDetector, register
 from dedup.storage import IndexStorage
 from topicrawl.errors import ConfigError
 
@@ -244,7 +244,7 @@ def deletion_variants(side: Sequence[str], tol: int) -> list[str]:
 
 
 @register("featurecode")
-class FeatureCodeDetector(Detector):
+class FeatureCodeDetector(PostingIndexDetector[FeatureCodes]):
     """Feature code + length with its index in an :class:`IndexStorage`.
 
     Keys: ``featurecode:docs`` (hash doc id -> codes and length); for ``tol = 0``
@@ -252,6 +252,8 @@ class FeatureCodeDetector(Detector):
     ``featurecode:l<tol>:<variant>`` and ``featurecode:r<tol>:<variant>`` over the deletion
     variants of each side -- a candidate must hit a left and a right key of the same code;
     candidates are then checked with :func:`match_score` (codes and length)."""
+
+    feature_type = FeatureCodes
 
     def __init__(
         self,
@@ -284,70 +286,26 @@ class FeatureCodeDetector(Detector):
         right = [self.key(f"r{self.tol}", v) for v in deletion_variants(code[1], self.tol)]
         return left, right
 
-    def _candidates(self, feats: FeatureCodes) -> set[str]:
+    def posting_keys(self, feats: FeatureCodes) -> list[str]:
+        keys: list[str] = []
+        for code in feats.codes:
+            left, right = self._code_keys(code)
+            keys += left + right
+        return keys
+
+    def indexed(self, feats: FeatureCodes) -> bool:
+        return bool(feats.codes)
+
+    def candidates(self, feats: FeatureCodes) -> set[str]:
+        """Per code: the docs under one of its left keys and (``tol > 0``) one of its right."""
         out: set[str] = set()
         for code in feats.codes:
             left, right = self._code_keys(code)
-            hits: set[str] = set()
-            for key in left:
-                hits |= self.storage.smembers(key)
+            hits = self._union(left)
             if right and hits:
-                rhits: set[str] = set()
-                for key in right:
-                    rhits |= self.storage.smembers(key)
-                hits &= rhits
+                hits &= self._union(right)
             out |= hits
         return out
 
-    def query_features(self, feats: FeatureCodes) -> list[Match]:
-        if not feats.codes:
-            return []
-        ids = sorted(self._candidates(feats))
-        matches = []
-        for doc_id, raw in zip(ids, self.storage.hmget(self.key("docs"), ids), strict=True):
-            if raw is None:
-                continue
-            score = match_score(
-                feats, FeatureCodes.from_json(raw), tol=self.tol, a_ratio=self.a, m=self.m
-            )
-            if score > 0:
-                matches.append(Match(doc_id, score, self.name))
-        matches.sort(key=lambda x: (-x.score, x.doc_id))
-        return matches
-
-    def query(self, doc: Doc) -> list[Match]:
-        return self.query_features(self.features(doc))
-
-    def add_features(self, doc_id: str, feats: FeatureCodes) -> None:
-        with self.storage.batch():
-            self.remove(doc_id)
-            if not feats.codes:
-                return
-            self.storage.hset(self.key("docs"), doc_id, feats.to_json())
-            for code in feats.codes:
-                left, right = self._code_keys(code)
-                for key in left + right:
-                    self.storage.sadd(key, doc_id)
-
-    def add(self, doc_id: str, doc: Doc) -> None:
-        self.add_features(doc_id, self.features(doc))
-
-    def remove(self, doc_id: str) -> None:
-        raw = self.storage.hget(self.key("docs"), doc_id)
-        if raw is None:
-            return
-        with self.storage.batch():
-            for code in FeatureCodes.from_json(raw).codes:
-                left, right = self._code_keys(code)
-                for key in left + right:
-                    self.storage.srem(key, doc_id)
-            self.storage.hdel(self.key("docs"), doc_id)
-
-    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
-        feats = self.features(doc)
-        with self.storage.lock(self.name):
-            matches = [x for x in self.query_features(feats) if x.doc_id != doc_id]
-            if matches:
-                return matches[0]
-            self.add_features(doc_id, feats)
-            return None
+    def score(self, query: FeatureCodes, stored: FeatureCodes) -> float:
+        return match_score(query, stored, tol=self.tol, a_ratio=self.a, m=self.m)

@@ -41,7 +41,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from dedup.base import Detector, Doc, Match, register
+from dedup.base import Doc, PostingIndexDetector, register
 from dedup.featurecode import length_ok, method_lang, text_length
 from dedup.storage import IndexStorage
 
@@ -161,13 +161,15 @@ def sketch(text: str, k: int) -> list[str]:
 
 
 @register("title")
-class TitleSummaryDetector(Detector):
+class TitleSummaryDetector(PostingIndexDetector[TitleSummary]):
     """Title + summary with its index in an :class:`IndexStorage`.
 
     Keys: ``title:docs`` (hash doc id -> theme and summary), ``title:t:<theme>`` (exact
     theme), ``title:tb:<bigram>`` (bottom-``title_k`` sketch of the theme) and
     ``title:sb:<bigram>`` (bottom-``summary_k`` sketch of the summary); candidates from these
     sets are checked with :func:`similarity`."""
+
+    feature_type = TitleSummary
 
     def __init__(
         self,
@@ -194,68 +196,22 @@ class TitleSummaryDetector(Detector):
             doc.title, doc.description, doc.text, lang=doc.lang, lead_chars=self.lead_chars
         )
 
-    def _keys(self, f: TitleSummary) -> list[str]:
+    def posting_keys(self, feats: TitleSummary) -> list[str]:
         keys = []
-        if len(f.theme) >= self.min_title_chars:
-            keys.append(self.key("t", f.theme))
-            keys += [self.key("tb", g) for g in sketch(f.theme, self.title_k)]
-        if len(f.summary) >= self.min_summary_chars:
-            keys += [self.key("sb", g) for g in sketch(f.summary, self.summary_k)]
+        if len(feats.theme) >= self.min_title_chars:
+            keys.append(self.key("t", feats.theme))
+            keys += [self.key("tb", g) for g in sketch(feats.theme, self.title_k)]
+        if len(feats.summary) >= self.min_summary_chars:
+            keys += [self.key("sb", g) for g in sketch(feats.summary, self.summary_k)]
         return keys
 
-    def query_features(self, f: TitleSummary) -> list[Match]:
-        ids: set[str] = set()
-        for key in self._keys(f):
-            ids |= self.storage.smembers(key)
-        ordered = sorted(ids)
-        matches = []
-        for doc_id, raw in zip(ordered, self.storage.hmget(self.key("docs"), ordered), strict=True):
-            if raw is None:
-                continue
-            score = similarity(
-                f,
-                TitleSummary.from_json(raw),
-                t_thr=self.t_thr,
-                s_thr=self.s_thr,
-                min_title_chars=self.min_title_chars,
-                min_summary_chars=self.min_summary_chars,
-                max_length_ratio=self.max_length_ratio,
-            )
-            if score > 0:
-                matches.append(Match(doc_id, score, self.name))
-        matches.sort(key=lambda x: (-x.score, x.doc_id))
-        return matches
-
-    def query(self, doc: Doc) -> list[Match]:
-        return self.query_features(self.features(doc))
-
-    def add_features(self, doc_id: str, f: TitleSummary) -> None:
-        with self.storage.batch():
-            self.remove(doc_id)
-            keys = self._keys(f)
-            if not keys:
-                return
-            self.storage.hset(self.key("docs"), doc_id, f.to_json())
-            for key in keys:
-                self.storage.sadd(key, doc_id)
-
-    def add(self, doc_id: str, doc: Doc) -> None:
-        self.add_features(doc_id, self.features(doc))
-
-    def remove(self, doc_id: str) -> None:
-        raw = self.storage.hget(self.key("docs"), doc_id)
-        if raw is None:
-            return
-        with self.storage.batch():
-            for key in self._keys(TitleSummary.from_json(raw)):
-                self.storage.srem(key, doc_id)
-            self.storage.hdel(self.key("docs"), doc_id)
-
-    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
-        f = self.features(doc)
-        with self.storage.lock(self.name):
-            matches = [x for x in self.query_features(f) if x.doc_id != doc_id]
-            if matches:
-                return matches[0]
-            self.add_features(doc_id, f)
-            return None
+    def score(self, query: TitleSummary, stored: TitleSummary) -> float:
+        return similarity(
+            query,
+            stored,
+            t_thr=self.t_thr,
+            s_thr=self.s_thr,
+            min_title_chars=self.min_title_chars,
+            min_summary_chars=self.min_summary_chars,
+            max_length_ratio=self.max_length_ratio,
+        )
