@@ -161,7 +161,8 @@ def show(topic: Topic) -> str:
         f"lambda={topic.priority.lam} threshold={topic.priority.threshold} "
         f"focus={topic.priority.focus}",
         f"page       threshold={topic.page_threshold} "
-        f"description_weight={topic.page_description_weight}",
+        f"description_weight={topic.page_description_weight} "
+        f"struct_weight={topic.page_struct_weight}",
         f"urls       mode={topic.urls.mode} threshold={topic.urls.threshold} "
         f"n={topic.urls.sample_size} per_host={str(topic.urls.per_host).lower()}",
         f"hosts      {', '.join(topic.allowed_hosts) or '(the seeds hosts)'}",
