@@ -81,6 +81,11 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     ),  # fmt: skip
     # the shipped topic with the paper's single Algorithm 3 sample (isolates per-host)
     "shizheng_one_sample": ("topics/shizheng.toml", {"urls.per_host": False}),
+    # the paper's formula-5 weights instead of the tuned ones (α 0.2, β 0.7, λ 0.1)
+    "shizheng_paper_weights": (
+        "topics/shizheng.toml",
+        {"priority.alpha": 0.4, "priority.beta": 0.4, "priority.lambda": 0.2},
+    ),
     # word2vec alone (People's Daily vectors, Th1 0.5): the relevance bench's best link AUC
     "shizheng_w2v_only": (
         "topics/shizheng_w2v.toml",
