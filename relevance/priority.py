@@ -20,7 +20,7 @@ from typing import Any
 from crawler.linkscore import Link, LinkScore, PageInfo
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
-from relevance.urls import PerHostStructureSample, StructureSample
+from relevance.urls import PerHostStructureSample, StructureSample, same_path
 from topicrawl.errors import ResourceMissingError
 
 
@@ -98,6 +98,7 @@ class SemanticLinkScorer:
         structure: StructureSample | PerHostStructureSample | None = None,
         description_weight: float = 0.5,
         page_struct_weight: float = 0.5,
+        holding_page: bool = True,
     ):
         if focus not in ("soft", "hard"):
             raise ValueError(f"focus must be 'soft' or 'hard', not {focus!r}")
@@ -112,6 +113,7 @@ class SemanticLinkScorer:
         if not 0.0 <= page_struct_weight <= 1.0:
             raise ValueError(f"page_struct_weight must be in [0, 1], not {page_struct_weight}")
         self.page_struct_weight = page_struct_weight
+        self.holding_page = holding_page
         self.structure = structure if structure is not None else PerHostStructureSample()
         self._last_page: tuple[str, float, float] | None = None
 
@@ -152,6 +154,7 @@ class SemanticLinkScorer:
             structure=structure,
             description_weight=topic.page_description_weight,
             page_struct_weight=topic.page_struct_weight,
+            holding_page=u.holding_page,
         )
 
     @staticmethod
@@ -167,8 +170,17 @@ class SemanticLinkScorer:
         relevant = f_sem >= self.description_threshold
         f_info = f_sem if relevant else rel.plain_match(info)
         out = []
+        st = self.structure
+        cold = self.holding_page and relevant and hasattr(st, "has_structure")
         for link, a in zip(links, anchors, strict=True):
-            s = self.structure.struct(link.url) if self.lam else 0.0
+            s = st.struct(link.url) if self.lam else 0.0
+            source = "sample"
+            if self.lam and cold and not s and not st.has_structure(link.url):
+                # no majority structure for the link's host yet: the relevant holding page
+                # stands in for the sample (Algorithm 2 against it); a link to the same path
+                # with other parameters (a calendar's next day) is no evidence of a section
+                similar = st.similar(link.url, page.url) and not same_path(link.url, page.url)
+                s, source = (1.0 if similar else 0.0), "holding-page"
             p = self.alpha * f_info + self.beta * a + self.lam * s
             p = max(0.0, min(1.0, p))
             if page.is_seed:
@@ -184,6 +196,7 @@ class SemanticLinkScorer:
                 "f_info_semantic": round(f_sem, 4),
                 "anchor": round(a, 4),
                 "struct": s,
+                "struct_source": source,
                 "alpha": self.alpha,
                 "beta": self.beta,
                 "lambda": self.lam,

@@ -55,6 +55,9 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     sample_size = 20                   # n of Algorithm 3
     per_host = true                    # one Algorithm 3 sample per host (false = the paper's
                                        # single sample over every accepted URL)
+    holding_page = true                # while the link's host has no majority structure,
+                                       # struct = Algorithm 2 against the (relevant) page
+                                       # that holds the link (false = the paper)
 
     [crawl]
     allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
@@ -132,6 +135,7 @@ class UrlConfig:
     d: float = 2.0
     sample_size: int = 20
     per_host: bool = True
+    holding_page: bool = True
 
 
 @dataclass
@@ -231,6 +235,7 @@ _TABLES: dict[str, _Spec] = {
         "d": ((int, float), (1.0, 100.0)),
         "sample_size": (int, (1, 100000)),
         "per_host": (bool, None),
+        "holding_page": (bool, None),
     },
     "crawl": {"allowed_hosts": (list, None)},
 }
@@ -439,6 +444,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         d=float(u_t.get("d", 2.0)),
         sample_size=int(u_t.get("sample_size", 20)),
         per_host=bool(u_t.get("per_host", True)),
+        holding_page=bool(u_t.get("holding_page", True)),
     )
     hosts = doc.get("crawl", {}).get("allowed_hosts", [])
     for h in hosts:

@@ -119,6 +119,11 @@ def url_similarity(
     return alpha * hs + beta * path_similarity(p1, p2)
 
 
+def same_path(u1: str, u2: str) -> bool:
+    """Same host and path (the URLs differ at most in the query or fragment)."""
+    return _split(u1) == _split(u2)
+
+
 def urls_similar(u1: str, u2: str, *, threshold: float = 0.75, **params) -> bool:
     """Algorithm 2 decision: similar when the score passes ``threshold``."""
     return url_similarity(u1, u2, **params) > threshold
@@ -173,6 +178,10 @@ class StructureSample:
             self._memo[url] = v
         return v
 
+    def similar(self, u1: str, u2: str) -> bool:
+        """Algorithm 2 with this sample's threshold and parameters."""
+        return urls_similar(u1, u2, threshold=self.threshold, **self.params)
+
     def has_structure(self, url: str = "") -> bool:
         """Whether the sample has a majority structure: some sampled URL is similar to more
         than half of the sample (so struct(url) = 0 means "filed elsewhere", not "no
@@ -221,6 +230,10 @@ class PerHostStructureSample:
         """1.0 when ``url`` is similar to more than half of its host's sample, else 0.0."""
         sample = self.samples.get(self.host(url))
         return sample.struct(url) if sample is not None else 0.0
+
+    def similar(self, u1: str, u2: str) -> bool:
+        """Algorithm 2 with the samples' threshold and parameters."""
+        return urls_similar(u1, u2, threshold=self.threshold, **self.params)
 
     def has_structure(self, url: str) -> bool:
         """Whether the sample of ``url``'s host has a majority structure."""

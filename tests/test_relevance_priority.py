@@ -94,7 +94,7 @@ LINKS = [
 
 
 def test_formula5_breakdown_and_decision():
-    s = scorer()
+    s = scorer(holding_page=False)  # the paper's struct: from the (empty) sample only
     assert isinstance(s, LinkScorer)
     on, off = s.score_links(PAGE, LINKS)
     rel = s.relevance
@@ -160,6 +160,29 @@ def test_page_relevance_uses_text():
         scorer(description_weight=1.5)
 
 
+def test_holding_page_stands_in_for_an_unstructured_sample():
+    s = scorer(lam=0.2, holding_page=True)
+    plain = scorer(lam=0.2, holding_page=False)
+    section = PageInfo(url="http://a.cn/politics/", title="政治 政府", description="经济")
+    links = [
+        Link("http://a.cn/politics/2024/1.html", "足球"),  # same section, off-topic anchor
+        Link("http://a.cn/sports/2024/2.html", "足球"),
+        Link("http://a.cn/politics/?page=2", "足球"),  # same path, other parameters
+    ]
+    on, off, again = s.score_links(section, links)
+    assert on.breakdown["struct"] == 1.0 and on.breakdown["struct_source"] == "holding-page"
+    assert off.breakdown["struct"] == 0.0 and again.breakdown["struct"] == 0.0
+    assert on.score == pytest.approx(off.score + 0.2)
+    assert [x.breakdown["struct"] for x in plain.score_links(section, links)] == [0.0] * 3
+    # an irrelevant holding page (description gate) is no evidence
+    assert all(x.breakdown["struct"] == 0.0 for x in s.score_links(OFF, links))
+    # once the host's sample has a majority structure, the sample decides
+    for i in range(3):
+        s.structure.add(f"http://a.cn/world/2024/{i}.html")
+    on, _, _ = s.score_links(section, links)
+    assert on.breakdown["struct"] == 0.0 and on.breakdown["struct_source"] == "sample"
+
+
 def test_page_relevance_struct_weight():
     s = scorer(page_struct_weight=0.5)
     plain = scorer(page_struct_weight=0.0)
@@ -184,13 +207,14 @@ def test_from_topic_reads_per_host_and_description_weight(tmp_path):
     base = 'name = "t"\n[words]\n"政治" = 1.0\n'
     s = SemanticLinkScorer.from_topic(parse_topic(base), sim=TableSim())
     assert isinstance(s.structure, PerHostStructureSample) and s.description_weight == 0.5
-    assert s.page_struct_weight == 0.5
+    assert s.page_struct_weight == 0.5 and s.holding_page is True
     t = parse_topic(
-        base + "[page]\ndescription_weight = 0.7\nstruct_weight = 0\n[urls]\nper_host = false\n"
+        base + "[page]\ndescription_weight = 0.7\nstruct_weight = 0\n"
+        "[urls]\nper_host = false\nholding_page = false\n"
     )
     s = SemanticLinkScorer.from_topic(t, sim=TableSim())
     assert isinstance(s.structure, StructureSample) and s.description_weight == 0.7
-    assert s.page_struct_weight == 0.0
+    assert s.page_struct_weight == 0.0 and s.holding_page is False
 
 
 def test_from_topic_ranks_politics_first():

@@ -12,6 +12,7 @@ from relevance.urls import (
     host_similarity,
     jaccard,
     path_similarity,
+    same_path,
     url_similarity,
     urls_similar,
 )
@@ -134,3 +135,9 @@ def test_has_structure_needs_a_majority_and_half_a_sample():
         per_host.add(f"http://a.com/politics/2024/{i}.html")
     assert per_host.has_structure("http://a.com/sports/x.html")
     assert not per_host.has_structure("http://c.com/politics/2024/1.html")
+
+
+def test_same_path_ignores_query_only():
+    assert same_path("http://a.cn/calendar/?d=1", "http://a.cn/calendar/?d=2")
+    assert not same_path("http://a.cn/politics/", "http://a.cn/politics/index_2.html")
+    assert not same_path("http://a.cn/x/", "http://b.cn/x/")
