@@ -225,15 +225,12 @@ class TopicSpider(scrapy.Spider):
     def extract_links(self, page: HtmlResponse) -> list[Link]:
         """Links of the page with anchor text (title/alt attributes where the text is empty)."""
         fallback: dict[str, str] = {}
-        for a in page.xpath("//a[@href]"):
-            text = (
-                a.xpath("normalize-space(@title)").get()
-                or a.xpath("normalize-space(.//img/@alt)").get()
-            )
+        for a in page.xpath("//a[@href][@title or .//img/@alt]"):
+            text = " ".join((a.attrib.get("title") or a.xpath(".//img/@alt").get("")).split())
             if text:
                 fallback.setdefault(page.urljoin(a.attrib["href"].strip()), text)
         return [
-            Link(url=link.url, anchor=link.text or fallback.get(link.url, ""))
+            Link(url=link.url, anchor=" ".join(link.text.split()) or fallback.get(link.url, ""))
             for link in self.link_extractor.extract_links(page)
         ]
 

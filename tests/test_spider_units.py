@@ -1,0 +1,51 @@
+"""Unit tests of the topic spider's pieces that need no crawl."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.http import HtmlResponse
+
+from crawler.spiders.topic import TopicSpider, host_allowed, parse_seeds
+from topicrawl.errors import ConfigError
+
+
+@pytest.fixture
+def spider(tmp_path):
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    return TopicSpider(seeds="http://news.example.cn/", topic=str(topic))
+
+
+def test_anchor_text_falls_back_to_title_then_alt(spider):
+    body = """<html><body>
+      <a href="/a.html">  中央 会议 </a>
+      <a href="/b.html" title=" 政府  工作报告 "></a>
+      <a href="/c.html"><img src="x.jpg" alt="国务院 常务会议"></a>
+      <a href="/d.html" title="标题">正文</a>
+      <a href="/e.html"></a></body></html>"""
+    page = HtmlResponse("http://news.example.cn/", body=body.encode(), encoding="utf-8")
+    anchors = {link.url.rsplit("/", 1)[-1]: link.anchor for link in spider.extract_links(page)}
+    assert anchors == {
+        "a.html": "中央 会议",
+        "b.html": "政府 工作报告",
+        "c.html": "国务院 常务会议",
+        "d.html": "正文",
+        "e.html": "",
+    }
+
+
+def test_seeds_and_hosts(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(
+        "# portals\nhttp://a.example.cn/\n\nhttps://b.example.cn/x\n", encoding="utf-8"
+    )
+    assert parse_seeds(f"@{seeds}") == ["http://a.example.cn/", "https://b.example.cn/x"]
+    assert parse_seeds("http://a.cn/, http://b.cn/") == ["http://a.cn/", "http://b.cn/"]
+    with pytest.raises(ConfigError, match="not an http"):
+        parse_seeds("ftp://a.cn/")
+    with pytest.raises(ConfigError, match="cannot read"):
+        parse_seeds(f"@{tmp_path / 'missing.txt'}")
+    assert host_allowed("news.example.cn", ["*.example.cn"])
+    assert host_allowed("example.cn", ["*.example.cn"])
+    assert not host_allowed("badexample.cn", ["*.example.cn"])
+    assert not host_allowed("other.cn", ["news.example.cn"])
