@@ -50,7 +50,7 @@ import trafilatura  # noqa: E402
 from scrapy.exceptions import DropItem  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
 
-from bench.harvest import OUT, Proxy, ensure_web  # noqa: E402
+from bench.harvest import OUT, ensure_web, write_doc  # noqa: E402
 from crawler.extract import decode_html, extract_page  # noqa: E402
 from crawler.items import PageItem  # noqa: E402
 from crawler.linkscore import PageInfo  # noqa: E402
@@ -58,9 +58,8 @@ from crawler.pipelines import StorePipeline  # noqa: E402
 from crawler.spiders.topic import _BINARY_SUFFIXES, TopicSpider, host_allowed  # noqa: E402
 from dedup.pipeline import DedupPipeline  # noqa: E402
 from models.store import Store  # noqa: E402
+from sitegen.server import ServerProcess  # noqa: E402
 
-MARK_START = "<!-- figures:start -->"
-MARK_END = "<!-- figures:end -->"
 STAGES = ("decode", "extract", "links", "relevance", "dedup", "store+clean")
 
 
@@ -258,7 +257,7 @@ def crawl_benchmark(web: Path, truth: dict, topic: str, budget: int, concurrency
         "TOPICRAWL_PROGRESS_INTERVAL": 0,
         "LOG_FILE": str(OUT / "logs" / f"crawl-speed-{os.getpid()}.log"),
     }
-    with Proxy(web) as proxy:
+    with ServerProcess(web) as proxy:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
                "-a", f"seeds={','.join(truth['seeds']['portal'])}", "-a", f"topic={topic}",
                "-a", f"max_pages={budget}"]  # fmt: skip
@@ -363,18 +362,6 @@ def render(cpu: dict | None, crawl: dict | None, meta: dict) -> str:
     return "\n".join(lines)
 
 
-def write_doc(path: Path, block_md: str) -> None:
-    block = f"{MARK_START}\n{block_md}\n{MARK_END}"
-    if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if MARK_START in text and MARK_END in text:
-            head, rest = text.split(MARK_START, 1)
-            path.write_text(head + block + rest.split(MARK_END, 1)[1], encoding="utf-8")
-            return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# Benchmark: crawl speed\n\n{block}\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topic", default="topics/shizheng.toml")
@@ -410,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "command": ("python bench/crawl.py " + " ".join(argv or sys.argv[1:])).strip(),
         }
-        write_doc(args.write, render(cpu, crawl, meta))
+        write_doc(args.write, render(cpu, crawl, meta), "Benchmark: crawl speed")
         print(f"written: {args.write}")
     return 0
 

@@ -54,6 +54,7 @@ from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SET
 from models.store import Store  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
 from sitegen.build import build_web, topic_targets  # noqa: E402
+from sitegen.server import ServerProcess  # noqa: E402
 from topicrawl.errors import ConfigError, TopicFileError  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -129,32 +130,6 @@ def ensure_web(out: Path, seed: int, rebuild: bool) -> dict:
         if truth.get("scale") == "large" and truth.get("seed") == seed:
             return truth
     return build_web(out, scale="large", seed=seed)
-
-
-class Proxy:
-    """``python -m sitegen serve`` in a subprocess; the first line it prints is its URL."""
-
-    def __init__(self, web: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sitegen", "serve", str(web), "--port", "0",
-             "--latency-ms", "0"],
-            stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http://"):
-            self.stop()
-            raise RuntimeError(f"sitegen server did not start (printed {self.url!r})")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-    def __enter__(self) -> Proxy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 # -- crawls ----------------------------------------------------------------------------------
@@ -538,7 +513,7 @@ def render(
     return "\n".join(lines)
 
 
-def write_doc(path: Path, figures_md: str) -> None:
+def write_doc(path: Path, figures_md: str, title: str = "Benchmark: harvest rate") -> None:
     """Replace the generated block of ``path`` (between the markers), keep the rest."""
     block = f"{MARK_START}\n{figures_md}\n{MARK_END}"
     if path.exists():
@@ -549,7 +524,7 @@ def write_doc(path: Path, figures_md: str) -> None:
             path.write_text(head + block + tail, encoding="utf-8")
             return
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# Benchmark: harvest rate\n\n{block}\n", encoding="utf-8")
+    path.write_text(f"# {title}\n\n{block}\n", encoding="utf-8")
 
 
 def plot(figs: list[RunFigures], path: Path, title: str) -> None:
@@ -691,7 +666,7 @@ def main(argv: list[str] | None = None) -> int:
 
     all_targets = topic_targets(truth, args.category)
     figs: list[RunFigures] = []
-    with Proxy(web_dir) as proxy:
+    with ServerProcess(web_dir) as proxy:
         for web in args.webs.split(","):
             seeds = seeds_of[web]
             if not seeds:
