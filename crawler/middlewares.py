@@ -187,3 +187,70 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             pending.addBoth(relay)
             return await maybe_deferred_to_future(waiter)
         return await super().robot_parser(request)
+
+
+class FetchOnceMiddleware:
+    """Never downloads one URL twice: the guard behind link re-prioritisation.
+
+    The topic spider enqueues a URL again (``dont_filter=True``) when it finds it later with
+    a clearly higher priority (``TOPICRAWL_REQUEUE_MARGIN``); the older, lower entry stays in
+    the queue. This middleware remembers the fingerprint (Scrapy's request fingerprint:
+    canonical URL, method, body) of every request sent to download, redirect targets
+    included, and drops any later request with the same fingerprint (``IgnoreRequest``,
+    counted as ``topicrawl/links/requeue_superseded``). Retries of a failed download
+    (``retry_times`` in meta) and robots.txt requests pass. With JOBDIR the fingerprints are
+    appended to ``JOBDIR/topicrawl-fetched.txt`` as they are sent (like Scrapy's
+    ``requests.seen``), so a resumed or killed crawl keeps them.
+    """
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        fingerprint: Any,
+        *,
+        jobdir: str | None = None,
+    ):
+        self.stats = stats
+        self.fingerprint = fingerprint
+        self.sent: set[str] = set()
+        self.file: Any = None
+        if jobdir:
+            path = Path(jobdir) / "topicrawl-fetched.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                self.sent.update(path.read_text(encoding="ascii").split())
+            self.file = path.open("a", encoding="ascii")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FetchOnceMiddleware:
+        mw = cls(
+            crawler.stats,
+            crawler.request_fingerprinter.fingerprint,
+            jobdir=crawler.settings.get("JOBDIR"),
+        )
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        return mw
+
+    def spider_closed(self, spider: Spider) -> None:
+        if self.file:
+            self.file.close()
+            self.file = None
+
+    def seen(self, request: Request) -> bool:
+        """True when ``request``'s URL was sent before; otherwise remember it and say False."""
+        if request.url.endswith("/robots.txt") or request.meta.get("retry_times"):
+            return False
+        fp = self.fingerprint(request).hex()
+        if fp in self.sent:
+            return True
+        self.sent.add(fp)
+        if self.file:
+            self.file.write(fp + "\n")
+            self.file.flush()
+        return False
+
+    def process_request(self, request: Request, spider: Spider) -> None:
+        if self.seen(request):
+            self.stats.inc_value("topicrawl/links/requeue_superseded")
+            raise IgnoreRequest(f"already sent to download: {request.url}")
+        return None

@@ -44,6 +44,8 @@ SPIDER_MIDDLEWARES = {
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    # drops a request whose URL was already sent to download (re-queued links, redirects)
+    "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
 }
@@ -96,6 +98,11 @@ TOPICRAWL_CLEAN_ENABLED = True
 #: Time limit: Scrapy's CLOSESPIDER_TIMEOUT (seconds).
 TOPICRAWL_HARVEST_WINDOW = 200
 TOPICRAWL_HARVEST_FLOOR = 0.0
+#: Link re-prioritisation: a URL found again with a score higher by at least this margin
+#: (score units, 0-1) than the best it was enqueued with is enqueued again with the new
+#: priority (FetchOnceMiddleware keeps it from being downloaded twice); 0 or less: off.
+#: The environment variable of the same name overrides it (benchmarks).
+TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0"))
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
 

@@ -23,12 +23,14 @@ from scrapy.utils.misc import load_object
 
 from crawler.extract import decode_html, extract_page
 from crawler.items import PageItem
-from crawler.linkscore import Link, LinkScorer, PageInfo, quantize
+from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.errors import ConfigError, TopicFileError
 
 log = logging.getLogger(__name__)
 
 _BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+#: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
+FETCHED = 1 << 62
 
 
 def parse_seeds(value: str | None) -> list[str]:
@@ -115,6 +117,12 @@ class TopicSpider(scrapy.Spider):
         self.harvest_window = HarvestWindow(200)
         self.harvest_floor = 0.0
         self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
+        #: Re-prioritisation: a URL found again with a priority at least this much higher
+        #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
+        self.requeue_margin = 0
+        #: Best priority issued per request fingerprint; FETCHED once the page was parsed.
+        self.best_priority: dict[bytes, int] = {}
+        self._state_restored = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
@@ -125,7 +133,27 @@ class TopicSpider(scrapy.Spider):
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
+        margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
+        spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         return spider
+
+    def _fingerprint(self, request_or_url: scrapy.Request | str) -> bytes:
+        request = request_or_url
+        if isinstance(request, str):
+            request = scrapy.Request(request)
+        return self.crawler.request_fingerprinter.fingerprint(request)
+
+    def _restore_priorities(self) -> None:
+        """A resumed crawl (JOBDIR: Scrapy's ``SpiderState`` keeps ``self.state``, set when
+        the spider opens) keeps the priorities it issued, so a re-queue compares with them."""
+        if self._state_restored:
+            return
+        self._state_restored = True
+        state = getattr(self, "state", None)
+        if isinstance(state, dict):
+            saved = state.setdefault("topicrawl_best_priority", {})
+            saved.update(self.best_priority)
+            self.best_priority = saved
 
     def _build_scorer(self, spec: str | None, shared_cache: str | None = None) -> LinkScorer:
         if not spec or spec == "relevance":
@@ -170,6 +198,10 @@ class TopicSpider(scrapy.Spider):
             return
         self.pages_seen += 1
         stats.inc_value("topicrawl/pages/fetched")
+        if self.requeue_margin:
+            self._restore_priorities()
+            for url in {*response.meta.get("redirect_urls", ()), response.url}:
+                self.best_priority[self._fingerprint(url)] = FETCHED
         try:
             page, codec = self.decoded(response)
             extracted = extract_page(page.text, page.url)
@@ -255,7 +287,7 @@ class TopicSpider(scrapy.Spider):
                 stats.inc_value("topicrawl/links/dropped")
                 continue
             stats.inc_value("topicrawl/links/followed")
-            yield page.follow(
+            request = page.follow(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
@@ -266,6 +298,28 @@ class TopicSpider(scrapy.Spider):
                     "link_score": {"score": score.score, "follow": True, **score.breakdown},
                 },
             )
+            yield self.reprioritised(request) if self.requeue_margin else request
+
+    def reprioritised(self, request: scrapy.Request) -> scrapy.Request:
+        """``request``, marked to pass the dupefilter when its URL was issued before with a
+        priority lower by at least the re-queue margin (and not fetched yet).
+
+        Scrapy's dupefilter keeps the priority a URL had when first found; a URL found again
+        from a more relevant page (or after Algorithm 3's sample has grown) is enqueued once
+        more with its better priority. The old queue entry stays and is dropped at download
+        by :class:`crawler.middlewares.FetchOnceMiddleware`, which also keeps a URL from
+        being downloaded twice.
+        """
+        fp = self._fingerprint(request)
+        best = self.best_priority.get(fp)
+        if best is None:
+            self.best_priority[fp] = request.priority
+            return request
+        if best != FETCHED and request.priority >= best + self.requeue_margin:
+            self.best_priority[fp] = request.priority
+            self.crawler.stats.inc_value("topicrawl/links/requeued")
+            return request.replace(dont_filter=True)
+        return request
 
     def on_error(self, failure: Any) -> None:
         self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")

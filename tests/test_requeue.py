@@ -1,0 +1,190 @@
+"""Link re-prioritisation: a URL found again with a higher score is enqueued once more, and
+``FetchOnceMiddleware`` keeps any URL from being downloaded twice."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import run_crawl
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from crawler.linkscore import Link, LinkScore, PageInfo
+from crawler.middlewares import FetchOnceMiddleware
+from crawler.spiders.topic import TopicSpider
+from models.store import Store
+
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+HOME = "http://news.example.cn/"
+
+
+class TableScorer:
+    """Scores each link by a table: URL -> score (the page it is found on does not matter)."""
+
+    def __init__(self) -> None:
+        self.scores: dict[str, float] = {}
+
+    def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
+        return [LinkScore(self.scores[link.url], True) for link in links]
+
+    def page_relevance(self, page: PageInfo) -> float:
+        return 0.0
+
+    def observe_accepted(self, url: str) -> None:
+        return None
+
+
+@pytest.fixture
+def topic_file(tmp_path: Path) -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    return path
+
+
+def make_spider(topic_file: Path, margin: float) -> TopicSpider:
+    crawler = get_crawler(TopicSpider, {**KEYWORD, "TOPICRAWL_REQUEUE_MARGIN": margin})
+    crawler.spider = crawler._create_spider(seeds=HOME, topic=str(topic_file))  # noqa: SLF001
+    crawler.spider.scorer = TableScorer()
+    return crawler.spider
+
+
+def page_linking(url: str, target: str) -> HtmlResponse:
+    body = f'<html><body><a href="{target}">x</a></body></html>'
+    return HtmlResponse(url, body=body.encode(), encoding="utf-8")
+
+
+def found(spider: TopicSpider, on: str, target: str, score: float) -> Request:
+    spider.scorer.scores[target] = score
+    (request,) = spider.follow_links(page_linking(on, target), PageInfo(url=on), 0)
+    return request
+
+
+def test_url_found_again_with_higher_score_is_requeued_once(topic_file):
+    spider = make_spider(topic_file, 0.1)
+    stats = spider.crawler.stats
+    target = HOME + "politics/a.html"
+    first = found(spider, HOME + "list1.html", target, 0.2)
+    assert (first.priority, first.dont_filter) == (200, False)
+    # lower, equal, or higher by less than the margin: left to the dupefilter
+    for score in (0.1, 0.2, 0.29):
+        assert not found(spider, HOME + "list2.html", target, score).dont_filter
+    assert stats.get_value("topicrawl/links/requeued") is None
+    again = found(spider, HOME + "politics/", target + "#top", 0.6)
+    assert (again.priority, again.dont_filter) == (600, True)
+    assert stats.get_value("topicrawl/links/requeued") == 1
+    # the same better score from another page: not re-queued a second time
+    assert not found(spider, HOME + "politics/2.html", target, 0.6).dont_filter
+    assert not found(spider, HOME + "politics/3.html", target, 0.65).dont_filter
+    assert stats.get_value("topicrawl/links/requeued") == 1
+
+
+def test_fetched_url_is_never_requeued(topic_file):
+    spider = make_spider(topic_file, 0.1)
+    target = HOME + "politics/b.html"
+    assert not found(spider, HOME, target, 0.2).dont_filter
+    body = b"<html><title>t</title><body>text</body></html>"
+    list(spider.parse(HtmlResponse(target, body=body, encoding="utf-8", request=Request(target))))
+    assert not found(spider, HOME + "x.html", target, 1.0).dont_filter
+    assert spider.crawler.stats.get_value("topicrawl/links/requeued") is None
+
+
+def test_margin_zero_switches_requeue_off(topic_file):
+    spider = make_spider(topic_file, 0)
+    target = HOME + "politics/c.html"
+    assert not found(spider, HOME, target, 0.1).dont_filter
+    assert not found(spider, HOME + "p.html", target, 1.0).dont_filter
+    assert spider.best_priority == {}
+
+
+def fetch_once(jobdir: Path | None = None) -> tuple[FetchOnceMiddleware, object]:
+    crawler = get_crawler(TopicSpider)
+    mw = FetchOnceMiddleware(
+        crawler.stats, crawler.request_fingerprinter.fingerprint, jobdir=jobdir and str(jobdir)
+    )
+    return mw, crawler.stats
+
+
+def test_url_is_never_downloaded_twice(tmp_path):
+    mw, stats = fetch_once(tmp_path / "job")
+    spider = None
+    assert mw.process_request(Request("http://a.cn/x?b=2&a=1", priority=10), spider) is None
+    for again in (
+        Request("http://a.cn/x?b=2&a=1", priority=900, dont_filter=True),
+        Request("http://a.cn/x?a=1&b=2#frag", dont_filter=True),  # the same canonical URL
+    ):
+        with pytest.raises(IgnoreRequest):
+            mw.process_request(again, spider)
+    assert stats.get_value("topicrawl/links/requeue_superseded") == 2
+    # a retry of a failed download and robots.txt pass
+    assert (
+        mw.process_request(Request("http://a.cn/x?a=1&b=2", meta={"retry_times": 1}), spider)
+        is None
+    )
+    assert mw.process_request(Request("http://a.cn/robots.txt"), spider) is None
+    assert mw.process_request(Request("http://a.cn/robots.txt"), spider) is None
+    assert mw.process_request(Request("http://a.cn/y"), spider) is None
+    mw.spider_closed(spider)
+    # a resumed crawl (same JOBDIR) remembers what was sent
+    resumed, stats2 = fetch_once(tmp_path / "job")
+    for url in ("http://a.cn/x?a=1&b=2", "http://a.cn/y"):
+        with pytest.raises(IgnoreRequest):
+            resumed.process_request(Request(url, dont_filter=True), spider)
+    assert resumed.process_request(Request("http://a.cn/z"), spider) is None
+    resumed.spider_closed(spider)
+
+
+@pytest.fixture(scope="module")
+def politics_topic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("topic") / "politics.toml"
+    path.write_text(
+        'name = "时政测试"\nlanguage = "zh"\n\n[words]\n"政治" = 1.0\n"中央" = 0.8\n'
+        '"会议" = 0.6\n"政府" = 0.8\n\n[page]\nthreshold = 0.0\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_crawl_with_requeue_downloads_every_page_once(proxy, small_web, politics_topic, tmp_path):
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    db = f"sqlite:///{tmp_path / 'requeue.db'}"
+    # the relevance engine: a link's URL-structure score grows with the accepted history
+    result = run_crawl(
+        proxy,
+        truth["seeds"]["portal"],
+        politics_topic,
+        db,
+        settings={"TOPICRAWL_REQUEUE_MARGIN": 0.01, "CONCURRENT_REQUESTS": 4},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store.from_url(db)
+    run = store.list_runs()[-1]
+    stats = run.stats
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("topicrawl/links/requeued", 0) > 0
+    assert stats.get("topicrawl/links/requeue_superseded", 0) > 0
+    pages = list(store.iter_pages(run.id))
+    urls = Counter(p.url for p in pages)
+    assert urls and max(urls.values()) == 1
+    finals = Counter(p.final_url for p in pages)
+    assert max(finals.values()) == 1
+    # every parse is one stored page, and every download is robots.txt, a redirect, a
+    # skipped non-HTML response or a stored page: nothing was downloaded twice
+    assert stats["topicrawl/pages/fetched"] == len(pages)
+    robots = sum(v for k, v in stats.items() if k.startswith("robotstxt/response_status_count/"))
+    redirects = sum(
+        v for k, v in stats.items() if k.startswith("downloader/response_status_count/3")
+    )
+    errors = sum(
+        v
+        for k, v in stats.items()
+        if k.startswith(
+            ("downloader/response_status_count/4", "downloader/response_status_count/5")
+        )
+    )
+    skipped = stats.get("topicrawl/non_html", 0) + stats.get("topicrawl/pages/over_budget", 0)
+    assert stats["downloader/response_count"] == robots + redirects + errors + skipped + len(pages)
