@@ -102,7 +102,7 @@ TOPICRAWL_HARVEST_FLOOR = 0.0
 #: (score units, 0-1) than the best it was enqueued with is enqueued again with the new
 #: priority (FetchOnceMiddleware keeps it from being downloaded twice); 0 or less: off.
 #: The environment variable of the same name overrides it (benchmarks).
-TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0"))
+TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.02"))
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
 
