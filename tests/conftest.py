@@ -39,6 +39,18 @@ def small_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def politics_topic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small 时政 topic file that every page passes (page threshold 0)."""
+    path = tmp_path_factory.mktemp("topic") / "politics.toml"
+    path.write_text(
+        'name = "时政测试"\nlanguage = "zh"\n\n[words]\n"政治" = 1.0\n"中央" = 0.8\n'
+        '"会议" = 0.6\n"政府" = 0.8\n\n[page]\nthreshold = 0.0\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
 def proxy(small_web: Path) -> Iterator[str]:
     server = ServerProcess(small_web)
     yield server.url

@@ -14,26 +14,15 @@ from sitegen.server import ServerProcess
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
 
 
-@pytest.fixture(scope="module")
-def topic_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("topic") / "politics.toml"
-    path.write_text(
-        'name = "时政测试"\nlanguage = "zh"\n\n[words]\n"政治" = 1.0\n"中央" = 0.8\n'
-        '"会议" = 0.6\n"政府" = 0.8\n\n[page]\nthreshold = 0.0\n',
-        encoding="utf-8",
-    )
-    return path
-
-
 def ground_truth(web: Path) -> dict:
     return json.loads((web / "ground_truth.json").read_text(encoding="utf-8"))
 
 
-def crawl(proxy, web, topic_file, db_url, **kw):
+def crawl(proxy, web, politics_topic, db_url, **kw):
     truth = ground_truth(web)
     seeds = truth["seeds"]["portal"]
     result = run_crawl(
-        proxy, seeds, topic_file, db_url, settings={**KEYWORD, **kw.pop("settings", {})}, **kw
+        proxy, seeds, politics_topic, db_url, settings={**KEYWORD, **kw.pop("settings", {})}, **kw
     )
     assert result.returncode == 0, result.stderr[-3000:]
     store = Store.from_url(db_url)
@@ -42,9 +31,9 @@ def crawl(proxy, web, topic_file, db_url, **kw):
 
 
 @pytest.fixture(scope="module")
-def sqlite_crawl(proxy, small_web, topic_file, tmp_path_factory):
+def sqlite_crawl(proxy, small_web, politics_topic, tmp_path_factory):
     db = f"sqlite:///{tmp_path_factory.mktemp('db') / 'crawl.db'}"
-    return crawl(proxy, small_web, topic_file, db)
+    return crawl(proxy, small_web, politics_topic, db)
 
 
 def test_pages_reach_sqlite_with_text_title_and_charset(sqlite_crawl):
@@ -96,12 +85,12 @@ def test_robots_trap_and_non_html(sqlite_crawl):
     assert stats["topicrawl/pages/fetched"] == store.count_pages(run.id)
 
 
-def test_redirects_are_stored_under_the_requested_url(proxy, small_web, topic_file, tmp_path):
+def test_redirects_are_stored_under_the_requested_url(proxy, small_web, politics_topic, tmp_path):
     truth = ground_truth(small_web)
     redirects = {u: m["location"] for u, m in truth["pages"].items() if m["kind"] == "redirect"}
     seeds = sorted(redirects)[:3]
     db = f"sqlite:///{tmp_path / 'redirects.db'}"
-    result = run_crawl(proxy, seeds, topic_file, db, args={"max_depth": 0}, settings=KEYWORD)
+    result = run_crawl(proxy, seeds, politics_topic, db, args={"max_depth": 0}, settings=KEYWORD)
     assert result.returncode == 0, result.stderr[-3000:]
     store = Store.from_url(db)
     pages = {p.url: p for p in store.iter_pages(store.list_runs()[-1].id)}
@@ -111,13 +100,13 @@ def test_redirects_are_stored_under_the_requested_url(proxy, small_web, topic_fi
         assert pages[url].status == 200 and pages[url].text
 
 
-def test_depth_and_page_limits(proxy, small_web, topic_file, tmp_path):
+def test_depth_and_page_limits(proxy, small_web, politics_topic, tmp_path):
     db = f"sqlite:///{tmp_path / 'limits.db'}"
-    _, store, run, _ = crawl(proxy, small_web, topic_file, db, args={"max_pages": 15})
+    _, store, run, _ = crawl(proxy, small_web, politics_topic, db, args={"max_pages": 15})
     assert store.count_pages(run.id) == 15
     assert run.stats["finish_reason"] == "max_pages"
     db2 = f"sqlite:///{tmp_path / 'depth.db'}"
-    _, store2, run2, _ = crawl(proxy, small_web, topic_file, db2, args={"max_depth": 1})
+    _, store2, run2, _ = crawl(proxy, small_web, politics_topic, db2, args={"max_depth": 1})
     depths = {p.depth for p in store2.iter_pages(run2.id)}
     assert depths <= {0, 1} and 1 in depths
 
@@ -154,8 +143,8 @@ def test_bad_topic_file_fails_before_the_first_request(proxy, small_web, tmp_pat
 
 
 @pytest.mark.postgres
-def test_crawl_into_postgresql(proxy, small_web, topic_file, pg_url):
-    truth, store, run, _ = crawl(proxy, small_web, topic_file, pg_url, args={"max_pages": 40})
+def test_crawl_into_postgresql(proxy, small_web, politics_topic, pg_url):
+    truth, store, run, _ = crawl(proxy, small_web, politics_topic, pg_url, args={"max_pages": 40})
     assert store.count_pages(run.id) == 40
     pages = list(store.iter_pages(run.id))
     assert all(p.html for p in pages)
@@ -164,7 +153,7 @@ def test_crawl_into_postgresql(proxy, small_web, topic_file, pg_url):
 
 
 def test_interrupted_crawl_resumes_without_storing_a_page_twice(
-    proxy, small_web, topic_file, sqlite_crawl, tmp_path
+    proxy, small_web, politics_topic, sqlite_crawl, tmp_path
 ):
     """Ctrl-C (SIGINT) a JOBDIR crawl midway, resume it: same pages as an uninterrupted crawl."""
     import signal
@@ -180,7 +169,7 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
     slow = ServerProcess(small_web, latency_ms=150)
     try:
         cmd, env = crawl_command(
-            slow.url, truth["seeds"]["portal"], topic_file, db, settings=settings
+            slow.url, truth["seeds"]["portal"], politics_topic, db, settings=settings
         )
         log = (tmp_path / "first.log").open("w")
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
@@ -201,7 +190,7 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
         assert store.get_run(run.id).stats["finish_reason"] == "shutdown"
     finally:
         slow.stop()
-    result = run_crawl(proxy, truth["seeds"]["portal"], topic_file, db, settings=settings)
+    result = run_crawl(proxy, truth["seeds"]["portal"], politics_topic, db, settings=settings)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "resumed" in result.stderr
     assert len(store.list_runs()) == 1
@@ -218,7 +207,9 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
     assert store.get_run(run.id).stats["finish_reason"] == "finished"
 
 
-def test_robots_holds_for_many_first_requests_to_one_host(proxy, small_web, topic_file, tmp_path):
+def test_robots_holds_for_many_first_requests_to_one_host(
+    proxy, small_web, politics_topic, tmp_path
+):
     """Several requests waiting on one robots.txt are all checked (resumed crawls start so)."""
     truth = ground_truth(small_web)
     host = truth["sites"][0]["host"]
@@ -228,7 +219,7 @@ def test_robots_holds_for_many_first_requests_to_one_host(proxy, small_web, topi
     )[:3]
     db = f"sqlite:///{tmp_path / 'robots.db'}"
     result = run_crawl(
-        proxy, allowed + disallowed, topic_file, db, args={"max_depth": 0}, settings=KEYWORD
+        proxy, allowed + disallowed, politics_topic, db, args={"max_depth": 0}, settings=KEYWORD
     )
     assert result.returncode == 0, result.stderr[-3000:]
     store = Store.from_url(db)
@@ -238,7 +229,7 @@ def test_robots_holds_for_many_first_requests_to_one_host(proxy, small_web, topi
 
 
 def test_harvest_window_rule_ends_an_exhausted_crawl_and_progress_is_logged(
-    proxy, small_web, topic_file, tmp_path
+    proxy, small_web, politics_topic, tmp_path
 ):
     """A topic nothing matches: the share of accepted pages in the window falls below the
     floor, and the crawl stops by itself."""
@@ -265,11 +256,11 @@ def test_harvest_window_rule_ends_an_exhausted_crawl_and_progress_is_logged(
 
 
 def test_duplicates_recorded_and_keep_longer_keeps_the_longer_copy(
-    proxy, small_web, topic_file, tmp_path
+    proxy, small_web, politics_topic, tmp_path
 ):
     db = f"sqlite:///{tmp_path / 'keep.db'}"
     _, store, run, _ = crawl(
-        proxy, small_web, topic_file, db, settings={"TOPICRAWL_DEDUP_KEEP": "longer"}
+        proxy, small_web, politics_topic, db, settings={"TOPICRAWL_DEDUP_KEEP": "longer"}
     )
     pages = {p.url: p for p in store.iter_pages(run.id)}
     docs = {d.url for d in store.iter_documents(run.id)}

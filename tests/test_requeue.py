@@ -138,17 +138,6 @@ def test_url_is_never_downloaded_twice(tmp_path):
     resumed.spider_closed(spider)
 
 
-@pytest.fixture(scope="module")
-def politics_topic(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("topic") / "politics.toml"
-    path.write_text(
-        'name = "时政测试"\nlanguage = "zh"\n\n[words]\n"政治" = 1.0\n"中央" = 0.8\n'
-        '"会议" = 0.6\n"政府" = 0.8\n\n[page]\nthreshold = 0.0\n',
-        encoding="utf-8",
-    )
-    return path
-
-
 def test_crawl_with_requeue_downloads_every_page_once(proxy, small_web, politics_topic, tmp_path):
     truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
     db = f"sqlite:///{tmp_path / 'requeue.db'}"
