@@ -480,13 +480,15 @@ def memory_per_doc(synth: Synth, n: int) -> dict[str, str]:
     out["MinHashLSH, in-memory (tracemalloc)"] = f"{used / n / 1024:.2f} KiB/doc"
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "dedup.sqlite")
-        det = SpotSigsDetector(make_storage({"type": "sqlite", "path": path}))
+    def persistent(config: dict, after_bulk=lambda: None) -> str:
+        """Bulk add (then ``after_bulk()``), replay in a new detector, then 300 inline
+        check_and_adds."""
+        det = SpotSigsDetector(make_storage(config))
         t0 = time.perf_counter()
         det.add_many((f"d{i}", s) for i, s in enumerate(sigs))
         bulk = time.perf_counter() - t0
-        det2 = SpotSigsDetector(make_storage({"type": "sqlite", "path": path}))
+        after_bulk()
+        det2 = SpotSigsDetector(make_storage(config))
         t0 = time.perf_counter()
         len(det2)
         replay = time.perf_counter() - t0
@@ -497,10 +499,16 @@ def memory_per_doc(synth: Synth, n: int) -> dict[str, str]:
             times.append(time.perf_counter() - t1)
         det.storage.close()
         det2.storage.close()
+        return (
+            f"bulk add of {n}: {bulk:.2f}s; a new process replays the index in {replay:.2f}s; "
+            f"inline check_and_add {statistics.median(times) * 1000:.3f} ms/doc (median of 300"
+        )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "dedup.sqlite")
+        timing = persistent({"type": "sqlite", "path": path})
         out["SpotSigs, SQLite backend (file size)"] = (
-            f"{os.path.getsize(path) / n / 1024:.2f} KiB/doc; bulk add of {n}: {bulk:.2f}s; "
-            f"a new process replays the index in {replay:.2f}s; inline check_and_add "
-            f"{statistics.median(times) * 1000:.3f} ms/doc (median of 300, one transaction each)"
+            f"{os.path.getsize(path) / n / 1024:.2f} KiB/doc; {timing}, one transaction each)"
         )
     try:
         import redis
@@ -508,27 +516,13 @@ def memory_per_doc(synth: Synth, n: int) -> dict[str, str]:
         r = redis.Redis.from_url(os.environ.get("TOPICRAWL_REDIS_URL", "redis://127.0.0.1:6379/0"))
         r.ping()
         ns = f"bench-{uuid.uuid4().hex[:8]}"
-        before = r.info("memory")["used_memory"]
-        storage = make_storage({"type": "redis", "namespace": ns})
-        det = SpotSigsDetector(storage)
-        t0 = time.perf_counter()
-        det.add_many((f"d{i}", s) for i, s in enumerate(sigs))
-        bulk = time.perf_counter() - t0
-        after = r.info("memory")["used_memory"]
-        det2 = SpotSigsDetector(make_storage({"type": "redis", "namespace": ns}))
-        t0 = time.perf_counter()
-        len(det2)
-        replay = time.perf_counter() - t0
-        times = []
-        for i in range(n, n + 300):
-            t1 = time.perf_counter()
-            det2.check_and_add_signatures(f"d{i}", det2.signatures(synth.doc(i), "zh"))
-            times.append(time.perf_counter() - t1)
+        config = {"type": "redis", "namespace": ns}
+        used = [r.info("memory")["used_memory"]]
+        timing = persistent(config, lambda: used.append(r.info("memory")["used_memory"]))
         out["SpotSigs, Redis backend (used_memory delta)"] = (
-            f"{(after - before) / n / 1024:.2f} KiB/doc; bulk add of {n}: {bulk:.2f}s; "
-            f"a new process replays the index in {replay:.2f}s; inline check_and_add "
-            f"{statistics.median(times) * 1000:.3f} ms/doc (median of 300)"
+            f"{(used[1] - used[0]) / n / 1024:.2f} KiB/doc; {timing})"
         )
+        storage = make_storage(config)
         storage.clear()
     except Exception as exc:  # noqa: BLE001 - report why the Redis figure is missing
         out["SpotSigs, Redis backend"] = f"not measured ({exc})"
