@@ -211,6 +211,20 @@ class _SlowSpotSigs(SpotSigsDetector):
         super()._add_locked(doc_id, sigs)
 
 
+def _race(ctx, worker, config, n):
+    """Start ``n`` processes of ``worker(config, i, barrier, results)`` released together by a
+    barrier; returns their results, after checking every process exited cleanly."""
+    barrier, results = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(config, i, barrier, results)) for i in range(n)]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=30) for _ in range(n)]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    return got
+
+
 def _race_worker(config, i, barrier, results):
     storage = make_storage(config)
     det = _SlowSpotSigs(storage)
@@ -232,14 +246,7 @@ def test_race_exactly_one_near_duplicate_wins(kind, tmp_path):
         config = _config(kind, tmp_path)
         config["path"] = str(tmp_path / f"race{round_}.sqlite") if kind == "sqlite" else None
         config = {k: v for k, v in config.items() if v is not None}
-        barrier, results = ctx.Barrier(n), ctx.Queue()
-        procs = [ctx.Process(target=_race_worker, args=(config, i, barrier, results)) for i in range(n)]  # fmt: skip
-        for p in procs:
-            p.start()
-        got = [results.get(timeout=30) for _ in range(n)]
-        for p in procs:
-            p.join(timeout=30)
-            assert p.exitcode == 0
+        got = _race(ctx, _race_worker, config, n)
         winners = [i for i, dup in got if dup is None]
         assert len(winners) == 1, got
         assert all(dup == f"doc{winners[0]}" for i, dup in got if dup is not None)
@@ -314,14 +321,7 @@ def test_race_pipeline_cascade_keeps_exactly_one(kind, tmp_path):
     backend = _config(kind, tmp_path)
     ctx = mp.get_context("fork")
     n = 3
-    barrier, results = ctx.Barrier(n), ctx.Queue()
-    procs = [ctx.Process(target=_pipeline_worker, args=(backend, i, barrier, results)) for i in range(n)]  # fmt: skip
-    for p in procs:
-        p.start()
-    got = [results.get(timeout=30) for _ in range(n)]
-    for p in procs:
-        p.join(timeout=30)
-        assert p.exitcode == 0
+    got = _race(ctx, _pipeline_worker, backend, n)
     kept = [i for i, of in got if of is None]
     assert len(kept) == 1, got
     assert all(of == f"http://site{kept[0]}/a" for _, of in got if of is not None)
