@@ -20,7 +20,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from dedup.pipeline import document_replaced
-from models.store import Store, _jsonable
+from models.store import Store, jsonable
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 
@@ -78,7 +78,7 @@ class StorePipeline:
             spill_dir=s.get("TOPICRAWL_SPILL_DIR"),
             jobdir=s.get("JOBDIR"),
             stats=crawler.stats,
-            settings_snapshot=_jsonable(snapshot),
+            settings_snapshot=snapshot,
             clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
         )
         pipe.crawler = crawler
@@ -271,6 +271,6 @@ class StorePipeline:
         path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}.jsonl"
         with path.open("a", encoding="utf-8") as fh:
             for row in batch:
-                fh.write(json.dumps({"run_id": self.run_id, **_jsonable(row)}, ensure_ascii=False))
+                fh.write(json.dumps({"run_id": self.run_id, **jsonable(row)}, ensure_ascii=False))
                 fh.write("\n")
         return path

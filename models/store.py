@@ -188,7 +188,7 @@ class Store:
         """Create a run; with ``run_id``, create that run unless it exists (several workers
         of one distributed crawl may race to create it)."""
         row = {"topic_name": topic_name, "topic_text": topic_text,
-               "settings": _jsonable(settings or {}), "stats": {}, "started_at": datetime.now(UTC)}  # fmt: skip
+               "settings": jsonable(settings or {}), "stats": {}, "started_at": datetime.now(UTC)}  # fmt: skip
 
         def go(session: Session) -> int:
             if run_id is None:
@@ -212,7 +212,7 @@ class Store:
         return created
 
     def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
-        values = {"finished_at": datetime.now(UTC), "stats": _jsonable(stats)}
+        values = {"finished_at": datetime.now(UTC), "stats": jsonable(stats)}
         self._write(
             lambda s: s.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(values))
         )
@@ -237,7 +237,7 @@ class Store:
             row["depth"] = row["depth"] or 0
             row["accepted"] = bool(row["accepted"])
             row["fetched_at"] = row["fetched_at"] or datetime.now(UTC)
-            row["link_score"] = _jsonable(row["link_score"])
+            row["link_score"] = jsonable(row["link_score"])
             rows.append(row)
         if not rows:
             return {}
@@ -295,7 +295,7 @@ class Store:
         now = datetime.now(UTC)
         rows = [
             {"run_id": run_id, "page_id": d["page_id"], "text": d["text"],
-             "meta": _jsonable(d.get("meta") or {}), "created_at": now}
+             "meta": jsonable(d.get("meta") or {}), "created_at": now}
             for d in docs
         ]  # fmt: skip
         if not rows:
@@ -423,12 +423,12 @@ class Store:
             yield from session.scalars(query).all()
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Make stats and score breakdowns JSON-safe (datetimes and other objects as strings)."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, datetime):
