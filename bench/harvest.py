@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SETTINGS  # noqa: E402
 from models.store import Store  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
-from sitegen.build import build_web, topic_targets  # noqa: E402
+from sitegen.build import article_bodies, build_web, topic_targets  # noqa: E402
 from sitegen.server import ServerProcess  # noqa: E402
 from topicrawl.errors import ConfigError, TopicFileError  # noqa: E402
 
@@ -356,15 +356,9 @@ def classifier_figures(
     from crawler.linkscore import PageInfo
     from relevance.priority import SemanticLinkScorer
 
-    responses = json.loads((web / "responses.json").read_text(encoding="utf-8"))
     pages, labels = [], []
-    for url, page in sorted(truth["pages"].items()):
-        r = responses.get(url, {})
-        if page["kind"] != "article" or "file" not in r:
-            continue
-        ctype = r.get("content_type", "")
-        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
-        html, _ = decode_html((web / r["file"]).read_bytes(), header)
+    for url, page, body, header in article_bodies(web, truth):
+        html, _ = decode_html(body, header)
         ex = extract_page(html, url)
         pages.append(PageInfo(url, ex.title, ex.description, ex.keywords, ex.text))
         labels.append(page["category"] == category)

@@ -247,6 +247,7 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     from crawler.extract import decode_html, extract_page
     from relevance.priority import SemanticLinkScorer
     from relevance.topic import load_topic
+    from sitegen.build import article_bodies
 
     ap = argparse.ArgumentParser(prog="python -m relevance.evaluate pages")
     ap.add_argument("web", type=Path, help="a local test web (python -m sitegen build)")
@@ -257,15 +258,9 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
                     help="override a topic value, e.g. similarity.th2=0.95")  # fmt: skip
     args = ap.parse_args(argv)
     truth = _json.loads((args.web / "ground_truth.json").read_text(encoding="utf-8"))
-    responses = _json.loads((args.web / "responses.json").read_text(encoding="utf-8"))
     infos, texts, labels = [], [], []
-    for url, page in sorted(truth["pages"].items()):
-        r = responses.get(url, {})
-        if page["kind"] != "article" or "file" not in r:
-            continue
-        ctype = r.get("content_type", "")
-        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
-        html, _ = decode_html((args.web / r["file"]).read_bytes(), header)
+    for url, page, body, header in article_bodies(args.web, truth):
+        html, _ = decode_html(body, header)
         ex = extract_page(html, url)
         infos.append(" ".join(x for x in (ex.title, ex.description, ex.keywords) if x))
         texts.append(ex.text)

@@ -21,6 +21,7 @@ import random
 import re
 import shutil
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from html import escape, unescape
@@ -614,6 +615,19 @@ def topic_targets(truth: dict, category: str) -> set[str]:
         for url, page in truth["pages"].items()
         if page["kind"] == "article" and page["category"] == category
     }
+
+
+def article_bodies(out_dir: Path, truth: dict) -> Iterator[tuple[str, dict, bytes, str | None]]:
+    """The article pages of a built web in URL order, as a crawler would receive them:
+    ``(url, ground-truth entry, body bytes, charset of the Content-Type header or None)``."""
+    responses = json.loads((out_dir / "responses.json").read_text(encoding="utf-8"))
+    for url, page in sorted(truth["pages"].items()):
+        r = responses.get(url, {})
+        if page["kind"] != "article" or "file" not in r:
+            continue
+        ctype = r.get("content_type", "")
+        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
+        yield url, page, (out_dir / r["file"]).read_bytes(), header
 
 
 def _add_real_pages(w: _Writer, site: Site, limit: int | None, friends) -> None:
