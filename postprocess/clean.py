@@ -143,6 +143,8 @@ _NAV_TAIL = re.compile(r"\s*返回.{0,8}首页\s*(?:>>|》|→)\s*$")
 _FILLER = re.compile(r"[\s\d\W_]*", re.U)
 _BLANK = re.compile(r"^[\s\W\d_]*$", re.U)
 _MARKERS = re.compile(r"^[\s\-*•·|>]+|[\s|]+$")
+#: Table cell separators of trafilatura's text output ("|", escaped "\\|").
+_CELL_SPLIT = re.compile(r"\\?\|")
 
 
 def _strip_markers(line: str) -> str:
@@ -372,6 +374,15 @@ def _link_chars(line: str, anchors: set[str], sorted_anchors: list[str], max_len
         return 0
     if s in anchors or _strip_markers(line).replace(" ", "") in anchors:
         return len(s)
+    if "|" in s:
+        # a table row (trafilatura writes cells as "| a | b |", a literal "|" as "\\|"): a
+        # menu laid out as a table has short cells that are each an anchor text
+        cells = [c for c in _CELL_SPLIT.split(s) if c]
+        linked = sum(len(c) for c in cells if c in anchors)
+        if cells and linked == sum(len(c) for c in cells):
+            return len(s)
+        if linked:
+            return linked
     if len(s) > max_len:
         return 0
     covered = 0

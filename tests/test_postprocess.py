@@ -306,6 +306,28 @@ def test_mostly_links_page_is_dropped_and_link_lines_removed():
     )
 
 
+MENU_TABLE_HTML = """<html><head><title>时政新闻 | 京华在线</title></head><body><table><tr>
+<td><a href="/">首页</a> | <a href="/sports/">体育新闻</a> | <a href="/ent/">娱乐新闻</a> |
+<a href="/house/">房产新闻</a> | <a href="/edu/">教育新闻</a> | <a href="/china/">时政新闻</a> |
+<a href="/tech/">科技新闻</a> | <a href="/finance/">财经新闻</a></td></tr></table>
+<p>热点推荐</p></body></html>"""
+
+
+def test_menu_laid_out_as_a_table_counts_as_links():
+    # trafilatura's text of a section list page: the menu as a table row whose short cells
+    # (under 5 characters, so not searched as substrings) are each an anchor text
+    text = (
+        "| 首页 \\| 体育新闻 \\| 娱乐新闻 \\| 房产新闻 \\| 教育新闻 \\| 时政新闻 \\| 科技新闻 "
+        "\\| 财经新闻 |  |\n| 时政新闻 | 热点推荐 |"
+    )
+    r = Cleaner().clean(html=MENU_TABLE_HTML, text=text, host="a.cn")
+    assert (r.text, r.dropped) == (None, "mostly_links")
+    # a data table whose cells are not links stays
+    table = "| 地区 | 人口 | 面积 |\n| 北京市 | 二千一百万人 | 一万六千平方公里 |"
+    r = Cleaner().clean(html=MENU_TABLE_HTML, text=f"{BODY}\n{table}\n{BODY2}", host="a.cn")
+    assert r.dropped is None and "北京市" in r.text
+
+
 def test_extracts_from_html_when_no_text_given():
     html = (
         "<html><head><title>t</title></head><body><article>"
