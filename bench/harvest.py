@@ -348,6 +348,15 @@ def precision_at_recall(scores: list[float], labels: list[bool], recall: float) 
     return 0.0
 
 
+def scorer_without_classifier(scorer):
+    """A copy of a SemanticLinkScorer that scores by formula 3 alone."""
+    import copy
+
+    plain = copy.copy(scorer)
+    plain.classifier = None
+    return plain
+
+
 def classifier_figures(
     web: Path, truth: dict, category: str, topic_paths: list[str]
 ) -> list[dict[str, object]]:
@@ -380,10 +389,15 @@ def classifier_figures(
         topic = load_topic(path)
         scorer = SemanticLinkScorer.from_topic(topic)
         stem = Path(path).stem
-        add(f"{stem}: page relevance (formula 3, description + text)",
+        how = "formula 3 + classifier" if topic.classifier else "formula 3"
+        add(f"{stem}: page relevance ({how}, description + text)",
             [scorer.page_relevance(p) for p in pages], topic.page_threshold)  # fmt: skip
-        add(f"{stem}: formula 3 on the description only",
-            [scorer.relevance.relevance(scorer.description_text(p)) for p in pages], None)  # fmt: skip
+        add(f"{stem}: {how} on the description only",
+            scorer.relevance_texts([scorer.description_text(p) for p in pages])[0], None)  # fmt: skip
+        if topic.classifier:
+            add(f"{stem}: formula 3 alone (page relevance without the classifier)",
+                [scorer_without_classifier(scorer).page_relevance(p) for p in pages],
+                None)  # fmt: skip
     topic = load_topic(topic_paths[0])
     scorer = SemanticLinkScorer.from_topic(topic)
     weights = {w: v / max(topic.weights.values()) for w, v in topic.weights.items()}

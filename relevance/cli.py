@@ -327,6 +327,15 @@ def cmd_topic_validate(args) -> int:
                 + (" ..." if len(unknown) > 20 else ""),
                 file=sys.stderr,
             )
+        if topic.classifier is not None:
+            from relevance.priority import build_classifier, build_relevance
+
+            clf = build_classifier(topic, build_relevance(topic, sim))
+            print(
+                f"classifier: {clf.examples} examples ({clf.positives} on-topic: "
+                f"{', '.join(topic.classifier.positive)}), {clf.vocabulary_size} words, "
+                f"weight {topic.classifier.weight}"
+            )
     print(f"{args.file}: ok ({topic.name}, {len(topic.weights)} words)")
     return 0
 

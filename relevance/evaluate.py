@@ -229,7 +229,7 @@ def description_weight_table(
     recall: float = 0.85,
 ) -> list[PageRow]:
     """ROC AUC and precision at ``recall`` of w·Rel(f_info) + (1 − w)·Rel(text) for each w
-    (formula 3 scores of each page's description and main text, computed once)."""
+    (relevance of each page's description and main text, computed once)."""
     a, b = np.asarray(r_info, dtype=float), np.asarray(r_text, dtype=float)
     rows = []
     for w in weights:
@@ -277,8 +277,10 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
             if drop:
                 topic.words.pop(drop, None)
                 topic.overrides.pop(drop, None)
-            rel = SemanticLinkScorer.from_topic(topic).relevance
-            r_info, r_text = rel.relevance_many(infos), rel.relevance_many(texts)
+            # the relevance the crawl uses: formula 3, mixed with a [classifier] if any
+            scorer = SemanticLinkScorer.from_topic(topic)
+            r_info = scorer.relevance_texts(infos)[0]
+            r_text = scorer.relevance_texts(texts)[0]
             name = f"{Path(path).name}{' ' + ' '.join(args.set) if args.set else ''}"
             print(f"\n{name}{f' without {drop}' if drop else ''}")
             print("  description_weight  ROC AUC  precision at recall 0.85")

@@ -53,6 +53,8 @@ class TopicRelevance:
         *,
         cache_size: int = 2_000_000,
         shared=None,
+        memo_size: int = 100_000,
+        memo_chars: int = 200,
     ):
         if not topic_weights:
             raise ValueError("a topic needs at least one word")
@@ -64,6 +66,10 @@ class TopicRelevance:
         self.cache_size = cache_size
         self.shared = shared  # e.g. relevance.cache.RedisAffinityCache (get_many/set_many)
         self._aff: dict[str, float] = {}
+        # candidate words of short texts (anchors, descriptions): the same menu and headline
+        # anchors recur on every page of a site
+        self.memo_size, self.memo_chars = memo_size, memo_chars
+        self._words: dict[str, list[str]] = {}
         raw = self._raw_affinity(self.topic)
         self.normalizer = float(np.median(raw)) or 1.0
         for w, a in zip(self.topic, raw, strict=True):
@@ -113,20 +119,35 @@ class TopicRelevance:
             vals = self.affinities(words)
             return sum(vals[w] for w in words) / len(words)
 
+    def words(self, text: str) -> list[str]:
+        """The candidate words of a text (memoised for texts up to ``memo_chars``; the list
+        is shared: do not modify it)."""
+        if len(text) > self.memo_chars:
+            return self.extract(text)
+        found = self._words.get(text)
+        if found is None:
+            if len(self._words) >= self.memo_size:
+                self._words.clear()
+            found = self._words[text] = self.extract(text)
+        return found
+
     def relevance(self, text: str) -> float:
         """Formula 3 of a text in [0, 1]."""
-        return self.relevance_words(self.extract(text))
+        return self.relevance_words(self.words(text))
 
     def relevance_many(self, texts: Sequence[str]) -> list[float]:
         """Formula 3 of several texts, computing every new word's affinity in one batch."""
-        words = [self.extract(t) for t in texts]
-        vals = self.affinities(w for ws in words for w in ws)
-        return [sum(vals[w] for w in ws) / len(ws) if ws else 0.0 for ws in words]
+        return self.relevance_word_lists([self.words(t) for t in texts])
+
+    def relevance_word_lists(self, word_lists: Sequence[Sequence[str]]) -> list[float]:
+        """Formula 3 of several candidate-word lists (texts already extracted)."""
+        vals = self.affinities(w for ws in word_lists for w in ws)
+        return [sum(vals[w] for w in ws) / len(ws) if ws else 0.0 for ws in word_lists]
 
     def plain_match(self, text: str) -> float:
         """Plain topic-word matching (section 3.1 fallback): share of candidate words that
         are topic words, weighted by their topic weight."""
-        words = self.extract(text)
+        words = self.words(text)
         if not words:
             return 0.0
         wt = dict(zip(self.topic, self.weights.tolist(), strict=True))

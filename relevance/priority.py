@@ -11,6 +11,10 @@ is judged irrelevant and its description gets only plain topic-word matching ins
 semantic score. ``focus = "hard"`` does not follow the links of such pages at all;
 ``"soft"`` (default) still follows them on their own anchor and structure score. Seeds are
 always expanded. Every LinkScore carries the full breakdown.
+
+With a topic ``[classifier]`` every Rel(·) above (description, anchor, page text) becomes
+(1 − w)·formula 3 + w·P(topic | text) (:mod:`relevance.classifier`); anchors keep formula 3
+alone when ``anchors = false``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.linkscore import Link, LinkScore, PageInfo
+from relevance.classifier import TopicClassifier, mix, read_examples
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
 from relevance.urls import PerHostStructureSample, StructureSample, same_path
@@ -82,6 +87,22 @@ def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) 
     return TopicRelevance(weights, sim, extractor, shared=shared)
 
 
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def build_classifier(topic: Topic, relevance: TopicRelevance) -> TopicClassifier:
+    """Train the topic's ``[classifier]`` on its example file, over the candidate words of
+    ``relevance`` (raises ResourceMissingError when the file or a label is missing)."""
+    c = topic.classifier
+    if c is None:
+        raise ValueError(f"topic {topic.name!r} has no [classifier] table")
+    path = topic.resolve(c.examples)
+    classes = topic.resolve(c.classes) if c.classes else None
+    examples = read_examples(path, positive=c.positive, fmt=c.format, classes=classes)
+    return TopicClassifier.train(examples, relevance.extract, c=c.c)
+
+
 class SemanticLinkScorer:
     """The relevance engine's :class:`crawler.linkscore.LinkScorer` (formula 5)."""
 
@@ -99,6 +120,9 @@ class SemanticLinkScorer:
         description_weight: float = 0.5,
         page_struct_weight: float = 0.5,
         holding_page: bool = True,
+        classifier: TopicClassifier | None = None,
+        classifier_weight: float = 0.5,
+        classify_anchors: bool = True,
     ):
         if focus not in ("soft", "hard"):
             raise ValueError(f"focus must be 'soft' or 'hard', not {focus!r}")
@@ -114,6 +138,11 @@ class SemanticLinkScorer:
             raise ValueError(f"page_struct_weight must be in [0, 1], not {page_struct_weight}")
         self.page_struct_weight = page_struct_weight
         self.holding_page = holding_page
+        if not 0.0 <= classifier_weight <= 1.0:
+            raise ValueError(f"classifier_weight must be in [0, 1], not {classifier_weight}")
+        self.classifier = classifier
+        self.classifier_weight = classifier_weight
+        self.classify_anchors = classify_anchors
         self.structure = structure if structure is not None else PerHostStructureSample()
         self._last_page: tuple[str, float, float] | None = None
 
@@ -130,7 +159,7 @@ class SemanticLinkScorer:
 
         ``shared_cache``: optional Redis URL for the cross-process word-affinity cache.
         """
-        p, u = topic.priority, topic.urls
+        p, u, c = topic.priority, topic.urls, topic.classifier
         sample_cls = PerHostStructureSample if u.per_host else StructureSample
         structure = sample_cls(
             u.sample_size,
@@ -143,8 +172,9 @@ class SemanticLinkScorer:
             b=u.b,
             d=u.d,
         )
+        relevance = build_relevance(topic, sim, shared_cache=shared_cache)
         return cls(
-            build_relevance(topic, sim, shared_cache=shared_cache),
+            relevance,
             alpha=p.alpha,
             beta=p.beta,
             lam=p.lam,
@@ -155,24 +185,42 @@ class SemanticLinkScorer:
             description_weight=topic.page_description_weight,
             page_struct_weight=topic.page_struct_weight,
             holding_page=u.holding_page,
+            classifier=build_classifier(topic, relevance) if c else None,
+            classifier_weight=c.weight if c else 0.5,
+            classify_anchors=c.anchors if c else True,
         )
 
     @staticmethod
     def description_text(page: PageInfo) -> str:
         return " ".join(x for x in (page.title, page.description, page.keywords) if x)
 
+    def relevance_texts(self, texts: list[str], *, classify: list[bool] | None = None):
+        """Rel of each text: formula 3, mixed with the classifier where ``classify`` says so
+        (all texts by default). Returns (scores, formula-3 scores, classifier P or None)."""
+        words = [self.relevance.words(t) for t in texts]
+        f3 = self.relevance.relevance_word_lists(words)
+        probs: list[float | None] = [None] * len(texts)
+        if self.classifier is not None and self.classifier_weight > 0:
+            idx = [i for i in range(len(texts)) if classify is None or classify[i]]
+            found = self.classifier.probability_words([words[i] for i in idx])
+            for i, pr in zip(idx, found, strict=True):
+                probs[i] = pr
+        w = self.classifier_weight
+        return [mix(f, pr, w) for f, pr in zip(f3, probs, strict=True)], f3, probs
+
     def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
         rel = self.relevance
         info = self.description_text(page)
         texts = [info] + [lk.anchor for lk in links]
-        scores = rel.relevance_many(texts)
+        classify = [True] + [self.classify_anchors] * len(links)
+        scores, f3, probs = self.relevance_texts(texts, classify=classify)
         f_sem, anchors = scores[0], scores[1:]
         relevant = f_sem >= self.description_threshold
         f_info = f_sem if relevant else rel.plain_match(info)
         out = []
         st = self.structure
         cold = self.holding_page and relevant and hasattr(st, "has_structure")
-        for link, a in zip(links, anchors, strict=True):
+        for i, (link, a) in enumerate(zip(links, anchors, strict=True), 1):
             s = st.struct(link.url) if self.lam else 0.0
             source = "sample"
             if self.lam and cold and not s and not st.has_structure(link.url):
@@ -209,6 +257,10 @@ class SemanticLinkScorer:
                 "follow": follow,
                 "reason": reason,
             }
+            if self.classifier is not None:
+                breakdown["anchor_formula3"] = round(f3[i], 4)
+                breakdown["anchor_classifier"] = _rounded(probs[i])
+                breakdown["f_info_classifier"] = _rounded(probs[0])
             out.append(LinkScore(p, follow, breakdown))
         return out
 
@@ -228,9 +280,9 @@ class SemanticLinkScorer:
         """
         info = self.description_text(page)
         if not page.text:
-            r = self.relevance.relevance(info)
+            r = self.relevance_texts([info])[0][0]
         else:
-            r_info, r_text = self.relevance.relevance_many([info, page.text])
+            r_info, r_text = self.relevance_texts([info, page.text])[0]
             w = self.description_weight if info else 0.0
             r = w * r_info + (1.0 - w) * r_text
         mu = self.page_struct_weight

@@ -59,10 +59,21 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        # struct = Algorithm 2 against the (relevant) page
                                        # that holds the link (false = the paper)
 
+    [classifier]                       # optional: a page classifier trained on labelled
+                                       # examples, mixed with formula 3 (relevance.classifier)
+    examples = "data:corpus/thucnews_titles_dev.txt"   # required in the table
+    format = "text-label"              # "label-text" (default) | "text-label", TAB-separated
+    classes = "data:corpus/thucnews_titles_classes.txt"  # optional: class id -> name file
+    positive = ["politics"]            # required: the on-topic labels
+    weight = 0.5                       # rel = (1 - w)·formula 3 + w·P(topic | text)
+    anchors = true                     # mix anchor texts too (false: formula 3 on anchors)
+    c = 10.0                           # inverse regularisation of the logistic regression
+
     [crawl]
     allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
 
-Relative paths are resolved against the topic file's directory.
+Relative paths are resolved against the topic file's directory; ``data:PATH`` is PATH in the
+shared data directory (``$TOPICRAWL_DATA`` or ``../shared/data``).
 """
 
 from __future__ import annotations
@@ -139,6 +150,19 @@ class UrlConfig:
 
 
 @dataclass
+class ClassifierConfig:
+    """The optional page classifier trained on labelled examples (relevance.classifier)."""
+
+    examples: str
+    positive: list[str]
+    format: str = "label-text"
+    classes: str = ""
+    weight: float = 0.5
+    anchors: bool = True
+    c: float = 10.0
+
+
+@dataclass
 class Topic:
     """A loaded topic file (see the module docstring for the schema)."""
 
@@ -155,6 +179,7 @@ class Topic:
     candidates: CandidateConfig = field(default_factory=CandidateConfig)
     priority: PriorityConfig = field(default_factory=PriorityConfig)
     urls: UrlConfig = field(default_factory=UrlConfig)
+    classifier: ClassifierConfig | None = None
     path: str | None = None
     raw: str = ""
     #: Free-form tables owned by other parts: [clean] (postprocess.clean.Cleaner options,
@@ -182,9 +207,14 @@ class Topic:
         return Path(self.path).resolve().parent if self.path else Path.cwd()
 
     def resolve(self, value: str) -> Path | None:
-        """Resolve a path named in the file (relative to the file; ``~`` expanded)."""
+        """Resolve a path named in the file: relative to the file, ``~`` expanded,
+        ``data:PATH`` in the shared data directory."""
         if not value:
             return None
+        if value.startswith("data:"):
+            from topicrawl.data import data_dir
+
+            return data_dir() / value[len("data:") :]
         p = Path(value).expanduser()
         return p if p.is_absolute() else self.base_dir / p
 
@@ -237,6 +267,15 @@ _TABLES: dict[str, _Spec] = {
         "per_host": (bool, None),
         "holding_page": (bool, None),
     },
+    "classifier": {
+        "examples": (str, None),
+        "format": (str, None),
+        "classes": (str, None),
+        "positive": (list, None),
+        "weight": ((int, float), (0.0, 1.0)),
+        "anchors": (bool, None),
+        "c": ((int, float), (1e-6, 1e6)),
+    },
     "crawl": {"allowed_hosts": (list, None)},
 }
 _WORD_TABLES = ("words", "overrides")
@@ -245,6 +284,7 @@ _CHOICES = {
     ("", "language"): ("zh", "en"),
     ("priority", "focus"): ("soft", "hard"),
     ("urls", "mode"): ("path", "paper"),
+    ("classifier", "format"): ("label-text", "text-label"),
 }
 
 
@@ -446,6 +486,31 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         per_host=bool(u_t.get("per_host", True)),
         holding_page=bool(u_t.get("holding_page", True)),
     )
+    classifier = None
+    if "classifier" in doc:
+        c_t = doc["classifier"]
+        if not c_t.get("examples", "").strip():
+            raise fail(
+                '[classifier] needs examples = "PATH" (a labelled example file)',
+                "classifier",
+                None,
+            )
+        positive = c_t.get("positive", [])
+        if not positive or not all(isinstance(x, str) and x.strip() for x in positive):
+            raise fail(
+                '[classifier] positive must be a non-empty list of labels, e.g. ["时政"]',
+                "classifier",
+                "positive" if "positive" in c_t else None,
+            )
+        classifier = ClassifierConfig(
+            examples=c_t["examples"],
+            positive=[x.strip() for x in positive],
+            format=c_t.get("format", "label-text"),
+            classes=c_t.get("classes", ""),
+            weight=float(c_t.get("weight", 0.5)),
+            anchors=bool(c_t.get("anchors", True)),
+            c=float(c_t.get("c", 10.0)),
+        )
     hosts = doc.get("crawl", {}).get("allowed_hosts", [])
     for h in hosts:
         if not isinstance(h, str) or not re.fullmatch(r"(\*\.)?[A-Za-z0-9.-]+(:\d+)?", h):
@@ -468,6 +533,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         candidates=candidates,
         priority=priority,
         urls=urls,
+        classifier=classifier,
         clean=dict(doc.get("clean", {})),
         dedup=dict(doc.get("dedup", {})),
         path=path,

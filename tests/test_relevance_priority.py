@@ -245,3 +245,21 @@ def test_from_topic_missing_vectors_is_an_error(tmp_path):
     )
     with pytest.raises(ResourceMissingError, match="OpenHowNet resources missing"):
         SemanticLinkScorer.from_topic(t)
+
+
+def test_candidate_words_of_short_texts_are_memoised():
+    calls: list[str] = []
+
+    def extract(text: str) -> list[str]:
+        calls.append(text)
+        return text.split()
+
+    rel = TopicRelevance(WEIGHTS, TableSim(), extract, memo_size=2, memo_chars=10)
+    calls.clear()
+    assert rel.relevance_many(["政府 财政", "政府 财政"]) == [rel.relevance("政府 财政")] * 2
+    assert calls == ["政府 财政"]  # an anchor that recurs is segmented once
+    long = "政府 " * 10
+    rel.words(long), rel.words(long)
+    assert calls.count(long) == 2  # long texts (page bodies) are not kept
+    rel.words("a"), rel.words("b")  # the memo is bounded: full, it starts again
+    assert len(rel._words) <= 2
