@@ -69,10 +69,11 @@ MARK_END = "<!-- figures:end -->"
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     # the settings shipped before this benchmark's findings: HowNet Th2 0.7 (Sim(回顾, 外交)
     # = 0.86 and Sim(学生, 代表) = 0.9 pass), page threshold 0.1, one Algorithm 3 sample for
-    # all hosts, the plain formula-3 page relevance
+    # all hosts, the plain formula-3 page relevance, no classifier
     "shizheng_before": (
         "topics/shizheng.toml",
         {
+            "classifier.weight": 0.0,
             "similarity.th2": 0.7,
             "page.threshold": 0.1,
             "urls.per_host": False,
@@ -80,6 +81,12 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
             "page.description_weight": 0.5,
         },
     ),  # fmt: skip
+    # the shipped topic without its [classifier] (formula 3 alone), with the page settings
+    # shipped before the classifier (threshold 0.05, description weight 0.5)
+    "shizheng_formula3": (
+        "topics/shizheng.toml",
+        {"classifier.weight": 0.0, "page.threshold": 0.05, "page.description_weight": 0.5},
+    ),
     # the shipped topic with the paper's single Algorithm 3 sample (isolates per-host)
     "shizheng_one_sample": ("topics/shizheng.toml", {"urls.per_host": False}),
     # the paper's formula-5 weights instead of the tuned ones (α 0.2, β 0.7, λ 0.1)
@@ -389,12 +396,13 @@ def classifier_figures(
         topic = load_topic(path)
         scorer = SemanticLinkScorer.from_topic(topic)
         stem = Path(path).stem
-        how = "formula 3 + classifier" if topic.classifier else "formula 3"
+        mixed = topic.classifier is not None and topic.classifier.weight > 0
+        how = "formula 3 + classifier" if mixed else "formula 3"
         add(f"{stem}: page relevance ({how}, description + text)",
             [scorer.page_relevance(p) for p in pages], topic.page_threshold)  # fmt: skip
         add(f"{stem}: {how} on the description only",
             scorer.relevance_texts([scorer.description_text(p) for p in pages])[0], None)  # fmt: skip
-        if topic.classifier:
+        if mixed:
             add(f"{stem}: formula 3 alone (page relevance without the classifier)",
                 [scorer_without_classifier(scorer).page_relevance(p) for p in pages],
                 None)  # fmt: skip
