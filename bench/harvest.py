@@ -129,14 +129,18 @@ def write_variants(out_dir: Path) -> list[str]:
 
 
 # -- the local web and its server ------------------------------------------------------------
-def ensure_web(out: Path, seed: int, rebuild: bool) -> dict:
-    """Build the large web into ``out`` (unless it is already there for this seed)."""
+def ensure_web(out: Path, seed: int, rebuild: bool, *, section_in_head: bool = True) -> dict:
+    """Build the large web into ``out`` (unless it is already there for these settings)."""
     truth_file = out / "ground_truth.json"
     if not rebuild and truth_file.exists():
         truth = json.loads(truth_file.read_text(encoding="utf-8"))
-        if truth.get("scale") == "large" and truth.get("seed") == seed:
+        if (
+            truth.get("scale") == "large"
+            and truth.get("seed") == seed
+            and truth.get("section_in_head", True) == section_in_head
+        ):
             return truth
-    return build_web(out, scale="large", seed=seed)
+    return build_web(out, scale="large", seed=seed, section_in_head=section_in_head)
 
 
 # -- crawls ----------------------------------------------------------------------------------
@@ -156,6 +160,7 @@ def run_crawl(
     concurrency: int,
     category: str,
     run_dir: Path,
+    truth_file: Path,
 ) -> tuple[Path, float]:
     """One ``scrapy crawl topic`` subprocess; returns its database and wall time."""
     name = f"{web}-{spec.label.replace(':', '-')}"
@@ -179,7 +184,7 @@ def run_crawl(
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     env = {**os.environ, "http_proxy": proxy, "HTTP_PROXY": proxy, "no_proxy": "",
-           "TOPICRAWL_BENCH_TRUTH": str(OUT / "web_large" / "ground_truth.json"),
+           "TOPICRAWL_BENCH_TRUTH": str(truth_file),
            "TOPICRAWL_BENCH_CATEGORY": category}  # fmt: skip
     env.pop("TOPICRAWL_REDIS_URL", None)
     env.pop("TOPICRAWL_DB_URL", None)
@@ -634,6 +639,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the web even if present")
+    ap.add_argument("--no-section-in-head", dest="section_in_head", action="store_false",
+                    help="a web whose article heads do not name the section or category "
+                    "(bench/out/web_large_plain)")  # fmt: skip
     ap.add_argument("--write", type=Path, help="write the figures into this Markdown file")
     ap.add_argument("--replot", action="store_true",
                     help="only redraw bench/out/harvest.png from bench/out/harvest.json")  # fmt: skip
@@ -652,8 +660,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     run_dir = OUT / "harvest-runs" / f"{stamp}-{os.getpid()}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    web_dir = OUT / "web_large"
-    truth = ensure_web(web_dir, args.seed, args.rebuild)
+    web_dir = OUT / ("web_large" if args.section_in_head else "web_large_plain")
+    truth = ensure_web(web_dir, args.seed, args.rebuild, section_in_head=args.section_in_head)
     sites = truth["sites"]
     single_topic_hosts = {
         s["host"] for s in sites if s["kind"] == "domain" and s["categories"] == [args.category]
@@ -694,9 +702,8 @@ def main(argv: list[str] | None = None) -> int:
             for spec in specs:
                 page_threshold = load_topic(spec.topic).page_threshold
                 print(f"crawling {web} / {spec.label} (budget {budget}) ...", flush=True)
-                db, wall = run_crawl(
-                    spec, web, seeds, budget, proxy.url, args.concurrency, args.category, run_dir
-                )
+                db, wall = run_crawl(spec, web, seeds, budget, proxy.url, args.concurrency,
+                                     args.category, run_dir, web_dir / "ground_truth.json")  # fmt: skip
                 figs.append(
                     measure(
                         db, wall, web=web, label=spec.label, truth=truth,

@@ -247,11 +247,14 @@ def build_web(
     scale: str = "small",
     seed: int = 0,
     categories: list[str] | None = None,
+    section_in_head: bool = True,
 ) -> dict:
     """Build the test web into ``out_dir`` and return the ground truth (also written to JSON).
 
     ``scale`` is "small" (a few hundred pages, for tests) or "large" (all 598 articles,
     several thousand pages, for benchmarks); ``categories`` restricts the articles.
+    ``section_in_head=False`` leaves the section and category names out of every article's
+    <title> and keywords (a web where relevance cannot read the label off the page head).
     """
     if scale not in SCALES:
         raise ConfigError(f"unknown scale {scale!r}: use one of {sorted(SCALES)}")
@@ -443,6 +446,7 @@ def build_web(
                 print_url=site.url(f"/print/{p.num}.html"),
                 calendar_url=site.url(f"/calendar/?d={d.isoformat()}"),
                 ad_id=prng.randrange(1000),
+                section_in_head=section_in_head,
             )
             html = render_article(
                 p.article, site, ctx, section=p.section, author=prng.choice(AUTHORS)
@@ -568,6 +572,7 @@ def build_web(
     truth = {
         "scale": scale,
         "seed": seed,
+        "section_in_head": section_in_head,
         "sites": [
             {
                 "host": s.host,

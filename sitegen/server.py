@@ -255,6 +255,12 @@ def add_arguments(sub) -> None:
         metavar="CAT",
         help="only these categories (e.g. 时政 体育)",
     )
+    b.add_argument(
+        "--no-section-in-head",
+        dest="section_in_head",
+        action="store_false",
+        help="leave section and category names out of the articles' <title> and keywords",
+    )
     b.set_defaults(func=_cmd_build)
     s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy on 127.0.0.1")
     s.add_argument("out", type=Path, metavar="OUT")
@@ -266,7 +272,13 @@ def add_arguments(sub) -> None:
 def _cmd_build(args) -> int:
     from sitegen.build import build_web
 
-    truth = build_web(args.out, scale=args.scale, seed=args.seed, categories=args.categories)
+    truth = build_web(
+        args.out,
+        scale=args.scale,
+        seed=args.seed,
+        categories=args.categories,
+        section_in_head=args.section_in_head,
+    )
     kinds: dict[str, int] = {}
     for page in truth["pages"].values():
         kinds[page["kind"]] = kinds.get(page["kind"], 0) + 1

@@ -79,6 +79,9 @@ class PageContext:
     print_url: str | None = None
     calendar_url: str | None = None
     ad_id: int = 0
+    #: False: an article's <title> and keywords name neither its section nor its category
+    #: (only the body's breadcrumb does), so relevance cannot read the label off the head
+    section_in_head: bool = True
 
 
 def _e(text: str) -> str:
@@ -149,20 +152,23 @@ def _copyright(site: Site, year: int = 2019) -> str:
 
 
 def _keywords(article: Article, section: str) -> str:
-    """Editor-style tags: the section, the category and the title's key words (jieba TF-IDF)."""
+    """Editor-style tags: the section, the category and the title's key words (jieba TF-IDF);
+    only the title's words when ``section`` is empty."""
     import jieba
     import jieba.analyse
 
     jieba.setLogLevel(60)
     title = article.title.removeprefix("转载：").removeprefix("[转载]")
     tags = jieba.analyse.extract_tags(title, topK=4)
-    return ",".join(dict.fromkeys([section, article.category, *tags]))
+    head = [section, article.category] if section else []
+    return ",".join(dict.fromkeys([*head, *tags]))
 
 
 def page_title(article_title: str, section: str, site: Site) -> str:
-    """``{title}{sep}{section}{sep}{site name}`` as the <title> of an article page."""
+    """``{title}{sep}{section}{sep}{site name}`` as the <title> of an article page
+    (``{title}{sep}{site name}`` when ``section`` is empty)."""
     sep = {"_": "_", "-": " - ", "|": " | ", "—": "—"}.get(site.sep, site.sep)
-    return f"{article_title}{sep}{section}{sep}{site.name}"
+    return sep.join(x for x in (article_title, section, site.name) if x)
 
 
 # --------------------------------------------------------------------------- article pages
@@ -175,6 +181,11 @@ def render_article(
     label = site.sections[section][0]
     renderer = _ARTICLE[site.template]
     return renderer(article, site, ctx, section, label, author)
+
+
+def _head_label(ctx: PageContext, label: str) -> str:
+    """The section label as an article's head shows it ('' when ``section_in_head`` is off)."""
+    return label if ctx.section_in_head else ""
 
 
 def _head(
@@ -193,9 +204,9 @@ def _art_classic(a: Article, site: Site, ctx: PageContext, sec: str, label: str,
     head = _head(
         site,
         ctx,
-        page_title(a.title, label, site),
+        page_title(a.title, _head_label(ctx, label), site),
         a.lead,
-        _keywords(a, label),
+        _keywords(a, _head_label(ctx, label)),
         f'<meta name="publishdate" content="{d.isoformat()}">'
         f'<meta property="article:published_time" content="{d.isoformat()}T08:00:00+08:00">',
     )
@@ -240,9 +251,9 @@ def _art_modern(a: Article, site: Site, ctx: PageContext, sec: str, label: str, 
     head = _head(
         site,
         ctx,
-        page_title(a.title, label, site),
+        page_title(a.title, _head_label(ctx, label), site),
         a.lead,
-        _keywords(a, label),
+        _keywords(a, _head_label(ctx, label)),
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta property="og:title" content="{_e(a.title)}"><meta property="og:type" content="article">'
         f'<meta name="pubdate" content="{d.isoformat()} 10:{(d.day * 3) % 60:02d}:00">',
@@ -283,7 +294,13 @@ def _art_modern(a: Article, site: Site, ctx: PageContext, sec: str, label: str, 
 
 def _art_table(a: Article, site: Site, ctx: PageContext, sec: str, label: str, author: str):
     d = a.published
-    head = _head(site, ctx, page_title(a.title, label, site), a.lead, _keywords(a, label))
+    head = _head(
+        site,
+        ctx,
+        page_title(a.title, _head_label(ctx, label), site),
+        a.lead,
+        _keywords(a, _head_label(ctx, label)),
+    )
     paras = "".join(f"<p>&nbsp;&nbsp;&nbsp;&nbsp;{_e(p)}</p>\n" for p in a.paragraphs)
     nav = " | ".join(
         f'<a href="{site.url(f"/{s}/")}" class="navlink">{_e(lbl)}</a>'
@@ -325,9 +342,9 @@ def _art_gov(a: Article, site: Site, ctx: PageContext, sec: str, label: str, aut
     head = _head(
         site,
         ctx,
-        page_title(a.title, label, site),
+        page_title(a.title, _head_label(ctx, label), site),
         a.lead,
-        _keywords(a, label),
+        _keywords(a, _head_label(ctx, label)),
         f'<meta name="ArticleTitle" content="{_e(a.title)}">'
         f'<meta name="PubDate" content="{d.isoformat()} 09:30">'
         f'<meta name="ContentSource" content="{_e(a.source or site.name)}">'

@@ -325,6 +325,30 @@ def test_categories_subset(tmp_path):
     assert cats == {"时政", "体育"}
 
 
+def test_heads_without_section_names(tmp_path):
+    """--no-section-in-head: no article's <title> or keywords name its section or category;
+    the body (breadcrumb) still does, and everything else is the same web."""
+    from crawler.extract import decode_html, extract_page
+    from sitegen.build import article_bodies
+
+    truth = build_web(tmp_path, scale="small", seed=3, section_in_head=False)
+    assert truth["section_in_head"] is False
+    names = {s["host"]: s["name"] for s in truth["sites"]}
+    checked = 0
+    for url, page, body, header in article_bodies(tmp_path, truth):
+        html, _ = decode_html(body, header)
+        ex = extract_page(html, url)
+        # <title> = article title, separator, site name: nothing else
+        rest = (ex.title or "").replace(page["title"], "").replace(names[page["host"]], "")
+        assert not re.search(r"[^\W_]", rest), (url, ex.title)
+        tags = (ex.keywords or "").split(",")  # the title's own words only
+        assert page["category"] not in tags or page["category"] in page["title"], url
+        checked += 1
+    assert checked > 50
+    with_names = build_web(tmp_path / "named", scale="small", seed=3)
+    assert set(with_names["pages"]) == set(truth["pages"])
+
+
 # --------------------------------------------------------------------------- the proxy server
 
 
