@@ -239,8 +239,9 @@ def description_weight_table(
 
 
 def _pages_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m relevance.evaluate pages WEB_DIR --topic FILE [--category C] [--drop W]``:
-    the description-weight table over every article page of a local test web."""
+    """``python -m relevance.evaluate pages WEB_DIR --topic FILE [--category C] [--drop W]
+    [--strip W] [--set KEY=VALUE]``: the description-weight table over every article page of
+    a local test web."""
     import argparse
     import json as _json
 
@@ -254,6 +255,8 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--topic", required=True, action="append", help="topic file(s)")
     ap.add_argument("--category", default="时政")
     ap.add_argument("--drop", action="append", default=[], help="topic word to leave out")
+    ap.add_argument("--strip", action="append", default=[], metavar="WORD",
+                    help="delete WORD from every page first (e.g. the section name)")  # fmt: skip
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a topic value, e.g. similarity.th2=0.95")  # fmt: skip
     args = ap.parse_args(argv)
@@ -262,10 +265,15 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     for url, page, body, header in article_bodies(args.web, truth):
         html, _ = decode_html(body, header)
         ex = extract_page(html, url)
-        infos.append(" ".join(x for x in (ex.title, ex.description, ex.keywords) if x))
-        texts.append(ex.text)
+        info = " ".join(x for x in (ex.title, ex.description, ex.keywords) if x)
+        text = ex.text or ""
+        for word in args.strip:
+            info, text = info.replace(word, ""), text.replace(word, "")
+        infos.append(info)
+        texts.append(text)
         labels.append(page["category"] == args.category)
-    print(f"{len(labels)} article pages, {sum(labels)} {args.category}")
+    stripped = f" ({', '.join(args.strip)} deleted from every page)" if args.strip else ""
+    print(f"{len(labels)} article pages, {sum(labels)} {args.category}{stripped}")
     for path in args.topic:
         for drop in [None, *args.drop]:
             topic = load_topic(path)
