@@ -183,9 +183,11 @@ def render_article(
     return renderer(article, site, ctx, section, label, author)
 
 
-def _head_label(ctx: PageContext, label: str) -> str:
-    """The section label as an article's head shows it ('' when ``section_in_head`` is off)."""
-    return label if ctx.section_in_head else ""
+def _article_head(a: Article, site: Site, ctx: PageContext, label: str, extra: str = "") -> str:
+    """An article page's <head>: title with section and site name, the lead as description,
+    keywords; the section is left out when ``ctx.section_in_head`` is off."""
+    shown = label if ctx.section_in_head else ""
+    return _head(site, ctx, page_title(a.title, shown, site), a.lead, _keywords(a, shown), extra)
 
 
 def _head(
@@ -201,12 +203,11 @@ def _head(
 
 def _art_classic(a: Article, site: Site, ctx: PageContext, sec: str, label: str, author: str):
     d = a.published
-    head = _head(
+    head = _article_head(
+        a,
         site,
         ctx,
-        page_title(a.title, _head_label(ctx, label), site),
-        a.lead,
-        _keywords(a, _head_label(ctx, label)),
+        label,
         f'<meta name="publishdate" content="{d.isoformat()}">'
         f'<meta property="article:published_time" content="{d.isoformat()}T08:00:00+08:00">',
     )
@@ -248,12 +249,11 @@ def _art_classic(a: Article, site: Site, ctx: PageContext, sec: str, label: str,
 
 def _art_modern(a: Article, site: Site, ctx: PageContext, sec: str, label: str, author: str):
     d = a.published
-    head = _head(
+    head = _article_head(
+        a,
         site,
         ctx,
-        page_title(a.title, _head_label(ctx, label), site),
-        a.lead,
-        _keywords(a, _head_label(ctx, label)),
+        label,
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta property="og:title" content="{_e(a.title)}"><meta property="og:type" content="article">'
         f'<meta name="pubdate" content="{d.isoformat()} 10:{(d.day * 3) % 60:02d}:00">',
@@ -294,13 +294,7 @@ def _art_modern(a: Article, site: Site, ctx: PageContext, sec: str, label: str, 
 
 def _art_table(a: Article, site: Site, ctx: PageContext, sec: str, label: str, author: str):
     d = a.published
-    head = _head(
-        site,
-        ctx,
-        page_title(a.title, _head_label(ctx, label), site),
-        a.lead,
-        _keywords(a, _head_label(ctx, label)),
-    )
+    head = _article_head(a, site, ctx, label)
     paras = "".join(f"<p>&nbsp;&nbsp;&nbsp;&nbsp;{_e(p)}</p>\n" for p in a.paragraphs)
     nav = " | ".join(
         f'<a href="{site.url(f"/{s}/")}" class="navlink">{_e(lbl)}</a>'
@@ -339,12 +333,11 @@ def _art_table(a: Article, site: Site, ctx: PageContext, sec: str, label: str, a
 
 def _art_gov(a: Article, site: Site, ctx: PageContext, sec: str, label: str, author: str):
     d = a.published
-    head = _head(
+    head = _article_head(
+        a,
         site,
         ctx,
-        page_title(a.title, _head_label(ctx, label), site),
-        a.lead,
-        _keywords(a, _head_label(ctx, label)),
+        label,
         f'<meta name="ArticleTitle" content="{_e(a.title)}">'
         f'<meta name="PubDate" content="{d.isoformat()} 09:30">'
         f'<meta name="ContentSource" content="{_e(a.source or site.name)}">'
