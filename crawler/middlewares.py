@@ -201,6 +201,12 @@ class FetchOnceMiddleware:
     (``retry_times`` in meta) and robots.txt requests pass. With JOBDIR the fingerprints are
     appended to ``JOBDIR/topicrawl-fetched.txt`` as they are sent (like Scrapy's
     ``requests.seen``), so a resumed or killed crawl keeps them.
+
+    Scale-out (``TOPICRAWL_REDIS_URL``): the fingerprints live in one Redis set shared by
+    every worker (``TOPICRAWL_FETCHED_KEY``; ``SADD`` says whether a worker sent the URL
+    before), so a URL re-queued in the shared frontier is downloaded once in all. When Redis
+    does not answer, the request is let through (at worst a page is downloaded twice, never
+    lost), logged and counted as ``topicrawl/links/fetch_once_unavailable``.
     """
 
     def __init__(
@@ -209,9 +215,13 @@ class FetchOnceMiddleware:
         fingerprint: Any,
         *,
         jobdir: str | None = None,
+        redis: Any = None,
+        key: str = "topicrawl:fetched",
     ):
         self.stats = stats
         self.fingerprint = fingerprint
+        self.redis = redis  # a redis.Redis client: the shared set of sent fingerprints
+        self.key = key
         self.sent: set[str] = set()
         self.file: Any = None
         if jobdir:
@@ -223,10 +233,19 @@ class FetchOnceMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FetchOnceMiddleware:
+        s = crawler.settings
+        client = None
+        if s.get("REDIS_URL") and str(s.get("SCHEDULER", "")).startswith("scrapy_redis"):
+            import redis
+
+            client = redis.Redis.from_url(s.get("REDIS_URL"))
+        key = s.get("TOPICRAWL_FETCHED_KEY", "topicrawl:%(spider)s:fetched")
         mw = cls(
             crawler.stats,
             crawler.request_fingerprinter.fingerprint,
-            jobdir=crawler.settings.get("JOBDIR"),
+            jobdir=s.get("JOBDIR"),
+            redis=client,
+            key=key % {"spider": crawler.spidercls.name},
         )
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -243,6 +262,19 @@ class FetchOnceMiddleware:
         fp = self.fingerprint(request).hex()
         if fp in self.sent:
             return True
+        if self.redis is not None:
+            import redis
+
+            try:
+                first = self.redis.sadd(self.key, fp) == 1
+            except redis.RedisError as exc:
+                self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
+                log.warning("fetch-once set in Redis unavailable (%s): %s passes", exc,
+                               request.url)  # fmt: skip
+                return False
+            if not first:
+                self.sent.add(fp)
+                return True
         self.sent.add(fp)
         if self.file:
             self.file.write(fp + "\n")

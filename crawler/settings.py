@@ -117,9 +117,9 @@ if REDIS_URL:
     TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
     SCHEDULER_QUEUE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:requests"
     SCHEDULER_DUPEFILTER_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:dupefilter"
-    #: FetchOnceMiddleware's set of sent URLs is per process: a re-queued URL could be fetched
-    #: once by each worker, so re-prioritisation is off here unless the environment sets it.
-    TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0"))
+    #: FetchOnceMiddleware's Redis set of the URLs sent to download by any worker: a URL
+    #: re-queued in the shared frontier is downloaded once in all.
+    TOPICRAWL_FETCHED_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:fetched"
     TOPICRAWL_DEDUP_BACKEND = {
         "type": "redis",
         "url": REDIS_URL,

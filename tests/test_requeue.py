@@ -177,3 +177,30 @@ def test_crawl_with_requeue_downloads_every_page_once(proxy, small_web, politics
     )
     skipped = stats.get("topicrawl/non_html", 0) + stats.get("topicrawl/pages/over_budget", 0)
     assert stats["downloader/response_count"] == robots + redirects + errors + skipped + len(pages)
+
+
+@pytest.mark.redis
+def test_workers_share_the_fetched_set_in_redis(redis_url):
+    """Scale-out: a URL one worker sent is dropped by another (the shared Redis set)."""
+    import uuid
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:topic:fetched"
+    crawler = get_crawler(TopicSpider)
+    fp = crawler.request_fingerprinter.fingerprint
+    try:
+        one, two = (FetchOnceMiddleware(crawler.stats, fp, redis=client, key=key) for _ in "12")
+        assert one.process_request(Request("http://a.cn/x"), None) is None
+        with pytest.raises(IgnoreRequest):  # the other worker's re-queued copy
+            two.process_request(Request("http://a.cn/x", dont_filter=True), None)
+        assert two.process_request(Request("http://a.cn/y"), None) is None
+        assert client.scard(key) == 2
+    finally:
+        client.delete(key)
+    # Redis down: the request passes (downloaded at worst twice, never lost) and is counted
+    down = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    mw = FetchOnceMiddleware(crawler.stats, fp, redis=down, key=key)
+    assert mw.process_request(Request("http://a.cn/z"), None) is None
+    assert crawler.stats.get_value("topicrawl/links/fetch_once_unavailable") == 1

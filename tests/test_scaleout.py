@@ -40,8 +40,10 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
     seeds = truth["seeds"]["portal"]
     topic = tmp_path / "t.toml"
+    # 新闻 is in section and menu anchors: a URL found again under a better anchor is re-queued
     topic.write_text(
-        'name = "t"\n[words]\n"政治" = 1.0\n[page]\nthreshold = 0.0\n', encoding="utf-8"
+        'name = "t"\n[words]\n"政治" = 1.0\n"新闻" = 1.0\n[page]\nthreshold = 0.0\n',
+        encoding="utf-8",
     )
 
     single_db = f"sqlite:///{tmp_path / 'single.db'}"
@@ -90,6 +92,11 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     assert [r.id for r in shared.list_runs()] == [77]
     urls = [p.url for p in shared.iter_pages(77)]
     assert sum(fetched) == len(urls) == len(set(urls)), "no page was fetched by both workers"
+    # links were re-queued in the shared frontier; the shared fetched set kept each URL to
+    # one download across both workers
+    requeued = sum(final_stat(t, "topicrawl/links/requeued") for t in texts)
+    superseded = sum(final_stat(t, "topicrawl/links/requeue_superseded") for t in texts)
+    assert requeued > 0 and superseded > 0
 
     def untrapped(found):  # each worker's trap guard admits its own 30 calendar pages
         return {u for u in found if not any(u.startswith(t) for t in truth["traps"])}
