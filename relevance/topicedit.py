@@ -146,6 +146,16 @@ def write_atomic(path: str | Path, text: str) -> None:
     tmp.replace(p)
 
 
+def _classifier_line(topic: Topic) -> str:
+    c = topic.classifier
+    if c is None:
+        return "(none: formula 3 alone)"
+    return (
+        f"weight={c.weight} positive={', '.join(c.positive)} examples={c.examples}"
+        + ("" if c.anchors else " anchors=false")
+    )
+
+
 def show(topic: Topic) -> str:
     """A human-readable summary of a loaded topic."""
     w = topic.weights
@@ -165,6 +175,7 @@ def show(topic: Topic) -> str:
         f"struct_weight={topic.page_struct_weight}",
         f"urls       mode={topic.urls.mode} threshold={topic.urls.threshold} "
         f"n={topic.urls.sample_size} per_host={str(topic.urls.per_host).lower()}",
+        f"classifier {_classifier_line(topic)}",
         f"hosts      {', '.join(topic.allowed_hosts) or '(the seeds hosts)'}",
         "",
         "weight  word",

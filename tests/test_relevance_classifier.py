@@ -172,3 +172,23 @@ def test_thucnews_headlines_separate_politics_from_sport():
     )
     # about 10 % of the headlines are politics: P is calibrated to that prior
     assert pol > 0.3 and max(sport, money) < 0.05
+
+
+def test_show_and_validate_report_the_classifier(tmp_path, monkeypatch, capsys):
+    from relevance.topicedit import show
+    from topicrawl.cli import main
+
+    write(tmp_path / "ex.txt", [f"{lb}\t{t}" for lb, t in EXAMPLES])
+    topic = tmp_path / "t.toml"
+    topic.write_text(
+        BASE + '[classifier]\nexamples = "ex.txt"\npositive = ["时政"]\nweight = 0.4\n',
+        encoding="utf-8",
+    )
+    assert "classifier weight=0.4 positive=时政 examples=ex.txt" in show(parse_topic(
+        topic.read_text(encoding="utf-8")))  # fmt: skip
+    assert "classifier (none" in show(parse_topic(BASE))
+    assert main(["topic", "validate", str(topic)]) == 0
+    assert "classifier: 9 examples (4 on-topic: 时政)" in capsys.readouterr().out
+    topic.write_text(BASE + '[classifier]\nexamples = "none.txt"\npositive = ["x"]\n', "utf-8")
+    assert main(["topic", "validate", str(topic)]) == 1  # a missing resource, not a bad file
+    assert "none.txt" in capsys.readouterr().err
