@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import charset_normalizer
 import trafilatura
+from htmldate import find_date
 from lxml import html as lxml_html
 
 #: Declared names mapped to the codec that decodes them correctly.
@@ -104,15 +105,20 @@ def extract_page(html: str, url: str | None = None) -> Extracted:
     keywords = _clean(
         " ".join(tree.xpath("//meta[translate(@name,'KEYWORDS','keywords')='keywords']/@content"))
     )
+    if not description:
+        description = _clean(" ".join(tree.xpath("//meta[@property='og:description']/@content")))
+    if not title:
+        title = _clean(" ".join(tree.xpath("//meta[@property='og:title']/@content"))) or _clean(
+            tree.xpath("string(//h1)")
+        )
     declared_lang = (tree.xpath("string(//html/@lang)") or "").strip() or None
+    # the date by htmldate (what trafilatura's metadata step calls) before the extraction
+    # prunes the tree; trafilatura's other metadata (title, author, sitename …) is not used,
+    # and skipping it saves about a third of the extraction's time
+    published = find_date(tree, url=url, original_date=True, extensive_search=True)
     doc = trafilatura.bare_extraction(
-        tree, url=url, with_metadata=True, include_comments=False, favor_precision=True
+        tree, url=url, with_metadata=False, include_comments=False, favor_precision=True
     )
     text = (doc.text if doc is not None else "") or ""
-    published = doc.date if doc is not None else None
-    if not description and doc is not None and doc.description:
-        description = _clean(doc.description)
-    if not title and doc is not None and doc.title:
-        title = _clean(doc.title)
     language = detect_language(text or title, declared_lang)
     return Extracted(title, description, keywords, text, published, language)

@@ -49,3 +49,21 @@ def test_seeds_and_hosts(tmp_path):
     assert host_allowed("example.cn", ["*.example.cn"])
     assert not host_allowed("badexample.cn", ["*.example.cn"])
     assert not host_allowed("other.cn", ["news.example.cn"])
+
+
+def test_extract_page_metadata_without_trafilatura_metadata_step():
+    """Date by htmldate, title/description from <title>/<meta> with og: and <h1> fallbacks."""
+    from crawler.extract import extract_page
+
+    body = "".join(f"<p>第{i}段：国务院常务会议研究部署深化改革的有关工作，会议强调要抓好落实。</p>"
+                   for i in range(6))  # fmt: skip
+    html = (
+        '<html><head><meta property="og:description" content="会议部署改革">'
+        '<meta name="publishdate" content="2019-06-03"></head><body>'
+        f"<h1>国务院召开常务会议</h1><article>{body}</article></body></html>"
+    )
+    ex = extract_page(html, "http://a.cn/politics/1.html")
+    assert ex.title == "国务院召开常务会议"
+    assert ex.description == "会议部署改革"
+    assert ex.published == "2019-06-03"
+    assert "常务会议研究部署" in ex.text and ex.language == "zh"
