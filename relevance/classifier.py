@@ -22,6 +22,7 @@ THUCNews headline set of the shared data.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,11 @@ class TopicClassifier:
         self.tokenize = tokenize
         self.examples = examples  # training set size, for reports
         self.positives = positives
+        # the fitted model as word -> (idf, coefficient), for the per-page hot path
+        vocab = vectorizer.vocabulary_
+        idf, coef = vectorizer.idf_, model.coef_.ravel()
+        self._terms = {w: (float(idf[j]), float(coef[j])) for w, j in vocab.items()}
+        self._intercept = float(model.intercept_[0])
 
     @classmethod
     def train(
@@ -151,7 +157,35 @@ class TopicClassifier:
         return len(self.vectorizer.vocabulary_)
 
     def probability_words(self, docs: Sequence[Sequence[str]]) -> list[float | None]:
-        """P(topic | words) of each word list; None where no word is in the vocabulary."""
+        """P(topic | words) of each word list; None where no word is in the vocabulary.
+
+        The fitted model's own arithmetic — tf' = 1 + ln tf, x = tf'·idf / ‖tf'·idf‖₂,
+        P = σ(b + w·x) — evaluated from a word -> (idf, w) table: the same values as
+        ``model.predict_proba(vectorizer.transform(docs))`` (see :meth:`probability_sklearn`)
+        without scikit-learn's per-call input validation, which costs more than the sums on
+        the few dozen short texts of a page.
+        """
+        terms, out = self._terms, []
+        for doc in docs:
+            counts: dict[str, int] = {}
+            for w in doc:
+                if w in terms:
+                    counts[w] = counts.get(w, 0) + 1
+            if not counts:
+                out.append(None)
+                continue
+            dot = norm = 0.0
+            for w, c in counts.items():
+                idf, coef = terms[w]
+                v = (1.0 + math.log(c)) * idf
+                dot += v * coef
+                norm += v * v
+            z = self._intercept + dot / math.sqrt(norm)
+            out.append(1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z)))
+        return out
+
+    def probability_sklearn(self, docs: Sequence[Sequence[str]]) -> list[float | None]:
+        """:meth:`probability_words` through scikit-learn's transform and predict_proba."""
         if not docs:
             return []
         x = self.vectorizer.transform(docs)

@@ -172,6 +172,12 @@ def test_thucnews_headlines_separate_politics_from_sport():
     )
     # about 10 % of the headlines are politics: P is calibrated to that prior
     assert pol > 0.3 and max(sport, money) < 0.05
+    # the hot path computes what scikit-learn computes
+    docs = [jieba.lcut(t) for t in ex.texts[:300]] + [["政府", "政府", "改革"], ["未见词"], []]
+    fast, slow = clf.probability_words(docs), clf.probability_sklearn(docs)
+    assert [f is None for f in fast] == [s is None for s in slow]
+    assert fast[-2:] == [None, None]
+    assert all(f is None or abs(f - s) < 1e-9 for f, s in zip(fast, slow, strict=True))
 
 
 def test_show_and_validate_report_the_classifier(tmp_path, monkeypatch, capsys):
