@@ -194,7 +194,9 @@ class SemanticLinkScorer:
     def description_text(page: PageInfo) -> str:
         return " ".join(x for x in (page.title, page.description, page.keywords) if x)
 
-    def relevance_texts(self, texts: list[str], *, classify: list[bool] | None = None):
+    def relevance_texts(
+        self, texts: list[str], *, classify: list[bool] | None = None
+    ) -> tuple[list[float], list[float], list[float | None]]:
         """Rel of each text: formula 3, mixed with the classifier where ``classify`` says so
         (all texts by default). Returns (scores, formula-3 scores, classifier P or None)."""
         words = [self.relevance.words(t) for t in texts]
@@ -267,7 +269,8 @@ class SemanticLinkScorer:
     def page_relevance(self, page: PageInfo) -> float:
         """Formula 3 over the page: w·Rel(f_info) + (1 − w)·Rel(text), w the topic's
         ``[page] description_weight`` (default 0.5, the mean; only the description when there
-        is no text, only the text when there is no description).
+        is no text, only the text when there is no description); each Rel mixed with the
+        topic's classifier when it has one (:meth:`relevance_texts`).
 
         ``[page] struct_weight`` μ (topicrawl's extension, default 0.5; 0 = the paper's page
         relevance) applies Algorithm 3 to the page itself, as formula 5 does for links: once

@@ -150,9 +150,8 @@ def _classifier_line(topic: Topic) -> str:
     c = topic.classifier
     if c is None:
         return "(none: formula 3 alone)"
-    return (
-        f"weight={c.weight} positive={', '.join(c.positive)} examples={c.examples}"
-        + ("" if c.anchors else " anchors=false")
+    return f"weight={c.weight} positive={', '.join(c.positive)} examples={c.examples}" + (
+        "" if c.anchors else " anchors=false"
     )
 
 

@@ -167,8 +167,11 @@ def test_thucnews_headlines_separate_politics_from_sport():
 
     clf = TopicClassifier.train(ex, jieba.lcut)
     pol, sport, money = clf.probability(
-        ["国务院召开常务会议 部署深化医疗体制改革", "湖人客场击败勇士 詹姆斯砍下三十分",
-         "央行下调存款准备金率 股市大涨"]  # fmt: skip
+        [
+            "国务院召开常务会议 部署深化医疗体制改革",
+            "湖人客场击败勇士 詹姆斯砍下三十分",
+            "央行下调存款准备金率 股市大涨",
+        ]  # fmt: skip
     )
     # about 10 % of the headlines are politics: P is calibrated to that prior
     assert pol > 0.3 and max(sport, money) < 0.05
