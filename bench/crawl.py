@@ -57,7 +57,7 @@ from crawler.pipelines import StorePipeline  # noqa: E402
 from crawler.spiders.topic import _BINARY_SUFFIXES, TopicSpider, host_allowed  # noqa: E402
 from dedup.pipeline import DedupPipeline  # noqa: E402
 from models.store import Store  # noqa: E402
-from sitegen.server import ServerProcess  # noqa: E402
+from sitegen.server import ServerProcess, crawl_command  # noqa: E402
 
 STAGES = ("decode", "extract", "links", "relevance", "dedup", "store+clean")
 
@@ -275,14 +275,8 @@ def crawl_benchmark(web: Path, truth: dict, topic: str, budget: int, concurrency
         "LOG_FILE": str(OUT / "logs" / f"crawl-speed-{os.getpid()}.log"),
     }
     with ServerProcess(web) as proxy:
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
-               "-a", f"seeds={','.join(truth['seeds']['portal'])}", "-a", f"topic={topic}",
-               "-a", f"max_pages={budget}"]  # fmt: skip
-        for k, v in settings.items():
-            cmd += ["-s", f"{k}={v}"]
-        env = {**os.environ, "http_proxy": proxy.url, "HTTP_PROXY": proxy.url, "no_proxy": ""}
-        env.pop("TOPICRAWL_REDIS_URL", None)
-        env.pop("TOPICRAWL_DB_URL", None)
+        cmd, env = crawl_command(proxy.url, truth["seeds"]["portal"], topic,
+                                 args={"max_pages": budget}, settings=settings)  # fmt: skip
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0

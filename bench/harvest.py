@@ -54,7 +54,7 @@ from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SET
 from models.store import Store  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
 from sitegen.build import article_bodies, build_web, topic_targets  # noqa: E402
-from sitegen.server import ServerProcess  # noqa: E402
+from sitegen.server import ServerProcess, crawl_command  # noqa: E402
 from topicrawl.errors import ConfigError, TopicFileError  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -179,15 +179,9 @@ def run_crawl(
         "LOG_FILE": str(log_file),
         **spec.settings,
     }
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"seeds={','.join(seeds)}",
-           "-a", f"topic={spec.topic}", "-a", f"max_pages={budget}"]  # fmt: skip
-    for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "http_proxy": proxy, "HTTP_PROXY": proxy, "no_proxy": "",
-           "TOPICRAWL_BENCH_TRUTH": str(truth_file),
-           "TOPICRAWL_BENCH_CATEGORY": category}  # fmt: skip
-    env.pop("TOPICRAWL_REDIS_URL", None)
-    env.pop("TOPICRAWL_DB_URL", None)
+    cmd, env = crawl_command(proxy, seeds, spec.topic, args={"max_pages": budget},
+                             settings=settings)  # fmt: skip
+    env.update(TOPICRAWL_BENCH_TRUTH=str(truth_file), TOPICRAWL_BENCH_CATEGORY=category)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -189,6 +190,30 @@ def serve_in_thread(out_dir: Path, latency_ms: float = 0) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def crawl_command(
+    proxy_url: str,
+    seeds: list[str],
+    topic: Path | str,
+    *,
+    args: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """``scrapy crawl topic`` through the test web's proxy: the command line (``-a`` spider
+    arguments and ``-s`` settings) and its environment. Every host goes through the proxy,
+    and ``TOPICRAWL_REDIS_URL`` / ``TOPICRAWL_DB_URL`` of the caller's environment are left
+    out, so the settings given here decide where the crawl writes."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
+           "-a", f"seeds={','.join(seeds)}", "-a", f"topic={topic}"]  # fmt: skip
+    for key, value in (args or {}).items():
+        cmd += ["-a", f"{key}={value}"]
+    for key, value in (settings or {}).items():
+        cmd += ["-s", f"{key}={value}"]
+    env = {**os.environ, "http_proxy": proxy_url, "HTTP_PROXY": proxy_url, "no_proxy": ""}
+    env.pop("TOPICRAWL_REDIS_URL", None)
+    env.pop("TOPICRAWL_DB_URL", None)
+    return cmd, env
 
 
 class ServerProcess:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,11 +99,10 @@ def crawl_command(
     args: dict[str, object] | None = None,
     settings: dict[str, object] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
-    """The ``scrapy crawl topic`` command line and environment for a crawl of the test web."""
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",
-           "-a", f"seeds={','.join(seeds)}", "-a", f"topic={topic}"]  # fmt: skip
-    for key, value in (args or {}).items():
-        cmd += ["-a", f"{key}={value}"]
+    """The ``scrapy crawl topic`` command line and environment for a crawl of the test web
+    (sitegen's, with the tests' default settings)."""
+    from sitegen.server import crawl_command as proxied_crawl
+
     base = {
         "TOPICRAWL_DB_URL": db_url,
         "AUTOTHROTTLE_ENABLED": False,
@@ -113,11 +111,7 @@ def crawl_command(
         "TOPICRAWL_PROGRESS_INTERVAL": 0,
         "LOG_LEVEL": "INFO",
     }
-    for key, value in {**base, **(settings or {})}.items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "http_proxy": proxy_url, "HTTP_PROXY": proxy_url, "no_proxy": ""}
-    env.pop("TOPICRAWL_REDIS_URL", None)
-    return cmd, env
+    return proxied_crawl(proxy_url, seeds, topic, args=args, settings={**base, **(settings or {})})
 
 
 def run_crawl(
