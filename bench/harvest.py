@@ -391,9 +391,11 @@ def classifier_figures(
                        recall=ratio(sum(sel), sum(labels)))  # fmt: skip
         rows.append(row)
 
+    scorers = []
     for path in topic_paths:
         topic = load_topic(path)
         scorer = SemanticLinkScorer.from_topic(topic)
+        scorers.append(scorer)
         stem = Path(path).stem
         mixed = topic.classifier is not None and topic.classifier.weight > 0
         how = "formula 3 + classifier" if mixed else "formula 3"
@@ -402,11 +404,11 @@ def classifier_figures(
         add(f"{stem}: {how} on the description only",
             scorer.relevance_texts([scorer.description_text(p) for p in pages])[0], None)  # fmt: skip
         if mixed:
+            plain = scorer_without_classifier(scorer)
             add(f"{stem}: formula 3 alone (page relevance without the classifier)",
-                [scorer_without_classifier(scorer).page_relevance(p) for p in pages],
-                None)  # fmt: skip
+                [plain.page_relevance(p) for p in pages], None)  # fmt: skip
     topic = load_topic(topic_paths[0])
-    scorer = SemanticLinkScorer.from_topic(topic)
+    scorer = scorers[0]
     weights = {w: v / max(topic.weights.values()) for w, v in topic.weights.items()}
     for name, drop in (("", None), (f" without the word {category}", category)):
         wt = {w: v for w, v in weights.items() if w != drop}

@@ -246,6 +246,7 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     import json as _json
 
     from crawler.extract import decode_html, extract_page
+    from crawler.linkscore import PageInfo
     from relevance.priority import SemanticLinkScorer
     from relevance.topic import load_topic
     from sitegen.build import article_bodies
@@ -265,7 +266,9 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     for url, page, body, header in article_bodies(args.web, truth):
         html, _ = decode_html(body, header)
         ex = extract_page(html, url)
-        info = " ".join(x for x in (ex.title, ex.description, ex.keywords) if x)
+        info = SemanticLinkScorer.description_text(
+            PageInfo(url, ex.title, ex.description, ex.keywords, ex.text)
+        )
         text = ex.text or ""
         for word in args.strip:
             info, text = info.replace(word, ""), text.replace(word, "")
