@@ -221,6 +221,11 @@ class FetchOnceMiddleware:
         self.stats = stats
         self.fingerprint = fingerprint
         self.redis = redis  # a redis.Redis client: the shared set of sent fingerprints
+        self.redis_errors: tuple[type[Exception], ...] = ()
+        if redis is not None:
+            from redis import RedisError
+
+            self.redis_errors = (RedisError,)
         self.key = key
         self.sent: set[str] = set()
         self.file: Any = None
@@ -263,11 +268,9 @@ class FetchOnceMiddleware:
         if fp in self.sent:
             return True
         if self.redis is not None:
-            import redis
-
             try:
                 first = self.redis.sadd(self.key, fp) == 1
-            except redis.RedisError as exc:
+            except self.redis_errors as exc:
                 self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
                 log.warning("fetch-once set in Redis unavailable (%s): %s passes", exc,
                                request.url)  # fmt: skip
