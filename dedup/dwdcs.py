@@ -7,8 +7,8 @@ keyword extraction of Matsuo, Ohsawa & Ishizuka (KeyWorld, 2001).
 
 Procedure, one function each (all pure; the detector at the end stores the features):
 
-1. :func:`tokenize` -- segmentation (jieba for Chinese, a letter regex for English) and
-   stop-word removal.  The filtered word sequence defines every *position* below.
+1. :func:`tokenize` -- segmentation (:mod:`topicrawl.segment` for Chinese, a letter regex for
+   English) and stop-word removal.  The filtered word sequence defines every *position* below.
 2. :class:`ConceptLexicon` -- words are mapped to *concepts* by merging synonym groups: the
    Tongyici Cilin ``=`` groups and the HowNet groups of words sharing one DEF; two groups are
    one concept when ``Rel(c1, c2) = |c1 ∩ c2| / ((|c1| + |c2|) / 2) > Relthr`` (overlap over
@@ -45,7 +45,6 @@ naming a ProperName are categories, not synonyms, and are not merged
 from __future__ import annotations
 
 import json
-import logging
 import math
 import re
 import unicodedata
@@ -65,6 +64,7 @@ from dedup.featurecode import method_lang
 from dedup.storage import IndexStorage
 from topicrawl.data import data_path
 from topicrawl.errors import ConfigError, ResourceMissingError
+from topicrawl.segment import segment_zh
 
 # --------------------------------------------------------------------------------------
 # 1. segmentation and stop words
@@ -97,15 +97,6 @@ def load_stopwords(lang: str = "zh") -> frozenset[str]:
     return frozenset(words)
 
 
-@lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
-
-
 def _fold_en(word: str) -> str:
     """Fold English plurals (``foods`` -> ``food``, ``studies`` -> ``study``)."""
     if len(word) > 4 and word.endswith("ies"):
@@ -126,10 +117,9 @@ def tokenize(
     ``min_chars`` characters (single Chinese characters are mostly function words or
     segmentation debris).  ``stopwords=None`` uses :func:`load_stopwords` for ``lang``."""
     stop = load_stopwords(lang) if stopwords is None else frozenset(stopwords)
-    text = unicodedata.normalize("NFKC", text)
     if lang == "en":
         out = []
-        for tok in _EN_TOKEN.findall(text.lower()):
+        for tok in _EN_TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
             tok = tok.strip("'")
             if len(tok) >= min_chars and tok not in stop:
                 tok = _fold_en(tok)
@@ -139,7 +129,7 @@ def tokenize(
     if lang != "zh":
         raise ConfigError(f"DWDCS supports lang 'zh' and 'en', not {lang!r}")
     out = []
-    for tok in _jieba().lcut(text):
+    for tok in segment_zh(text):  # of the NFKC text, shared with relevance and SpotSigs
         tok = tok.strip().lower()
         if (
             len(tok) >= min_chars

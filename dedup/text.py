@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
 from functools import lru_cache
 from importlib import resources
 
 from topicrawl.errors import ConfigError
+from topicrawl.segment import normalize, segment_zh
 
 _WS = re.compile(r"\s+")
 #: a token worth keeping: has a letter, digit or CJK character
@@ -27,24 +27,17 @@ def normalize_text(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text or "")).strip().lower()
 
 
-@lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
-
-
 def tokenize(text: str, lang: str = "zh") -> list[str]:
     """Word tokens of ``text``: jieba for Chinese, a regex for English; punctuation dropped.
 
-    Tokens are NFKC-normalized and lowercased.
+    Tokens are NFKC-normalized and lowercased. Chinese tokens come from
+    :func:`topicrawl.segment.segment_zh` (case kept while segmenting: A股 stays one word),
+    the segmentation that page relevance has already done (and memoised) for a crawled
+    page's text.
     """
-    text = unicodedata.normalize("NFKC", text or "").lower()
     if is_english(lang):
-        return _EN_TOKEN.findall(text)
-    return [t for t in _jieba().lcut(text) if _WORDY.search(t)]
+        return _EN_TOKEN.findall(normalize(text).lower())
+    return [t.lower() for t in segment_zh(text or "") if _WORDY.search(t)]
 
 
 @lru_cache(maxsize=8)

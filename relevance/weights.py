@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from topicrawl.errors import ResourceMissingError
+from topicrawl.segment import TermMerger, segment_zh
 
 _TAGGED = re.compile(r"^(\S+)/[A-Za-z]{1,4}$")
 _HAS_WORDCHAR = re.compile(r"[A-Za-z0-9\u4e00-\u9fff]")
@@ -81,11 +82,13 @@ def read_documents(paths: Sequence[str | Path], *, label: str | None = None) -> 
 class CandidateExtractor:
     """Candidate words of a text: jieba segmentation filtered by POS, length and stop words.
 
-    Chinese: a private ``jieba.Tokenizer`` (the topic words are added to its dictionary so a
-    multi-word term stays one token); the POS of each token is read from jieba's dictionary
-    tags (the same table ``jieba.posseg`` uses), so filtering costs a dict lookup rather than
-    a second HMM pass. Tokens unknown to the dictionary (new words found by jieba's HMM) are
-    kept as ``unknown_pos`` (nz). English: lower-cased word tokens minus stop words.
+    Chinese: the shared segmentation of :func:`topicrawl.segment.segment_zh` (jieba's default
+    dictionary over the NFKC-normalised text, one pass per page shared with SpotSigs), with
+    the topic's multi-word terms joined back into one token (:class:`TermMerger`). The POS of
+    each token is read from jieba's dictionary tags (the table ``jieba.posseg`` uses), so
+    filtering costs a dict lookup rather than a second HMM pass. Tokens unknown to the
+    dictionary (new words found by jieba's HMM) are kept as ``unknown_pos`` (nz). English:
+    lower-cased word tokens minus stop words.
     """
 
     def __init__(
@@ -105,25 +108,22 @@ class CandidateExtractor:
         self.stop = frozenset(stopwordsiso.stopwords("zh" if language == "zh" else "en"))
         self.unknown_pos = unknown_pos
         self._tags: dict[str, str] = {}
-        self._tok = None
+        self._merge: TermMerger | None = None
         if language == "zh":
             import jieba
             import jieba.posseg
 
             jieba.setLogLevel(60)
-            self._tok = jieba.Tokenizer()
-            self._tok.initialize()
             self._tags = dict(jieba.posseg.dt.word_tag_tab)
-            for w in topic_words:
-                if w and " " not in w:
-                    self._tok.add_word(w, freq=None, tag="nz")
-                    self._tags.setdefault(w, "nz")
+            self._merge = TermMerger(w for w in topic_words if w and " " not in w)
+            for w in self._merge.terms:
+                self._tags.setdefault(w, "nz")
         self._keep: dict[str, bool] = {}
 
     def segment(self, text: str) -> list[str]:
-        """Plain segmentation (no filtering)."""
-        if self.language == "zh":
-            return self._tok.lcut(text)
+        """Plain segmentation (no filtering), topic terms whole."""
+        if self._merge is not None:
+            return self._merge(segment_zh(text))
         return _EN_TOKEN.findall(text.lower())
 
     def _ok(self, w: str) -> bool:
