@@ -256,14 +256,16 @@ class TopicSpider(scrapy.Spider):
 
     def extract_links(self, page: HtmlResponse) -> list[Link]:
         """Links of the page with anchor text (title/alt attributes where the text is empty)."""
+        links = self.link_extractor.extract_links(page)
         fallback: dict[str, str] = {}
-        for a in page.xpath("//a[@href][@title or .//img/@alt]"):
-            text = " ".join((a.attrib.get("title") or a.xpath(".//img/@alt").get("")).split())
-            if text:
-                fallback.setdefault(page.urljoin(a.attrib["href"].strip()), text)
+        if any(not link.text.strip() for link in links):  # only then look for title/alt
+            for a in page.xpath("//a[@href][@title or .//img/@alt]"):
+                text = " ".join((a.attrib.get("title") or a.xpath(".//img/@alt").get("")).split())
+                if text:
+                    fallback.setdefault(page.urljoin(a.attrib["href"].strip()), text)
         return [
             Link(url=link.url, anchor=" ".join(link.text.split()) or fallback.get(link.url, ""))
-            for link in self.link_extractor.extract_links(page)
+            for link in links
         ]
 
     def follow_links(self, page: HtmlResponse, info: PageInfo, depth: int) -> Iterator[Any]:
@@ -273,10 +275,10 @@ class TopicSpider(scrapy.Spider):
             return
         links = []
         for link in self.extract_links(page):
-            host = urlsplit(link.url).hostname or ""
-            if not host_allowed(host, self.host_patterns):
+            parts = urlsplit(link.url)
+            if not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")
-            elif urlsplit(link.url).path.lower().endswith(_BINARY_SUFFIXES):
+            elif parts.path.lower().endswith(_BINARY_SUFFIXES):
                 stats.inc_value("topicrawl/links/non_html")
             else:
                 links.append(link)
