@@ -167,14 +167,17 @@ class StorePipeline:
 
         A page is accepted when its relevance passed the topic's page threshold (the
         spider), it is not a duplicate (dedup) and its text survives cleaning. Only
-        accepted pages become documents and feed the URL-structure sample and the
-        harvest window.
+        accepted pages become documents and count in the harvest window. The URL-structure
+        sample (Algorithm 3) also takes relevant duplicates: a copy of an accepted text
+        still shows where its host files the topic, and leaving such copies out would
+        starve the sample of a host that republishes other sites' articles.
         """
         spider = self._spider(spider)
         row = ItemAdapter(item).asdict()
         dup = row.get("duplicate")
         reason = None
         if dup:
+            row["_history"] = bool(row.get("accepted"))
             row["accepted"] = False
             reason = f"duplicate of {dup['of']} ({dup['method']}, {dup['score']:.3f})"
         elif not row.get("accepted"):
@@ -196,11 +199,11 @@ class StorePipeline:
         self.buffer.append(row)
         if len(self.buffer) >= self.batch_size:
             self.flush()
+        scorer = getattr(spider, "scorer", None)
+        if scorer is not None and (accepted or row.get("_history")):
+            scorer.observe_accepted(row["url"])
         if reason:
             raise DropItem(reason)
-        scorer = getattr(spider, "scorer", None)
-        if scorer is not None:
-            scorer.observe_accepted(row["url"])
         return item
 
     def _inc(self, key: str) -> None:
@@ -233,23 +236,10 @@ class StorePipeline:
 
     def _write(self, batch: list[dict[str, Any]]) -> None:
         assert self.store is not None and self.run_id is not None
-        ids = self.store.save_pages(self.run_id, batch)
-        dups = [
-            {"url": r["url"], **{k: r["duplicate"][k] for k in ("of", "method", "score")}}
-            for r in batch
-            if r.get("duplicate")
-        ]
-        self.store.add_duplicates(self.run_id, dups)
-        accepted = [r for r in batch if r.get("accepted")]
-        docs = []
-        for r in accepted:
-            text, meta = r.get("_document") or (r.get("text"), {})
-            docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
-        self.store.save_documents(self.run_id, docs)
-        self.store.add_history(self.run_id, [r["url"] for r in accepted])
+        docs = self.store.save_crawl_batch(self.run_id, batch)
         if self.stats is not None:
             self.stats.inc_value("topicrawl/storage/pages", len(batch))
-            self.stats.inc_value("topicrawl/storage/documents", len(docs))
+            self.stats.inc_value("topicrawl/storage/documents", docs)
 
     def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
         """Corpus text, document meta and the reason the cleaner dropped the page (or None)."""

@@ -99,19 +99,7 @@ def cmd_import_spill(args: argparse.Namespace) -> int:
                     row["fetched_at"] = datetime.fromisoformat(row["fetched_at"])
                 by_run.setdefault(int(row.pop("run_id")), []).append(row)
         for run_id, rows in by_run.items():
-            ids = store.save_pages(run_id, rows)
-            store.add_duplicates(
-                run_id,
-                [{"url": r["url"], **r["duplicate"]} for r in rows if r.get("duplicate")],
-            )
-            accepted = [r for r in rows if r.get("accepted")]
-            docs = []
-            for r in accepted:  # the cleaned text and meta the crawl had made, if any
-                text, meta = r.get("_document") or (r.get("text"), {})
-                if text:
-                    docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
-            store.save_documents(run_id, docs)
-            store.add_history(run_id, [r["url"] for r in accepted])
+            store.save_crawl_batch(run_id, rows)
             total += len(rows)
         print(f"{path}: {sum(len(r) for r in by_run.values())} pages stored")
     print(f"imported {total} pages", file=sys.stderr)

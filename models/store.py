@@ -417,6 +417,27 @@ class Store:
             stmt = self._insert(UrlHistory).values(rows).on_conflict_do_nothing()
             self._write(lambda s: s.execute(stmt))
 
+    def save_crawl_batch(self, run_id: int, rows: list[dict[str, Any]]) -> int:
+        """Store a batch of crawled pages as the store pipeline made them: the pages, their
+        duplicate records, the documents of accepted pages (``_document``: the cleaned text
+        and meta, else the page text) and the URL-structure history (accepted pages and
+        relevant duplicates, ``_history``). Returns the number of documents written."""
+        ids = self.save_pages(run_id, rows)
+        self.add_duplicates(
+            run_id,
+            [{"url": r["url"], **{k: r["duplicate"][k] for k in ("of", "method", "score")}}
+             for r in rows if r.get("duplicate")],
+        )  # fmt: skip
+        docs = []
+        for r in rows:
+            if r.get("accepted"):
+                text, meta = r.get("_document") or (r.get("text"), {})
+                if text:
+                    docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
+        self.save_documents(run_id, docs)
+        self.add_history(run_id, [r["url"] for r in rows if r.get("accepted") or r.get("_history")])
+        return len(docs)
+
     def iter_history(self, run_id: int) -> Iterator[str]:
         query = select(UrlHistory.url).where(UrlHistory.run_id == run_id).order_by(UrlHistory.id)
         with self._session() as session:

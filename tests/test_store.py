@@ -118,3 +118,35 @@ def test_store_retries_until_the_database_answers(tmp_path, monkeypatch):
     calls["n"] = -10
     with pytest.raises(StorageError, match="check that it is running"):
         store._retry(flaky)
+
+
+def test_relevant_duplicates_feed_the_url_structure_sample(tmp_path):
+    """Algorithm 3's sample takes accepted pages and relevant duplicates (a copy still shows
+    where its host files the topic), not off-topic pages; only accepted pages are documents."""
+
+    class Scorer:
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def observe_accepted(self, url: str) -> None:
+            self.seen.append(url)
+
+    spider = type("Spider", (), {"scorer": Scorer(), "name": "topic"})()
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    pipe = StorePipeline(db, batch_size=10, clean=False)
+    pipe.open_spider(spider)
+    dup = {"of": "http://news.example.cn/a.html", "method": "spotsigs", "score": 0.9}
+    pipe.process_item(page("http://news.example.cn/a.html"), spider)
+    for item in (
+        page("http://news.example.cn/b.html", duplicate=dup),  # relevant copy
+        page("http://news.example.cn/c.html", accepted=False, duplicate=dup),  # off-topic copy
+        page("http://news.example.cn/d.html", accepted=False),
+    ):
+        with pytest.raises(DropItem):
+            pipe.process_item(item, spider)
+    pipe.close_spider(spider)
+    store = Store.from_url(db, migrate=False)
+    expected = ["http://news.example.cn/a.html", "http://news.example.cn/b.html"]
+    assert spider.scorer.seen == expected
+    assert list(store.iter_history(pipe.run_id)) == expected
+    assert store.count_documents(pipe.run_id) == 1
