@@ -16,8 +16,9 @@
      memory index) and ``StorePipeline.process_item`` into SQLite with inline cleaning
      (``postprocess.clean.Cleaner``), flushed at the end of the round.
 
-   Rounds alternate trafilatura / pipeline; the scorer's word caches stay warm across rounds
-   as in a long crawl (round 1 is reported apart: cold caches), dedup and the database are
+   Each round is measured in blocks of 100 pages, trafilatura then every pipeline variant on
+   the same block (see ``time_round``); the scorer's word caches stay warm across rounds as
+   in a long crawl (round 1 is reported apart: cold caches), dedup and the database are
    fresh every round. CPU time is ``time.process_time``; the figure is the median over the
    warm rounds.
 
@@ -58,7 +59,9 @@ from crawler.spiders.topic import _BINARY_SUFFIXES, TopicSpider, host_allowed  #
 from dedup.pipeline import DedupPipeline  # noqa: E402
 from models.store import Store  # noqa: E402
 from sitegen.server import ServerProcess, crawl_command  # noqa: E402
+from topicrawl.segment import memo_clear as segment_memo_clear  # noqa: E402
 
+BLOCK = 100  # pages per interleaved block of a round
 STAGES = ("decode", "extract", "links", "relevance", "dedup", "store+clean")
 
 
@@ -96,13 +99,6 @@ def load_pages(web: Path, responses: dict, urls: list[str]) -> list[dict[str, An
         html, _ = decode_html(body, header)
         pages.append({"url": url, "body": body, "header": header, "html": html})
     return pages
-
-
-def time_trafilatura(pages: list[dict[str, Any]]) -> float:
-    t0 = time.process_time()
-    for p in pages:
-        trafilatura.extract(p["html"], url=p["url"])
-    return time.process_time() - t0
 
 
 class Pipeline:
@@ -178,16 +174,41 @@ class Pipeline:
         self.store.spider_closed(self.spider, "finished")
 
 
-def time_pipeline(spider: TopicSpider, pages: list[dict[str, Any]], tmp: Path, r: int) -> dict:
-    db = tmp / f"round{r}.db"
-    pipe = Pipeline(spider, f"sqlite:///{db}")
-    t0 = time.process_time()
-    for p in pages:
-        pipe.page(p)
-    pipe.close()
-    total = time.process_time() - t0
-    return {"total": total, "stages": pipe.stage, "accepted": pipe.accepted,
-            "requests": pipe.requests}  # fmt: skip
+def time_round(
+    spiders: dict[str, TopicSpider], pages: list[dict[str, Any]], tmp: Path, r: int
+) -> tuple[float, dict[str, dict]]:
+    """One round in blocks of ``BLOCK`` pages: trafilatura on the block, then every pipeline
+    variant on the same block, so that all of them see the machine in about the same state
+    (a shared machine's speed drifts over seconds). A block is longer than trafilatura's
+    line caches (1,024 lines) and each variant starts it with an empty segmentation memo,
+    so no variant reuses work another did on the same pages. Returns trafilatura's CPU
+    seconds and each variant's totals."""
+    clock = time.process_time
+    pipes = {
+        name: Pipeline(spider, f"sqlite:///{tmp / f'round{r}-{i}.db'}")
+        for i, (name, spider) in enumerate(spiders.items())
+    }
+    traf = 0.0
+    total = dict.fromkeys(pipes, 0.0)
+    for lo in range(0, len(pages), BLOCK):
+        block = pages[lo : lo + BLOCK]
+        t0 = clock()
+        for p in block:
+            trafilatura.extract(p["html"], url=p["url"])
+        traf += clock() - t0
+        for name, pipe in pipes.items():
+            segment_memo_clear()
+            t0 = clock()
+            for p in block:
+                pipe.page(p)
+            total[name] += clock() - t0
+    runs = {}
+    for name, pipe in pipes.items():
+        t0 = clock()
+        pipe.close()
+        runs[name] = {"total": total[name] + clock() - t0, "stages": pipe.stage,
+                      "accepted": pipe.accepted, "requests": pipe.requests}  # fmt: skip
+    return traf, runs
 
 
 def make_spider(
@@ -227,7 +248,7 @@ def _summary(runs: list[dict], traf: list[float], warm: list[int], n: int) -> di
 def cpu_benchmark(
     pages: list[dict[str, Any]], topic: str, rounds: int, *, what_if: bool = False
 ) -> dict[str, Any]:
-    """Per-page CPU of trafilatura and of the pipeline variants, rounds interleaved."""
+    """Per-page CPU of trafilatura and of the pipeline variants, interleaved in blocks."""
     variants = {"shipped": make_spider(pages, topic)}
     variants["all accepted"] = make_spider(pages, topic, accept_all=True)
     if what_if:
@@ -239,9 +260,10 @@ def cpu_benchmark(
     runs: dict[str, list[dict]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
-            traf.append(time_trafilatura(pages))
-            for i, (name, spider) in enumerate(variants.items()):
-                runs[name].append(time_pipeline(spider, pages, Path(tmp), r * 10 + i))
+            t, found = time_round(variants, pages, Path(tmp), r)
+            traf.append(t)
+            for name, run in found.items():
+                runs[name].append(run)
             print(
                 f"round {r + 1}: trafilatura {traf[-1] / len(pages) * 1e3:.1f} ms/page, "
                 + ", ".join(
