@@ -130,8 +130,15 @@ def bench_speed(out: list[str], hownet: HowNetSimilarity, sources: list[str], la
     for p, lk in zip(pages, links, strict=True):  # warm the word cache
         scorer.score_links(p, lk)
 
+    st = scorer.structure
+    samples = list(st.samples.values()) if hasattr(st, "samples") else [st]
+
     def score_all():
-        scorer.structure._memo.clear()  # words cached, struct(url) computed afresh
+        # word affinities cached; the texts segmented and struct(url) computed afresh (the
+        # memos of short texts' candidate words and of struct would skip both)
+        rel._words.clear()
+        for sample in samples:
+            sample._memo.clear()
         for p, lk in zip(pages, links, strict=True):
             scorer.score_links(p, lk)
 
