@@ -26,12 +26,37 @@ from twisted.internet.defer import Deferred
 log = logging.getLogger(__name__)
 
 
+def scaleout_redis(settings: Any) -> Any:
+    """The Redis client of a scrapy-redis scale-out (``TOPICRAWL_REDIS_URL`` set, so
+    ``REDIS_URL`` and the scrapy-redis scheduler are), else None: state that every worker
+    of one crawl must share lives there."""
+    if settings.get("REDIS_URL") and str(settings.get("SCHEDULER", "")).startswith("scrapy_redis"):
+        import redis
+
+        return redis.Redis.from_url(settings.get("REDIS_URL"))
+    return None
+
+
+def redis_errors(client: Any) -> tuple[type[Exception], ...]:
+    """The exceptions of an unreachable Redis (none without a client)."""
+    if client is None:
+        return ()
+    from redis import RedisError
+
+    return (RedisError,)
+
+
 class TrapGuardMiddleware:
     """Drops requests that look like crawler traps (calendars, session ids, loops).
 
     A path may be requested with at most ``max_query_variants`` distinct query strings; URLs
     longer than ``max_url_length`` or repeating one path segment more than
     ``max_segment_repeats`` times are dropped. Each drop is counted in the stats.
+
+    Scale-out: the query strings admitted per path are Redis sets (``TOPICRAWL_TRAP_KEY``,
+    ``SADD`` and ``SCARD`` in one transaction), so the limit holds for all workers together.
+    When Redis does not answer, the worker falls back to its own count (logged, counted as
+    ``topicrawl/links/trap_guard_unshared``).
     """
 
     def __init__(
@@ -42,6 +67,8 @@ class TrapGuardMiddleware:
         max_url_length: int = 512,
         max_segment_repeats: int = 3,
         jobdir: str | None = None,
+        redis: Any = None,
+        key: str = "topicrawl:trap",
     ):
         self.stats = stats
         self.state_file = Path(jobdir) / "topicrawl-trapguard.json" if jobdir else None
@@ -49,6 +76,9 @@ class TrapGuardMiddleware:
         self.max_url_length = max_url_length
         self.max_segment_repeats = max_segment_repeats
         self._variants: dict[str, set[str]] = defaultdict(set)
+        self.redis = redis  # a redis.Redis client: the variants admitted by all workers
+        self.redis_errors = redis_errors(redis)
+        self.key = key
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapGuardMiddleware:
@@ -59,6 +89,9 @@ class TrapGuardMiddleware:
             max_url_length=s.getint("TOPICRAWL_MAX_URL_LENGTH"),
             max_segment_repeats=s.getint("TOPICRAWL_MAX_SEGMENT_REPEATS"),
             jobdir=s.get("JOBDIR"),
+            redis=scaleout_redis(s),
+            key=s.get("TOPICRAWL_TRAP_KEY", "topicrawl:%(spider)s:trap")
+            % {"spider": crawler.spidercls.name},
         )
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
@@ -89,10 +122,31 @@ class TrapGuardMiddleware:
             key = f"{parts.netloc}{parts.path}"
             seen = self._variants[key]
             if parts.query not in seen:
-                if len(seen) >= self.max_query_variants:
+                full = self._shared_full(key, parts.query) if self.redis is not None else None
+                if full is None:  # this worker's own count
+                    full = len(seen) >= self.max_query_variants
+                if full:
                     return "query_variants"
                 seen.add(parts.query)
         return None
+
+    def _shared_full(self, path: str, query: str) -> bool | None:
+        """Whether the crawl has admitted its limit of other queries for ``path`` (admitting
+        ``query`` when not); None when Redis does not answer."""
+        key = f"{self.key}:{path}"
+        try:
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.sadd(key, query)
+            pipe.scard(key)
+            added, size = pipe.execute()
+            if added and size > self.max_query_variants:
+                self.redis.srem(key, query)
+                return True
+            return False
+        except self.redis_errors as exc:
+            self.stats.inc_value("topicrawl/links/trap_guard_unshared")
+            log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
+            return None
 
     def _filter(self, results: Iterable[Any]) -> Iterable[Any]:
         for obj in results:
@@ -221,11 +275,7 @@ class FetchOnceMiddleware:
         self.stats = stats
         self.fingerprint = fingerprint
         self.redis = redis  # a redis.Redis client: the shared set of sent fingerprints
-        self.redis_errors: tuple[type[Exception], ...] = ()
-        if redis is not None:
-            from redis import RedisError
-
-            self.redis_errors = (RedisError,)
+        self.redis_errors = redis_errors(redis)
         self.key = key
         self.sent: set[str] = set()
         self.file: Any = None
@@ -239,17 +289,12 @@ class FetchOnceMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FetchOnceMiddleware:
         s = crawler.settings
-        client = None
-        if s.get("REDIS_URL") and str(s.get("SCHEDULER", "")).startswith("scrapy_redis"):
-            import redis
-
-            client = redis.Redis.from_url(s.get("REDIS_URL"))
         key = s.get("TOPICRAWL_FETCHED_KEY", "topicrawl:%(spider)s:fetched")
         mw = cls(
             crawler.stats,
             crawler.request_fingerprinter.fingerprint,
             jobdir=s.get("JOBDIR"),
-            redis=client,
+            redis=scaleout_redis(s),
             key=key % {"spider": crawler.spidercls.name},
         )
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)

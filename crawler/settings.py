@@ -120,6 +120,11 @@ if REDIS_URL:
     #: FetchOnceMiddleware's Redis set of the URLs sent to download by any worker: a URL
     #: re-queued in the shared frontier is downloaded once in all.
     TOPICRAWL_FETCHED_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:fetched"
+    #: TrapGuardMiddleware's Redis sets of the query strings admitted per path (one set per
+    #: host + path under this prefix): the query-variant limit holds for the whole crawl.
+    TOPICRAWL_TRAP_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:trap"
+    #: The page counter of ``max_pages`` (INCR by every worker): the budget is the crawl's.
+    TOPICRAWL_PAGES_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:pages"
     TOPICRAWL_DEDUP_BACKEND = {
         "type": "redis",
         "url": REDIS_URL,

@@ -24,6 +24,7 @@ from scrapy.utils.misc import load_object
 from crawler.extract import decode_html, extract_page
 from crawler.items import PageItem
 from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
+from crawler.middlewares import redis_errors, scaleout_redis
 from topicrawl.errors import ConfigError, TopicFileError
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,11 @@ class TopicSpider(scrapy.Spider):
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
         self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
         self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
-        self.pages_seen = 0
+        self.pages_seen = 0  # pages of the budget parsed by this process
+        #: scale-out: the crawl's page counter in Redis (INCR by every worker), when
+        #: ``max_pages`` is set (from_crawler)
+        self.pages_redis: Any = None
+        self.pages_key = "topicrawl:topic:pages"
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
         self.harvest_floor = 0.0
@@ -135,7 +140,33 @@ class TopicSpider(scrapy.Spider):
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
+        if spider.max_pages is not None:
+            spider.pages_redis = scaleout_redis(s)
+            spider.pages_key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages") % {
+                "spider": spider.name
+            }
         return spider
+
+    def take_page(self) -> int | None:
+        """Count a fetched page against ``max_pages``: its number in the crawl, or None when
+        the budget is spent. Scale-out: one Redis counter for every worker (INCR), so the
+        budget is the crawl's; if Redis does not answer, this worker counts alone (logged,
+        ``topicrawl/pages/budget_unshared``)."""
+        if self.pages_redis is not None:
+            try:
+                n = int(self.pages_redis.incr(self.pages_key))
+            except redis_errors(self.pages_redis) as exc:
+                self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
+                log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
+            else:
+                if n > self.max_pages:
+                    return None
+                self.pages_seen += 1
+                return n
+        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+            return None
+        self.pages_seen += 1
+        return self.pages_seen
 
     def _fingerprint(self, request_or_url: scrapy.Request | str) -> bytes:
         request = request_or_url
@@ -193,10 +224,12 @@ class TopicSpider(scrapy.Spider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         stats = self.crawler.stats
-        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+        number = self.take_page()
+        if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
+            if self.pages_redis is not None:  # another worker spent the crawl's budget
+                raise CloseSpider("max_pages")
             return
-        self.pages_seen += 1
         stats.inc_value("topicrawl/pages/fetched")
         if self.requeue_margin:
             self._restore_priorities()
@@ -244,7 +277,7 @@ class TopicSpider(scrapy.Spider):
             accepted=accepted,
             duplicate=None,
         )
-        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+        if self.max_pages is not None and number >= self.max_pages:
             raise CloseSpider("max_pages")
         if (
             self.harvest_floor > 0
