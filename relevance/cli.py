@@ -45,7 +45,9 @@ def register(subparsers) -> None:
     t.add_argument("--window", type=int, default=5)
     t.add_argument("--min-count", type=int, default=3)
     t.add_argument("--epochs", type=int, default=5)
-    t.add_argument("--workers", type=int, default=2)
+    t.add_argument("--workers", type=int, default=1,
+                   help="training threads (1: reproducible vectors; more: faster, not "
+                   "reproducible)")  # fmt: skip
     t.set_defaults(func=cmd_vectors_train)
 
     # -- topic -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 
 from relevance.hownet import set_identity
 from topicrawl.errors import ResourceMissingError
+from topicrawl.segment import normalize, segment_zh
 
 log = logging.getLogger(__name__)
 
@@ -140,14 +141,14 @@ def small_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _tokens_of_line(line: str) -> list[str]:
-    """Tokens of one corpus line: pre-segmented ``word/pos`` text, or raw text for jieba."""
+    """Tokens of one corpus line: pre-segmented ``word/pos`` text, or raw text segmented as
+    page relevance segments it (:func:`topicrawl.segment.segment_zh`); NFKC forms both, so
+    that the words looked up in a crawl (１９９８年 is read as 1998年) are the words trained."""
     parts = line.split()
     if parts and sum(bool(_TAGGED.match(p)) for p in parts) >= 0.8 * len(parts):
-        toks = [m.group(1) for p in parts if (m := _TAGGED.match(p))]
+        toks = [normalize(m.group(1)) for p in parts if (m := _TAGGED.match(p))]
         return [t for t in toks if _TOKEN_OK.search(t)]
-    import jieba
-
-    return [t for t in jieba.lcut(line) if t.strip() and _TOKEN_OK.search(t)]
+    return [t for t in segment_zh(line) if t.strip() and _TOKEN_OK.search(t)]
 
 
 def iter_corpus_sentences(lines: Iterable[str]) -> Iterator[list[str]]:
@@ -186,14 +187,16 @@ def train_vectors(
     window: int = 5,
     min_count: int = 3,
     epochs: int = 5,
-    workers: int = 2,
+    workers: int = 1,
     seed: int = 1,
     progress: bool = True,
 ):
     """Train Word2Vec (skip-gram) on corpus files and/or texts; save to ``out`` if given.
 
-    Files are segmented once with jieba (``word/pos`` lines are taken as segmented) into a
-    temporary file, then gensim trains on it. The output format follows ``out``'s suffix:
+    Files are segmented once (``word/pos`` lines are taken as segmented) into a temporary
+    file, then gensim trains on it. With one worker (the default) the same corpus and seed
+    give the same vectors in any process; more workers train faster, but gensim's threads
+    then see the sentences in an order that varies from run to run. The output format follows ``out``'s suffix:
     ``.txt``/``.vec`` word2vec text, ``.bin`` word2vec binary, anything else gensim
     ``KeyedVectors.save``. Returns the ``KeyedVectors``.
     """

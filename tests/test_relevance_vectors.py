@@ -29,7 +29,8 @@ def test_tagged_and_raw_lines_are_segmented():
         )
     )
     assert sents[0] == ["中共中央", "总书记", "国家", "主席"]  # tags stripped, punctuation dropped
-    assert "国务院" in sents[1] and "时政" not in sents[1]  # label column dropped, jieba used
+    assert "国务院" in sents[1] and "时政" not in sents[1]  # label column dropped, segmented
+    assert list(iter_corpus_sentences(["１９９８年/t  新年/t"])) == [["1998年", "新年"]]  # NFKC
 
 
 def test_train_and_formats(kv, tmp_path):
@@ -44,6 +45,32 @@ def test_train_and_formats(kv, tmp_path):
         assert loaded.cosine("国家", "主席") == pytest.approx(sim.cosine("国家", "主席"), abs=1e-4)
     m = sim.matrix(["国家", "主席", "没有这个词"], ["主席", "国家"])
     assert m.shape == (3, 2) and m[0, 1] == pytest.approx(1.0) and m[2, 0] == 0.0
+
+
+def test_training_is_reproducible_across_processes(tmp_path):
+    """One worker (the default): the same corpus gives the same vectors in two processes,
+    whatever their hash seeds."""
+    import os
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
+        corpus.write_text("".join(itertools.islice(fh, 600)), encoding="utf-8")
+    code = (
+        "import sys; from relevance.vectors import train_vectors; "
+        "train_vectors([sys.argv[1]], sys.argv[2], vector_size=16, min_count=2, epochs=2, "
+        "progress=False)"
+    )
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"v{hash_seed}.kv"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", code, str(corpus), str(out)], env=env, check=True)
+        outs.append(VectorSimilarity.from_path(out).kv)
+    a, b = outs
+    assert a.index_to_key == b.index_to_key
+    assert np.array_equal(a.vectors, b.vectors)
 
 
 def test_missing_vectors_file(tmp_path):
