@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from models.store import Store, resolve_db_url
+from models.store import Store, absolute_db_url, resolve_db_url
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TOPIC = ROOT / "topics" / "shizheng.toml"
@@ -38,7 +38,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     truth = build_web(web, scale=args.scale, seed=1)
     seeds = truth["seeds"]["portal"]
     print(f"local web: {len(truth['pages'])} URLs in {web}")
-    db_url = resolve_db_url(args.db)
+    db_url = absolute_db_url(resolve_db_url(args.db))  # the crawl runs in the project dir
     with ServerProcess(web) as server:
         env = {**os.environ, "http_proxy": server.url, "HTTP_PROXY": server.url}
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic",

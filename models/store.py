@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, func, select, text, update
+from sqlalchemy import Engine, create_engine, event, func, make_url, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -43,6 +43,17 @@ PAGE_FIELDS = (
 def resolve_db_url(url: str | None = None) -> str:
     """The database URL: the argument, else ``$TOPICRAWL_DB_URL``, else ``./topicrawl.db``."""
     return url or os.environ.get("TOPICRAWL_DB_URL") or DEFAULT_DB_URL
+
+
+def absolute_db_url(url: str) -> str:
+    """``url`` with a relative SQLite path made absolute (from the current directory), for a
+    crawl that runs in another directory."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database)
+        if not path.is_absolute():
+            return parsed.set(database=str(path.resolve())).render_as_string(False)
+    return url
 
 
 def compress(html: str | None) -> bytes | None:

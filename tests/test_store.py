@@ -150,3 +150,14 @@ def test_relevant_duplicates_feed_the_url_structure_sample(tmp_path):
     assert spider.scorer.seen == expected
     assert list(store.iter_history(pipe.run_id)) == expected
     assert store.count_documents(pipe.run_id) == 1
+
+
+def test_relative_sqlite_urls_are_made_absolute(tmp_path, monkeypatch):
+    from models.store import absolute_db_url
+
+    monkeypatch.chdir(tmp_path)
+    assert absolute_db_url("sqlite:///topicrawl.db") == f"sqlite:///{tmp_path / 'topicrawl.db'}"
+    assert absolute_db_url(f"sqlite:///{tmp_path}/x.db") == f"sqlite:///{tmp_path}/x.db"
+    assert absolute_db_url("sqlite://") == "sqlite://"
+    pg = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+    assert absolute_db_url(pg) == pg
