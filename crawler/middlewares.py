@@ -22,6 +22,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+from w3lib.url import safe_url_string
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,28 @@ def scaleout_redis(settings: Any) -> Any:
 
         return redis.Redis.from_url(settings.get("REDIS_URL"))
     return None
+
+
+#: JOBDIR file of the requests sent to download: ``fingerprint URL [r]`` lines (r: a
+#: redirect's target), flushed as they are sent
+SENT_FILE = "topicrawl-fetched.txt"
+#: request meta key: the URL of a request sent again after a killed crawl (FetchOnceMiddleware
+#: lets that URL pass, not the redirects it leads to)
+RECOVERED = "topicrawl_recovered"
+
+
+def read_sent_urls(jobdir: str | Path | None) -> list[str]:
+    """The URLs sent to download in a JOBDIR crawl, in order, without redirect targets."""
+    path = Path(jobdir) / SENT_FILE if jobdir else None
+    if path is None or not path.exists():
+        return []
+    urls: dict[str, None] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) == 2:  # (older files hold the fingerprint only)
+                urls[parts[1]] = None
+    return list(urls)
 
 
 def redis_errors(client: Any) -> tuple[type[Exception], ...]:
@@ -72,6 +95,10 @@ class TrapGuardMiddleware:
     ):
         self.stats = stats
         self.state_file = Path(jobdir) / "topicrawl-trapguard.json" if jobdir else None
+        #: JOBDIR journal of the admitted query strings (``host/path<TAB>query`` lines,
+        #: flushed as they are admitted: a killed crawl keeps them too)
+        self.journal_file = Path(jobdir) / "topicrawl-trapguard.txt" if jobdir else None
+        self.journal: Any = None
         self.max_query_variants = max_query_variants
         self.max_url_length = max_url_length
         self.max_segment_repeats = max_segment_repeats
@@ -98,17 +125,28 @@ class TrapGuardMiddleware:
         return mw
 
     def spider_opened(self, spider: Spider) -> None:
-        """A resumed crawl (JOBDIR) keeps the query variants it has already seen."""
-        if self.state_file and self.state_file.exists():
+        """A resumed crawl (JOBDIR) keeps the query variants it has already seen. The spider
+        gets a reference (``spider.trap_guard``) to test its links before re-queueing."""
+        if hasattr(spider, "trap_guard"):
+            spider.trap_guard = self
+        if self.state_file and self.state_file.exists():  # written by earlier versions
             saved = json.loads(self.state_file.read_text(encoding="utf-8"))
             for key, queries in saved.items():
                 self._variants[key].update(queries)
+        if self.journal_file:
+            if self.journal_file.exists():
+                with self.journal_file.open(encoding="utf-8") as fh:
+                    for line in fh:
+                        key, sep, query = line.rstrip("\n").partition("\t")
+                        if sep:
+                            self._variants[key].add(query)
+            self.journal_file.parent.mkdir(parents=True, exist_ok=True)
+            self.journal = self.journal_file.open("a", encoding="utf-8")
 
     def spider_closed(self, spider: Spider) -> None:
-        if self.state_file:
-            self.state_file.parent.mkdir(parents=True, exist_ok=True)
-            data = {k: sorted(v) for k, v in self._variants.items()}
-            self.state_file.write_text(json.dumps(data), encoding="utf-8")
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
 
     def allowed(self, url: str) -> str | None:
         """None when ``url`` may be followed, else the reason it is a trap."""
@@ -128,6 +166,9 @@ class TrapGuardMiddleware:
                 if full:
                     return "query_variants"
                 seen.add(parts.query)
+                if self.journal is not None:
+                    self.journal.write(f"{key}\t{parts.query}\n")
+                    self.journal.flush()
         return None
 
     def _shared_full(self, path: str, query: str) -> bool | None:
@@ -280,11 +321,12 @@ class FetchOnceMiddleware:
         self.sent: set[str] = set()
         self.file: Any = None
         if jobdir:
-            path = Path(jobdir) / "topicrawl-fetched.txt"
+            path = Path(jobdir) / SENT_FILE
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.exists():
-                self.sent.update(path.read_text(encoding="ascii").split())
-            self.file = path.open("a", encoding="ascii")
+                with path.open(encoding="utf-8") as fh:
+                    self.sent.update(line.split(" ", 1)[0] for line in fh if line.strip())
+            self.file = path.open("a", encoding="utf-8")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FetchOnceMiddleware:
@@ -307,7 +349,11 @@ class FetchOnceMiddleware:
 
     def seen(self, request: Request) -> bool:
         """True when ``request``'s URL was sent before; otherwise remember it and say False."""
-        if request.url.endswith("/robots.txt") or request.meta.get("retry_times"):
+        if (
+            request.url.endswith("/robots.txt")
+            or request.meta.get("retry_times")
+            or request.meta.get(RECOVERED) == request.url  # not its redirect targets
+        ):
             return False
         fp = self.fingerprint(request).hex()
         if fp in self.sent:
@@ -324,8 +370,9 @@ class FetchOnceMiddleware:
                 self.sent.add(fp)
                 return True
         self.sent.add(fp)
-        if self.file:
-            self.file.write(fp + "\n")
+        if self.file:  # fingerprint, URL, and whether it is a redirect's target
+            hop = " r" if request.meta.get("redirect_urls") else ""
+            self.file.write(f"{fp} {safe_url_string(request.url)}{hop}\n")
             self.file.flush()
         return False
 

@@ -20,7 +20,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from dedup.pipeline import document_replaced
-from models.store import Store, jsonable
+from models.store import Store, jsonable, spill_row
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 
@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 RUN_STATE_FILE = "topicrawl-run.json"
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
+#: JOBDIR journal of the pages kept in memory until the next batch write (kill -9 safe)
+JOURNAL_FILE = "topicrawl-unwritten.jsonl"
 
 
 class StorePipeline:
@@ -62,6 +64,7 @@ class StorePipeline:
         self.buffer: list[dict[str, Any]] = []
         self.replaced: list[dict[str, Any]] = []
         self.crawler: Crawler | None = None
+        self.journal: Any = None  # JOBDIR/JOURNAL_FILE while the spider is open
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -118,11 +121,20 @@ class StorePipeline:
             log.info("crawl run %d started", self.run_id)
         else:
             log.info("crawl run %d resumed", self.run_id)
+            self._replay_journal()
             self._reload_history(spider)
             if hasattr(spider, "pages_seen"):  # the page budget is the run's, not the process's
                 spider.pages_seen = self.store.count_pages(self.run_id)
+            run = self.store.get_run(self.run_id)
+            if self.jobdir is not None and run is not None and run.finished_at is None:
+                # the crawl was killed (no clean close): its requests in flight are lost
+                spider.recovered_urls = self._unstored_sent_urls()
+            self.store.reopen_run(self.run_id)
         spider.run_id = self.run_id
         self._save_run_id()
+        if self.jobdir:
+            self.jobdir.mkdir(parents=True, exist_ok=True)
+            self.journal = (self.jobdir / JOURNAL_FILE).open("a", encoding="utf-8")
         if self.stats is not None:
             self.stats.set_value("topicrawl/run_id", self.run_id)
 
@@ -136,6 +148,34 @@ class StorePipeline:
             self.jobdir.mkdir(parents=True, exist_ok=True)
             (self.jobdir / RUN_STATE_FILE).write_text(json.dumps({"run_id": self.run_id}))
 
+    def _replay_journal(self) -> None:
+        """Store the pages a killed crawl kept in memory (the journal of its last batch)."""
+        path = self.jobdir / JOURNAL_FILE if self.jobdir else None
+        if path is None or not path.exists():
+            return
+        assert self.store is not None
+        rows = [spill_row(line)[1] for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]  # fmt: skip
+        if rows:
+            self.store.save_crawl_batch(self.run_id, rows)
+            log.warning("stored %d pages that the interrupted crawl had not written", len(rows))
+            if self.stats is not None:
+                self.stats.set_value("topicrawl/storage/journal_replayed", len(rows))
+        path.unlink()
+
+    def _unstored_sent_urls(self) -> list[str]:
+        """URLs sent to download (FetchOnceMiddleware's JOBDIR file) whose page was never
+        stored: the requests in flight when a crawl was killed, to be requested again.
+        Redirect hops are left out: their first URL is requested again instead."""
+        from crawler.middlewares import read_sent_urls
+
+        sent = read_sent_urls(self.jobdir)
+        if not sent:
+            return []
+        assert self.store is not None
+        stored = self.store.page_urls(self.run_id)
+        return [url for url in sent if url not in stored]
+
     def _reload_history(self, spider: Spider) -> None:
         scorer = getattr(spider, "scorer", None)
         if scorer is not None and self.store is not None and self.run_id is not None:
@@ -144,6 +184,9 @@ class StorePipeline:
 
     def close_spider(self, spider: Spider | None = None) -> None:
         self.flush(final=True)
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
         if self.cleaner is not None and self.jobdir:
             self.cleaner.host_model.save(self.jobdir / HOST_MODEL_FILE)
         if self.cleaner is not None and self.stats is not None:
@@ -197,6 +240,10 @@ class StorePipeline:
         if window is not None:
             window.add(accepted)
         self.buffer.append(row)
+        if self.journal is not None:
+            self.journal.write(json.dumps({"run_id": self.run_id, **jsonable(row)},
+                                          ensure_ascii=False) + "\n")  # fmt: skip
+            self.journal.flush()
         if len(self.buffer) >= self.batch_size:
             self.flush()
         scorer = getattr(spider, "scorer", None)
@@ -218,6 +265,8 @@ class StorePipeline:
         replaced, self.replaced = self.replaced, []
         try:
             self._write(batch)
+            if self.journal is not None and not self.buffer:
+                self.journal.truncate(0)
             if replaced:
                 self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
                 self.store.add_duplicates(self.run_id, replaced)

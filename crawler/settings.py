@@ -34,7 +34,11 @@ COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
 # -- frontier: a global best-first order -----------------------------------------------------
-SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
+SCHEDULER_PRIORITY_QUEUE = "crawler.queues.DurablePriorityQueue"
+#: JOBDIR frontier: SQLite queues committed at every push and pop, so that a crawl resumes
+#: even after kill -9 (crawler/queues.py).
+SCHEDULER_DISK_QUEUE = "crawler.queues.DurableLifoQueue"
+SCHEDULER_START_DISK_QUEUE = "crawler.queues.DurableFifoQueue"
 DEPTH_PRIORITY = 0
 DEPTH_STATS_VERBOSE = True
 

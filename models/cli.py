@@ -10,7 +10,7 @@ from typing import IO
 
 from tqdm import tqdm
 
-from models.store import Store
+from models.store import Store, spill_row
 from topicrawl.errors import TopicrawlError
 
 
@@ -86,7 +86,6 @@ def register_spill(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_import_spill(args: argparse.Namespace) -> int:
-    from datetime import datetime
 
     store = Store.from_url(args.db)
     total = 0
@@ -94,10 +93,8 @@ def cmd_import_spill(args: argparse.Namespace) -> int:
         by_run: dict[int, list[dict]] = {}
         with path.open(encoding="utf-8") as fh:
             for line in fh:
-                row = json.loads(line)
-                if isinstance(row.get("fetched_at"), str):
-                    row["fetched_at"] = datetime.fromisoformat(row["fetched_at"])
-                by_run.setdefault(int(row.pop("run_id")), []).append(row)
+                run_id, row = spill_row(line)
+                by_run.setdefault(run_id, []).append(row)
         for run_id, rows in by_run.items():
             store.save_crawl_batch(run_id, rows)
             total += len(rows)

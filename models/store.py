@@ -7,6 +7,7 @@ short outage loses nothing; reads stream in keyset-paginated batches.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -54,6 +55,15 @@ def absolute_db_url(url: str) -> str:
         if not path.is_absolute():
             return parsed.set(database=str(path.resolve())).render_as_string(False)
     return url
+
+
+def spill_row(line: str) -> tuple[int, dict[str, Any]]:
+    """``(run id, page row)`` of one JSON line written by the store pipeline (spill files and
+    the JOBDIR journal)."""
+    row = json.loads(line)
+    if isinstance(row.get("fetched_at"), str):
+        row["fetched_at"] = datetime.fromisoformat(row["fetched_at"])
+    return int(row.pop("run_id")), row
 
 
 def compress(html: str | None) -> bytes | None:
@@ -222,6 +232,14 @@ class Store:
             )))  # fmt: skip
         return created
 
+    def reopen_run(self, run_id: int) -> None:
+        """Mark a resumed run as running again (``finished_at`` empty until it closes)."""
+        self._write(
+            lambda s: s.execute(
+                update(CrawlRun).where(CrawlRun.id == run_id).values(finished_at=None)
+            )
+        )
+
     def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
         values = {"finished_at": datetime.now(UTC), "stats": jsonable(stats)}
         self._write(
@@ -271,6 +289,12 @@ class Store:
             select(Page.url, Page.id).where(Page.run_id == run_id, Page.url.in_(urls))
         )
         return {url: pid for url, pid in found}
+
+    def page_urls(self, run_id: int) -> set[str]:
+        """Every URL a page of the run was stored under (requested and final URLs)."""
+        query = select(Page.url, Page.final_url).where(Page.run_id == run_id)
+        with self._session() as session:
+            return {u for row in session.execute(query) for u in row if u}
 
     def page_ids(self, run_id: int, urls: list[str]) -> dict[str, int]:
         with self._session() as session:

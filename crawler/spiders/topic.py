@@ -24,12 +24,13 @@ from scrapy.utils.misc import load_object
 from crawler.extract import decode_html, extract_page
 from crawler.items import PageItem
 from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
-from crawler.middlewares import redis_errors, scaleout_redis
+from crawler.middlewares import RECOVERED, redis_errors, scaleout_redis
 from topicrawl.errors import ConfigError, TopicFileError
 
 log = logging.getLogger(__name__)
 
 _BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+_REDIRECTS = [301, 302, 303, 307, 308]
 #: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
 FETCHED = 1 << 62
 
@@ -114,6 +115,10 @@ class TopicSpider(scrapy.Spider):
         self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
         self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
         self.pages_seen = 0  # pages of the budget parsed by this process
+        #: pages a killed crawl had sent to download but not stored (StorePipeline, resume)
+        self.recovered_urls: list[str] = []
+        #: crawler.middlewares.TrapGuardMiddleware, when enabled (it registers itself)
+        self.trap_guard: Any = None
         #: scale-out: the crawl's page counter in Redis (INCR by every worker), when
         #: ``max_pages`` is set (from_crawler)
         self.pages_redis: Any = None
@@ -196,6 +201,22 @@ class TopicSpider(scrapy.Spider):
 
     # -- start -------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.recovered_urls:  # set by StorePipeline when a JOBDIR crawl resumes
+            self.crawler.stats.set_value("topicrawl/pages/recovered", len(self.recovered_urls))
+            log.info("%d pages sent to download but never stored are requested again",
+                     len(self.recovered_urls))  # fmt: skip
+        for url in self.recovered_urls:
+            yield scrapy.Request(
+                url,
+                callback=self.parse,
+                errback=self.on_error,
+                priority=quantize(1.0),
+                dont_filter=True,
+                meta={"parent_url": None, "anchor": None, "seed": url in self.seeds,
+                      RECOVERED: url, "link_score": {"recovered": True},
+                      # a redirect is followed by parse, through the dupefilter
+                      "dont_redirect": True, "handle_httpstatus_list": _REDIRECTS},
+            )  # fmt: skip
         for url in self.seeds:
             yield scrapy.Request(
                 url,
@@ -224,6 +245,9 @@ class TopicSpider(scrapy.Spider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         stats = self.crawler.stats
+        if response.status in _REDIRECTS:  # only requests sent again after a kill get here
+            yield from self._follow_recovered_redirect(response)
+            return
         number = self.take_page()
         if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
@@ -317,9 +341,15 @@ class TopicSpider(scrapy.Spider):
                 links.append(link)
         scores = self.scorer.score_links(info, links)
         stats.inc_value("topicrawl/links/scored", len(links))
+        guard = self.trap_guard
         for link, score in zip(links, scores, strict=True):
             if not score.follow:
                 stats.inc_value("topicrawl/links/dropped")
+                continue
+            # the trap guard before re-queueing, so that a trap's URL is never counted as
+            # re-queued (its middleware would drop the request after this generator)
+            if guard is not None and (reason := guard.allowed(link.url)):
+                stats.inc_value(f"topicrawl/links/trap/{reason}")
                 continue
             stats.inc_value("topicrawl/links/followed")
             request = page.follow(
@@ -334,6 +364,20 @@ class TopicSpider(scrapy.Spider):
                 },
             )
             yield self.reprioritised(request) if self.requeue_margin else request
+
+    def _follow_recovered_redirect(self, response: Response) -> Iterator[scrapy.Request]:
+        """A URL requested again after a killed crawl answered with a redirect: follow it as
+        Scrapy's RedirectMiddleware would, but through the dupefilter (the recovered request
+        itself had to bypass it), so a target already queued is not fetched under this URL."""
+        location = response.headers.get(b"Location")
+        if not location:
+            return
+        meta = {k: v for k, v in response.meta.items()
+                if k not in (RECOVERED, "dont_redirect", "handle_httpstatus_list")}  # fmt: skip
+        meta["redirect_urls"] = [*response.meta.get("redirect_urls", ()), response.url]
+        yield response.request.replace(
+            url=response.urljoin(location.decode("latin-1")), meta=meta, dont_filter=False
+        )
 
     def reprioritised(self, request: scrapy.Request) -> scrapy.Request:
         """``request``, marked to pass the dupefilter when its URL was issued before with a
