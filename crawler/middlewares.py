@@ -6,7 +6,7 @@ import json
 import logging
 import re
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,18 +46,22 @@ SENT_FILE = "topicrawl-fetched.txt"
 RECOVERED = "topicrawl_recovered"
 
 
-def read_sent_urls(jobdir: str | Path | None) -> list[str]:
-    """The URLs sent to download in a JOBDIR crawl, in order, without redirect targets."""
+def read_sent(jobdir: str | Path | None) -> Iterator[tuple[str, str | None, bool]]:
+    """``(fingerprint, URL, redirect target?)`` of each request a JOBDIR crawl sent to
+    download, in order (the URL is None in files of earlier versions)."""
     path = Path(jobdir) / SENT_FILE if jobdir else None
     if path is None or not path.exists():
-        return []
-    urls: dict[str, None] = {}
+        return
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             parts = line.split()
-            if len(parts) == 2:  # (older files hold the fingerprint only)
-                urls[parts[1]] = None
-    return list(urls)
+            if parts:
+                yield parts[0], parts[1] if len(parts) > 1 else None, parts[2:] == ["r"]
+
+
+def read_sent_urls(jobdir: str | Path | None) -> list[str]:
+    """The URLs sent to download in a JOBDIR crawl, in order, without redirect targets."""
+    return list(dict.fromkeys(url for _, url, hop in read_sent(jobdir) if url and not hop))
 
 
 def redis_errors(client: Any) -> tuple[type[Exception], ...]:
@@ -321,11 +325,9 @@ class FetchOnceMiddleware:
         self.sent: set[str] = set()
         self.file: Any = None
         if jobdir:
+            self.sent.update(fp for fp, _, _ in read_sent(jobdir))
             path = Path(jobdir) / SENT_FILE
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path.exists():
-                with path.open(encoding="utf-8") as fh:
-                    self.sent.update(line.split(" ", 1)[0] for line in fh if line.strip())
             self.file = path.open("a", encoding="utf-8")
 
     @classmethod

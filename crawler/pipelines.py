@@ -20,7 +20,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from dedup.pipeline import document_replaced
-from models.store import Store, jsonable, spill_row
+from models.store import Store, spill_line, spill_row
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 
@@ -110,7 +110,8 @@ class StorePipeline:
             self.cleaner = Cleaner.from_config(config, host_model=model)
         self.store = Store.from_url(self.db_url)
         self.run_id = getattr(spider, "run_id", None) or self._saved_run_id()
-        if self.run_id is None or self.store.get_run(self.run_id) is None:
+        run = self.store.get_run(self.run_id) if self.run_id is not None else None
+        if run is None:
             topic = getattr(spider, "topic", None)
             self.run_id = self.store.start_run(
                 getattr(topic, "name", spider.name),
@@ -125,8 +126,7 @@ class StorePipeline:
             self._reload_history(spider)
             if hasattr(spider, "pages_seen"):  # the page budget is the run's, not the process's
                 spider.pages_seen = self.store.count_pages(self.run_id)
-            run = self.store.get_run(self.run_id)
-            if self.jobdir is not None and run is not None and run.finished_at is None:
+            if self.jobdir is not None and run.finished_at is None:
                 # the crawl was killed (no clean close): its requests in flight are lost
                 spider.recovered_urls = self._unstored_sent_urls()
             self.store.reopen_run(self.run_id)
@@ -241,8 +241,7 @@ class StorePipeline:
             window.add(accepted)
         self.buffer.append(row)
         if self.journal is not None:
-            self.journal.write(json.dumps({"run_id": self.run_id, **jsonable(row)},
-                                          ensure_ascii=False) + "\n")  # fmt: skip
+            self.journal.write(spill_line(self.run_id, row))
             self.journal.flush()
         if len(self.buffer) >= self.batch_size:
             self.flush()
@@ -309,7 +308,5 @@ class StorePipeline:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}.jsonl"
         with path.open("a", encoding="utf-8") as fh:
-            for row in batch:
-                fh.write(json.dumps({"run_id": self.run_id, **jsonable(row)}, ensure_ascii=False))
-                fh.write("\n")
+            fh.writelines(spill_line(self.run_id, row) for row in batch)
         return path

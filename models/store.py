@@ -57,9 +57,14 @@ def absolute_db_url(url: str) -> str:
     return url
 
 
+def spill_line(run_id: int, row: dict[str, Any]) -> str:
+    """One page row of a run as a JSON line (spill files and the JOBDIR journal of the store
+    pipeline); :func:`spill_row` reads it back."""
+    return json.dumps({"run_id": run_id, **jsonable(row)}, ensure_ascii=False) + "\n"
+
+
 def spill_row(line: str) -> tuple[int, dict[str, Any]]:
-    """``(run id, page row)`` of one JSON line written by the store pipeline (spill files and
-    the JOBDIR journal)."""
+    """``(run id, page row)`` of one JSON line written by :func:`spill_line`."""
     row = json.loads(line)
     if isinstance(row.get("fetched_at"), str):
         row["fetched_at"] = datetime.fromisoformat(row["fetched_at"])

@@ -196,9 +196,9 @@ def train_vectors(
     Files are segmented once (``word/pos`` lines are taken as segmented) into a temporary
     file, then gensim trains on it. With one worker (the default) the same corpus and seed
     give the same vectors in any process; more workers train faster, but gensim's threads
-    then see the sentences in an order that varies from run to run. The output format follows ``out``'s suffix:
-    ``.txt``/``.vec`` word2vec text, ``.bin`` word2vec binary, anything else gensim
-    ``KeyedVectors.save``. Returns the ``KeyedVectors``.
+    then see the sentences in an order that varies from run to run. The output format
+    follows ``out``'s suffix: ``.txt``/``.vec`` word2vec text, ``.bin`` word2vec binary,
+    anything else gensim ``KeyedVectors.save``. Returns the ``KeyedVectors``.
     """
     from gensim.models import Word2Vec
     from gensim.models.word2vec import LineSentence

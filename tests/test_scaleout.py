@@ -161,7 +161,7 @@ def test_page_budget_is_the_crawls_with_several_workers(redis_url, tmp_path):
     workers = [TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=5) for _ in "ab"]
     stats = _Stats()
     for w in workers:
-        w.pages_redis, w.pages_key = client, key
+        w.share_page_budget(client, key)
     try:
         numbers = [w.take_page() for w in workers * 4]
         assert numbers == [1, 2, 3, 4, 5, None, None, None]
@@ -169,7 +169,7 @@ def test_page_budget_is_the_crawls_with_several_workers(redis_url, tmp_path):
         client.delete(key)
     # Redis down: a worker counts alone, and says so
     alone = TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=2)
-    alone.pages_redis, alone.pages_key = _dead_redis(), key
+    alone.share_page_budget(_dead_redis(), key)
     alone.crawler = type("C", (), {"stats": stats})()
     assert [alone.take_page() for _ in range(3)] == [1, 2, None]
     assert stats.values["topicrawl/pages/budget_unshared"] == 3

@@ -122,6 +122,7 @@ class TopicSpider(scrapy.Spider):
         #: scale-out: the crawl's page counter in Redis (INCR by every worker), when
         #: ``max_pages`` is set (from_crawler)
         self.pages_redis: Any = None
+        self.pages_redis_errors: tuple[type[Exception], ...] = ()
         self.pages_key = "topicrawl:topic:pages"
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
@@ -146,11 +147,15 @@ class TopicSpider(scrapy.Spider):
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         if spider.max_pages is not None:
-            spider.pages_redis = scaleout_redis(s)
-            spider.pages_key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages") % {
-                "spider": spider.name
-            }
+            key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
+            spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
         return spider
+
+    def share_page_budget(self, client: Any, key: str) -> None:
+        """Count ``max_pages`` in the Redis counter ``key`` that every worker shares (no
+        client: this process counts alone)."""
+        self.pages_redis, self.pages_key = client, key
+        self.pages_redis_errors = redis_errors(client)
 
     def take_page(self) -> int | None:
         """Count a fetched page against ``max_pages``: its number in the crawl, or None when
@@ -160,7 +165,7 @@ class TopicSpider(scrapy.Spider):
         if self.pages_redis is not None:
             try:
                 n = int(self.pages_redis.incr(self.pages_key))
-            except redis_errors(self.pages_redis) as exc:
+            except self.pages_redis_errors as exc:
                 self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
                 log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
             else:
