@@ -143,9 +143,7 @@ def ensure_web(
             and truth.get("family", "a") == family
         ):
             return truth
-    return build_web(
-        out, scale="large", seed=seed, section_in_head=section_in_head, family=family
-    )
+    return build_web(out, scale="large", seed=seed, section_in_head=section_in_head, family=family)
 
 
 # -- crawls ----------------------------------------------------------------------------------

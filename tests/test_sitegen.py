@@ -489,7 +489,9 @@ def test_family_b_ground_truth_shape(web_b):
     templates = {s["host"]: s["template"] for s in truth["sites"]}
     for gid, urls in truth["dup_groups"].items():
         pages = [truth["pages"][u] for u in urls]
-        assert {p["dup_group"] for p in pages} == {gid} and len({p["article_id"] for p in pages}) == 1
+        assert {p["dup_group"] for p in pages} == {gid} and len(
+            {p["article_id"] for p in pages}
+        ) == 1
         assert len({templates[p["host"]] for p in pages}) == len(urls)
     assert truth["near_misses"]
     for url, orig in truth["near_misses"].items():
@@ -539,7 +541,9 @@ def test_family_b_differs_from_family_a(web, web_b):
                for u, p in truth["pages"].items())  # fmt: skip
     # the stream template cuts list titles (full title only in the title attribute)
     home = next(s["home"] for s in truth["sites"] if s["template"] == "stream")
-    assert re.search(r'href="/a/[0-9a-f]{10}" title="[^"]{17,}">[^<]{16}…</a>', _html(out, truth, home))
+    assert re.search(
+        r'href="/a/[0-9a-f]{10}" title="[^"]{17,}">[^<]{16}…</a>', _html(out, truth, home)
+    )
 
 
 def test_family_b_every_hazard_is_linked(web_b):
@@ -645,5 +649,6 @@ def test_family_b_command_line(tmp_path):
     truth = json.loads((out / "ground_truth.json").read_text(encoding="utf-8"))
     assert truth["family"] == "b"
     assert {p["category"] for p in truth["pages"].values() if p["kind"] == "article"} == {
-        "时政", "体育"
+        "时政",
+        "体育",
     }
