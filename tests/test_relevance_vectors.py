@@ -83,9 +83,9 @@ def test_missing_vectors_file(tmp_path):
     [
         (0.0, 0.6, 0.8 * 0.6),  # SimH = 0 -> α·SimD
         (0.6, 0.4, 0.5 * 0.6 + 0.5 * 0.4),  # β·SimH + (1-β)·SimD
-        (0.6, -0.3, 0.5 * 0.6),  # SimD < 0 -> 0
+        (0.6, -0.3, 0.0),  # SimD < 0 -> 0, then 0 < Th1 -> Sim = 0
         (0.05, 0.6, 0.8 * 0.6),  # SimH < Th2 -> 0
-        (0.6, 0.05, 0.5 * 0.6),  # SimD < Th1 -> 0
+        (0.6, 0.05, 0.0),  # SimD < Th1 -> Sim = 0 at once (paper 001, step 1)
         (0.0, 0.11, 0.0),  # α·SimD = 0.088 < Th1: final cut
     ],
 )
@@ -93,8 +93,22 @@ def test_algorithm1_cases(h, d, expected):
     assert float(combine(h, d, th1=0.1, th2=0.1, alpha=0.8, beta=0.5)) == pytest.approx(expected)
 
 
-def test_algorithm1_oov_uses_hownet():
-    assert float(combine(0.6, 0.0, d_known=False)) == pytest.approx(0.6)
+def test_algorithm1_cut_variant():
+    """step1 = "cut" (the former behaviour, kept as a named option): SimD < Th1 sets SimD = 0
+    and goes on, so Sim = β·SimH."""
+    assert float(combine(0.6, 0.05, step1="cut")) == pytest.approx(0.5 * 0.6)
+    assert float(combine(0.6, 0.4, step1="cut")) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        combine(0.6, 0.4, step1="nope")
+
+
+@pytest.mark.parametrize("step1", ["paper", "cut"])
+def test_algorithm1_unknown_word_never_beats_a_known_one(step1):
+    """A word without a vector scores as a known word with the lowest SimD, never above it."""
+    unknown = float(combine(0.9, 0.0, d_known=False, step1=step1))
+    for d in (-0.5, 0.0, 0.05, 0.1, 0.3, 0.9):
+        assert unknown <= float(combine(0.9, d, step1=step1)) + 1e-7
+    assert unknown == pytest.approx(0.0 if step1 == "paper" else 0.45)
 
 
 class FakeHowNet:
@@ -124,9 +138,11 @@ def test_combined_source(kv):
     v = VectorSimilarity(kv)
     comb = CombinedSimilarity(h, v)
     d = max(0.0, v.cosine("国家", "主席"))
-    d = d if d >= 0.1 else 0.0
-    assert comb.similarity("国家", "主席") == pytest.approx(0.5 * 0.6 + 0.5 * d, abs=1e-6)
-    assert comb.similarity("国家", "不在词向量") == pytest.approx(0.7)  # OOV: SimH alone
+    expected = 0.5 * 0.6 + 0.5 * d if d >= 0.1 else 0.0
+    assert comb.similarity("国家", "主席") == pytest.approx(expected, abs=1e-6)
+    assert comb.similarity("国家", "不在词向量") == 0.0  # no vector: SimD = 0 < Th1 -> 0
+    cut = CombinedSimilarity(h, v, step1="cut")
+    assert cut.similarity("国家", "不在词向量") == pytest.approx(0.5 * 0.7)  # β·SimH
     assert comb.similarity("x", "x") == 1.0
     only_h = CombinedSimilarity(h, None)
     assert only_h.similarity("国家", "主席") == pytest.approx(0.6)
