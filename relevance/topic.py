@@ -51,10 +51,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     description_threshold = 0.1
 
     [urls]                             # Algorithms 2 and 3
-    mode = "path"                      # "path" (default) | "paper"
+    mode = "path"                      # "path" (default) | "paper" (Algorithm 2 exactly)
     alpha = 0.5
     beta = 0.5
-    threshold = 0.75
+    threshold = 0.75                   # paper mode: 0.1 (their Table 6: 0.05-0.10)
     a = 0.6                            # w1 of the host parts
     b = 0.2                            # step w(i+1) = w(i) - b
     d = 2.0                            # 'www' parts are divided by d
@@ -457,9 +457,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
             "cilin_method",
         )
     if sim_t.get("step1", "paper") not in STEP1:
-        raise fail(
-            f"[similarity] step1 must be one of {', '.join(STEP1)}", "similarity", "step1"
-        )
+        raise fail(f"[similarity] step1 must be one of {', '.join(STEP1)}", "similarity", "step1")
     similarity = SimilarityConfig(
         sources=list(sources),
         cilin=sim_t.get("cilin", ""),
@@ -508,7 +506,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         mode=u_t.get("mode", "path"),
         alpha=float(u_t.get("alpha", 0.5)),
         beta=float(u_t.get("beta", 0.5)),
-        threshold=float(u_t.get("threshold", 0.75)),
+        threshold=float(u_t.get("threshold", 0.1 if u_t.get("mode") == "paper" else 0.75)),
         a=float(u_t.get("a", 0.6)),
         b=float(u_t.get("b", 0.2)),
         d=float(u_t.get("d", 2.0)),
