@@ -8,12 +8,12 @@ import pytest
 
 from relevance.urls import (
     PerHostStructureSample,
-    char_jaccard,
-    paper_host_similarity,
-    paper_path_similarity,
     StructureSample,
+    char_jaccard,
     host_similarity,
     jaccard,
+    paper_host_similarity,
+    paper_path_similarity,
     path_similarity,
     same_path,
     url_similarity,
