@@ -40,15 +40,14 @@ CORPORA = {
 GRIDS = {
     "default": [
         ("w2v sg d100 w5 e5 mc3 (old default)", dict(epochs=5)),
-        ("w2v sg d100 w5 e10", dict(epochs=10)),
+        ("fasttext sg d100 w5 e10 n1-3", dict(model="fasttext", epochs=10)),
         ("w2v sg d100 w5 e20", dict(epochs=20)),
+        ("fasttext sg d100 w5 e20 n1-3", dict(model="fasttext", epochs=20)),
         ("w2v cbow d100 w5 e20", dict(sg=0, epochs=20)),
+        ("w2v sg d100 w5 e20 mc1", dict(min_count=1, epochs=20)),
+        ("fasttext sg d100 w5 e20 n2-4", dict(model="fasttext", epochs=20, min_n=2, max_n=4)),
         ("w2v sg d200 w5 e20", dict(vector_size=200, epochs=20)),
         ("w2v sg d100 w10 e20", dict(window=10, epochs=20)),
-        ("w2v sg d100 w5 e20 mc1", dict(min_count=1, epochs=20)),
-        ("w2v sg d100 w5 e20 mc5", dict(min_count=5, epochs=20)),
-        ("fasttext sg d100 w5 e20 n1-3", dict(model="fasttext", epochs=20)),
-        ("fasttext sg d100 w5 e20 n2-4", dict(model="fasttext", epochs=20, min_n=2, max_n=4)),
     ],
     "small": [("w2v sg d100 w5 e5", dict(epochs=5))],
 }
