@@ -149,3 +149,27 @@ def test_combined_source(kv):
     with pytest.raises(ResourceMissingError):
         CombinedSimilarity(None, None)
     assert comb.most_similar("国家", topn=3)
+
+
+def test_fasttext_gives_vectors_to_unseen_words(tmp_path):
+    """fastText: a word the corpus never had gets a vector from its seen character n-grams;
+    a word of unseen characters stays unknown."""
+    with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
+        text = "".join(itertools.islice(fh, 400))
+    kv = train_vectors(
+        texts=[text], model="fasttext", vector_size=16, min_count=2, epochs=2, progress=False
+    )
+    sim = VectorSimilarity(kv)
+    assert sim.subword and "国家" in sim
+    unseen = "国家队长"
+    assert unseen not in kv.key_to_index and unseen in sim
+    assert sim.known(["国家", unseen, "龘靐"]).tolist() == [True, True, False]
+    assert 0.0 <= sim.similarity(unseen, "国家") <= 1.0
+    m = sim.matrix([unseen, "龘靐"], ["国家"])
+    assert m[0, 0] == pytest.approx(sim.cosine(unseen, "国家"), abs=1e-5) and m[1, 0] == 0.0
+    loaded = VectorSimilarity.from_path(save_vectors(kv, tmp_path / "ft.kv"))
+    assert loaded.subword and loaded.cosine(unseen, "国家") == pytest.approx(
+        sim.cosine(unseen, "国家"), abs=1e-5
+    )
+    with pytest.raises(ValueError):
+        train_vectors(texts=[text], model="glove", progress=False)
