@@ -67,6 +67,7 @@ def main() -> int:
     ap.add_argument("--corpora", default="pd,cnews,titles")
     ap.add_argument("--only", nargs="*", help="labels (prefixes) of the grid to run")
     ap.add_argument("--out", type=Path, help="also append the table rows to this file")
+    ap.add_argument("--save-dir", type=Path, help="save each model there (gensim .kv)")
     args = ap.parse_args()
     pairs = read_pairs(data_path("wordsim", "wordsim-297.txt"))
     tune, held = split_pairs(pairs)
@@ -86,6 +87,11 @@ def main() -> int:
             t = time.perf_counter()
             kv = train_segmented(seg, **{**TRAIN_DEFAULTS, **over})
             secs = time.perf_counter() - t
+            if args.save_dir:
+                from relevance.vectors import save_vectors
+
+                slug = "".join(ch if ch.isalnum() else "_" for ch in label)
+                save_vectors(kv, args.save_dir / f"{slug}.kv")
             line = row(label, VectorSimilarity(kv), (tune, held, pairs)) + f" {secs:.0f} |"
             line = line.replace("| |", "|")
             print(line, flush=True)

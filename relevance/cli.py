@@ -36,8 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--cilin", help="Tongyici Cilin cilin_ext.txt (default: shared)")
     p.add_argument("--cilin-method", default="ic", choices=["ic", "path"],
                    help="ic: 彭琦 et al. 2018 (default); path: 陈宏朝 et al. 2016")  # fmt: skip
-    p.add_argument("--hybrid-weight", type=float, default=0.5,
-                   help="λ of HowNet in the hybrid (0.5)")  # fmt: skip
+    p.add_argument("--hybrid-weight", type=float, default=0.9,
+                   help="λ of HowNet in the hybrid (%(default)s)")  # fmt: skip
     p.add_argument("--step1", default="paper", choices=["paper", "cut"],
                    help="Algorithm 1 step 1 (paper: SimD < Th1 => Sim = 0)")  # fmt: skip
     p.add_argument("--half", default="all", choices=["all", "tune", "held"],
@@ -151,7 +151,7 @@ def _combos(parts: dict, th: dict) -> dict:
     c, v = parts.get("cilin"), parts.get("word2vec")
     hybrid = None
     if h is not None and c is not None:
-        hybrid = out["hybrid"] = HybridSimilarity(h, c, weight=th.pop("hybrid_weight", 0.5))
+        hybrid = out["hybrid"] = HybridSimilarity(h, c, weight=th.pop("hybrid_weight", 0.9))
     th.pop("hybrid_weight", None)
     if v is not None:
         for name, d in (("hownet", h), ("cilin", c), ("hybrid", hybrid)):

@@ -9,7 +9,7 @@
   its Cilin synonyms (its ``=`` groups) that HowNet knows, and Sim is the largest HowNet
   similarity of the other word to one of them (0 when it has none).
 
-λ is chosen on the tune half of wordsim-297 (docs/benchmarks/relevance.md).
+λ = 0.9 was chosen on the tune half of wordsim-297 (docs/benchmarks/relevance.md).
 
 **Algorithm 1** of Zhou, Wang & Yu (2019) combines a dictionary score SimH (HowNet, Cilin or
 the hybrid) with word2vec's SimD, exactly as published (``step1 = "paper"``):
@@ -21,7 +21,11 @@ the hybrid) with word2vec's SimD, exactly as published (``step1 = "paper"``):
     otherwise       -> Sim = β·SimH + (1 − β)·SimD
     Sim < Th1       -> Sim = 0
 
-Th1 = Th2 = 0.1 is the best setting of their Table 5. ``step1 = "cut"`` is the variant
+Th1 = Th2 = 0.1 is the best setting of their Table 5; β = 0.5; α = 0.5 (the previous default,
+0.8, ranks a pair the dictionary calls unrelated above a related one whose SimD is lower:
+α = 1 − β scores SimH = 0 as the mean of 0 and SimD). α and the hybrid's λ = 0.9 were chosen
+on the tune half of wordsim-297 with fastText vectors (docs/benchmarks/relevance.md).
+``step1 = "cut"`` is the variant
 topicrawl ran before: SimD < Th1 sets SimD = 0 and goes on (so Sim = β·SimH). A word the
 vectors do not know has SimD = 0, the lowest score a known word can have, so an unknown word
 never scores above a known one with the same SimH (with ``"paper"`` it scores 0, with
@@ -38,6 +42,8 @@ from relevance.hownet import set_identity
 from topicrawl.errors import ResourceMissingError
 
 STEP1 = ("paper", "cut")
+TH1, TH2, ALPHA, BETA = 0.1, 0.1, 0.5, 0.5  # Algorithm 1 defaults (module docstring)
+HYBRID_WEIGHT = 0.9  # λ of HowNet in the hybrid
 
 
 def _known(source, words: Sequence[str]) -> np.ndarray:
@@ -52,7 +58,7 @@ class HybridSimilarity:
 
     name = "hybrid"
 
-    def __init__(self, hownet, cilin, *, weight: float = 0.5):
+    def __init__(self, hownet, cilin, *, weight: float = HYBRID_WEIGHT):
         self.hownet, self.cilin, self.weight = hownet, cilin, float(weight)
 
     def __contains__(self, word: object) -> bool:
@@ -125,10 +131,10 @@ def combine(
     sim_h: np.ndarray | float,
     sim_d: np.ndarray | float,
     *,
-    th1: float = 0.1,
-    th2: float = 0.1,
-    alpha: float = 0.8,
-    beta: float = 0.5,
+    th1: float = TH1,
+    th2: float = TH2,
+    alpha: float = ALPHA,
+    beta: float = BETA,
     d_known: np.ndarray | bool = True,
     step1: str = "paper",
 ) -> np.ndarray:
@@ -165,10 +171,10 @@ class CombinedSimilarity:
         hownet=None,
         vectors=None,
         *,
-        th1: float = 0.1,
-        th2: float = 0.1,
-        alpha: float = 0.8,
-        beta: float = 0.5,
+        th1: float = TH1,
+        th2: float = TH2,
+        alpha: float = ALPHA,
+        beta: float = BETA,
         step1: str = "paper",
     ):
         if hownet is None and vectors is None:
@@ -261,7 +267,9 @@ def build_similarity(topic) -> CombinedSimilarity:
         vectors = VectorSimilarity.from_path(path)
     dictionary = hownet if cilin is None else cilin
     if hownet is not None and cilin is not None:
-        dictionary = HybridSimilarity(hownet, cilin, weight=getattr(s, "hybrid_weight", 0.5))
+        dictionary = HybridSimilarity(
+            hownet, cilin, weight=getattr(s, "hybrid_weight", HYBRID_WEIGHT)
+        )
     return CombinedSimilarity(
         dictionary,
         vectors,

@@ -17,13 +17,13 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     hownet = ""                        # directory with glossary.dat + WHOLE.DAT ("" = shared data)
     cilin = ""                         # cilin_ext.txt ("" = shared data)
     cilin_method = "ic"                # "ic" (彭琦 et al. 2018) | "path" (陈宏朝 et al. 2016)
-    hybrid_weight = 0.5                # λ of HowNet where HowNet and Cilin know both words
+    hybrid_weight = 0.9                # λ of HowNet where HowNet and Cilin know both words
     step1 = "paper"                    # Algorithm 1 step 1: "paper" (SimD < Th1 => Sim = 0)
                                        # | "cut" (SimD < Th1 => SimD = 0, then on)
     vectors = ""                       # word2vec file (required when "word2vec" is a source)
     th1 = 0.1                          # SimD threshold and final cut (Table 5)
     th2 = 0.1                          # SimH threshold (Table 5)
-    alpha = 0.8                        # weight of SimD when SimH = 0
+    alpha = 0.5                        # weight of SimD when SimH = 0 (chosen on wordsim-297)
     beta = 0.5                         # weight of SimH when both are known
 
     [hownet]                           # Liu Qun & Li Sujian (2002)
@@ -109,11 +109,11 @@ class SimilarityConfig:
     vectors: str = ""
     cilin: str = ""
     cilin_method: str = "ic"
-    hybrid_weight: float = 0.5
+    hybrid_weight: float = 0.9
     step1: str = "paper"
     th1: float = 0.1
     th2: float = 0.1
-    alpha: float = 0.8
+    alpha: float = 0.5
     beta: float = 0.5
 
 
@@ -462,14 +462,14 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         sources=list(sources),
         cilin=sim_t.get("cilin", ""),
         cilin_method=sim_t.get("cilin_method", "ic"),
-        hybrid_weight=float(sim_t.get("hybrid_weight", 0.5)),
+        hybrid_weight=float(sim_t.get("hybrid_weight", 0.9)),
         step1=sim_t.get("step1", "paper"),
         hownet=sim_t.get("hownet", ""),
         openhownet=sim_t.get("openhownet", ""),
         vectors=sim_t.get("vectors", ""),
         th1=float(sim_t.get("th1", 0.1)),
         th2=float(sim_t.get("th2", 0.1)),
-        alpha=float(sim_t.get("alpha", 0.8)),
+        alpha=float(sim_t.get("alpha", 0.5)),
         beta=float(sim_t.get("beta", 0.5)),
     )
 
