@@ -39,17 +39,18 @@ CORPORA = {
 # (label, overrides of TRAIN_DEFAULTS); kept small: each is a full training on 2 shared cores
 GRIDS = {
     "default": [
-        ("w2v sg d100 w5 e5 mc3 (old default)", dict(epochs=5)),
-        ("fasttext sg d100 w5 e10 n1-3", dict(model="fasttext", epochs=10)),
-        ("w2v sg d100 w5 e20", dict(epochs=20)),
+        ("w2v sg d100 w5 e5 mc3 (old default)", dict(model="word2vec", epochs=5)),
+        ("w2v sg d100 w5 e10", dict(model="word2vec", epochs=10)),
+        ("fasttext sg d100 w5 e10 n1-3 (default)", dict(model="fasttext", epochs=10)),
+        ("w2v sg d100 w5 e20", dict(model="word2vec", epochs=20)),
         ("fasttext sg d100 w5 e20 n1-3", dict(model="fasttext", epochs=20)),
-        ("w2v cbow d100 w5 e20", dict(sg=0, epochs=20)),
-        ("w2v sg d100 w5 e20 mc1", dict(min_count=1, epochs=20)),
+        ("w2v cbow d100 w5 e20", dict(model="word2vec", sg=0, epochs=20)),
+        ("w2v sg d100 w5 e20 mc1", dict(model="word2vec", min_count=1, epochs=20)),
         ("fasttext sg d100 w5 e20 n2-4", dict(model="fasttext", epochs=20, min_n=2, max_n=4)),
-        ("w2v sg d200 w5 e20", dict(vector_size=200, epochs=20)),
-        ("w2v sg d100 w10 e20", dict(window=10, epochs=20)),
+        ("w2v sg d200 w5 e20", dict(model="word2vec", vector_size=200, epochs=20)),
+        ("w2v sg d100 w10 e20", dict(model="word2vec", window=10, epochs=20)),
     ],
-    "small": [("w2v sg d100 w5 e5", dict(epochs=5))],
+    "small": [("w2v sg d100 w5 e5", dict(model="word2vec", epochs=5))],
 }
 
 
