@@ -239,7 +239,7 @@ TRAIN_DEFAULTS: dict = {
     "vector_size": 100,
     "window": 5,
     "min_count": 3,
-    "epochs": 10,
+    "epochs": 20,
     "min_n": 1,
     "max_n": 3,
     "bucket": 200_000,
