@@ -18,7 +18,12 @@ def kv():
     with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
         lines = list(itertools.islice(fh, 400))
     return train_vectors(
-        texts=["".join(lines)], vector_size=16, min_count=2, epochs=2, progress=False
+        texts=["".join(lines)],
+        model="word2vec",
+        vector_size=16,
+        min_count=2,
+        epochs=2,
+        progress=False,
     )
 
 
