@@ -64,7 +64,7 @@ def ensure_vectors(path: Path = VECTORS) -> Path:
         if path == VECTORS:
             corpora.append(data_path("corpus", "cnews_train.txt"))
         print(f"training word2vec into {path} (once) ...", flush=True)
-        train_vectors(corpora, path, epochs=10, min_count=3)
+        train_vectors(corpora, path, model="word2vec", epochs=10, min_count=3)
     return path
 
 

@@ -29,7 +29,13 @@ def topic_fingerprint(topic) -> str:
             topic.hownet.gamma,
             topic.hownet.delta,
         ],
-        "v": 1,
+        "dictionary": [
+            getattr(s, "cilin", ""),
+            getattr(s, "cilin_method", "ic"),
+            getattr(s, "hybrid_weight", 0.5),
+            getattr(s, "step1", "paper"),
+        ],
+        "v": 2,
     }
     return hashlib.sha1(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:16]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 import sys
@@ -21,15 +22,27 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "similarity",
         help="word similarity of each source (WORD WORD), or `eval FILE` on a gold set",
-        description="`topicrawl similarity WORD WORD` prints HowNet, word2vec and Algorithm 1 "
-        "scores; `topicrawl similarity eval FILE` prints Spearman and coverage on "
-        "word<TAB>word<TAB>score lines.",
+        description="`topicrawl similarity WORD WORD` prints the score of each source (HowNet, "
+        "Cilin, word2vec), of the HowNet + Cilin hybrid and of Algorithm 1 over each "
+        "dictionary source; `topicrawl similarity eval FILE` prints, for each, Spearman over "
+        "the covered pairs, coverage, Spearman over all pairs (uncovered = 0) and Pearson "
+        "on word<TAB>word<TAB>score lines.",
     )
     p.add_argument("words", nargs=2, metavar="WORD", help="two words, or: eval FILE")
     p.add_argument("--topic", help="take sources and parameters from this topic file")
     p.add_argument("--hownet", help="directory with glossary.dat + WHOLE.DAT (default: shared)")
     p.add_argument("--vectors", help="word2vec file (text/.bin/gensim)")
     p.add_argument("--openhownet", help="OpenHowNet resources directory (installed)")
+    p.add_argument("--cilin", help="Tongyici Cilin cilin_ext.txt (default: shared)")
+    p.add_argument("--cilin-method", default="ic", choices=["ic", "path"],
+                   help="ic: 彭琦 et al. 2018 (default); path: 陈宏朝 et al. 2016")  # fmt: skip
+    p.add_argument("--hybrid-weight", type=float, default=0.9,
+                   help="λ of HowNet in the hybrid (%(default)s)")  # fmt: skip
+    p.add_argument("--step1", default="paper", choices=["paper", "cut"],
+                   help="Algorithm 1 step 1 (paper: SimD < Th1 => Sim = 0)")  # fmt: skip
+    p.add_argument("--half", default="all", choices=["all", "tune", "held"],
+                   help="eval on the whole set or one half of its fixed random split")  # fmt: skip
+    p.add_argument("--split-seed", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_similarity)
 
     # -- vectors ---------------------------------------------------------------------------
@@ -41,10 +54,21 @@ def register(subparsers) -> None:
     t.add_argument("--from-run", type=int, metavar="ID", help="also train on a crawled run")
     t.add_argument("--db", help="database URL for --from-run (default: $TOPICRAWL_DB_URL)")
     t.add_argument("--out", required=True, help=".kv (gensim), .bin or .txt (word2vec)")
-    t.add_argument("--size", type=int, default=100, help="vector size (100)")
-    t.add_argument("--window", type=int, default=5)
-    t.add_argument("--min-count", type=int, default=3)
-    t.add_argument("--epochs", type=int, default=5)
+    from relevance.vectors import TRAIN_DEFAULTS as D
+
+    t.add_argument("--model", default=D["model"], choices=["word2vec", "fasttext"],
+                   help=f"gensim model ({D['model']}); fasttext also gives vectors to unseen "
+                   "words from their characters")  # fmt: skip
+    t.add_argument("--arch", default="skipgram" if D["sg"] else "cbow",
+                   choices=["skipgram", "cbow"], help="(%(default)s)")  # fmt: skip
+    t.add_argument("--size", type=int, default=D["vector_size"], help="dimensions (%(default)s)")
+    t.add_argument("--window", type=int, default=D["window"], help="(%(default)s)")
+    t.add_argument("--min-count", type=int, default=D["min_count"], help="(%(default)s)")
+    t.add_argument("--epochs", type=int, default=D["epochs"], help="(%(default)s)")
+    t.add_argument("--min-n", type=int, default=D["min_n"],
+                   help="fastText: shortest character n-gram (%(default)s)")  # fmt: skip
+    t.add_argument("--max-n", type=int, default=D["max_n"],
+                   help="fastText: longest character n-gram (%(default)s)")  # fmt: skip
     t.add_argument("--workers", type=int, default=1,
                    help="training threads (1: reproducible vectors; more: faster, not "
                    "reproducible)")  # fmt: skip
@@ -118,41 +142,66 @@ def register(subparsers) -> None:
 # --- similarity ---------------------------------------------------------------------------
 
 
-def _sources(args) -> dict:
-    """name -> source, from --topic or the explicit options (HowNet from shared data)."""
-    from relevance.combined import CombinedSimilarity
+def _combos(parts: dict, th: dict) -> dict:
+    """Every source alone, then every combination the topic/options allow."""
+    from relevance.combined import CombinedSimilarity, HybridSimilarity
 
-    out: dict = {}
+    out = dict(parts)
+    h = parts.get("hownet") or parts.get("openhownet")
+    c, v = parts.get("cilin"), parts.get("word2vec")
+    hybrid = None
+    if h is not None and c is not None:
+        hybrid = out["hybrid"] = HybridSimilarity(h, c, weight=th.pop("hybrid_weight", 0.9))
+    th.pop("hybrid_weight", None)
+    if v is not None:
+        for name, d in (("hownet", h), ("cilin", c), ("hybrid", hybrid)):
+            if d is not None:
+                out[f"algorithm1({name}+word2vec)"] = CombinedSimilarity(d, v, **th)
+    return out
+
+
+def _sources(args) -> dict:
+    """name -> source: each source, the hybrid, Algorithm 1 over each dictionary source."""
+    parts: dict = {}
+    th: dict = {}
     if args.topic:
         from relevance.priority import build_similarity
         from relevance.topic import load_topic
 
-        comb = build_similarity(load_topic(args.topic))
-        if comb.hownet is not None:
-            out[comb.hownet.name] = comb.hownet
+        topic = load_topic(args.topic)
+        comb = build_similarity(topic)
+        d = comb.dictionary
+        if d is not None and d.name == "hybrid":
+            parts[d.hownet.name] = d.hownet
+            parts["cilin"] = d.cilin
+        elif d is not None:
+            parts[d.name] = d
         if comb.vectors is not None:
-            out["word2vec"] = comb.vectors
-        if comb.hownet is not None and comb.vectors is not None:
-            out["algorithm1"] = comb
-        return out
+            parts["word2vec"] = comb.vectors
+        s = topic.similarity
+        th = dict(th1=s.th1, th2=s.th2, alpha=s.alpha, beta=s.beta, step1=s.step1)
+        th["hybrid_weight"] = s.hybrid_weight
+        return _combos(parts, th)
     from relevance.openhownet import RESOURCE_FILES, OpenHowNetSimilarity, resource_root
 
     if args.openhownet:
-        out["openhownet"] = OpenHowNetSimilarity.from_resources(args.openhownet)
+        parts["openhownet"] = OpenHowNetSimilarity.from_resources(args.openhownet)
     else:
         from relevance.hownet import HowNetSimilarity
 
-        out["hownet"] = HowNetSimilarity.from_dir(args.hownet)
+        parts["hownet"] = HowNetSimilarity.from_dir(args.hownet)
         root = resource_root(None) / "resources"
         if all((root / f).exists() for f in RESOURCE_FILES):  # installed: show it too
-            out["openhownet"] = OpenHowNetSimilarity.from_resources(None)
+            parts["openhownet"] = OpenHowNetSimilarity.from_resources(None)
+    from relevance.cilin import CilinSimilarity
+
+    parts["cilin"] = CilinSimilarity.from_path(args.cilin, method=args.cilin_method)
     if args.vectors:
         from relevance.vectors import VectorSimilarity
 
-        out["word2vec"] = VectorSimilarity.from_path(args.vectors)
-        h = out.get("hownet") or out.get("openhownet")
-        out["algorithm1"] = CombinedSimilarity(h, out["word2vec"])
-    return out
+        parts["word2vec"] = VectorSimilarity.from_path(args.vectors)
+    th = {"step1": args.step1, "hybrid_weight": args.hybrid_weight}
+    return _combos(parts, th)
 
 
 def cmd_similarity(args) -> int:
@@ -163,21 +212,28 @@ def cmd_similarity(args) -> int:
     for name, src in _sources(args).items():
         known = all(w in src for w in (a, b))
         note = "" if known else "  (not covered)"
-        print(f"{name:11s} {src.similarity(a, b):.4f}{note}")
+        print(f"{name:27s} {src.similarity(a, b):.4f}{note}")
     return 0
 
 
 def _similarity_eval(args, path: str) -> int:
-    from relevance.evaluate import evaluate_similarity, read_pairs
+    from relevance.evaluate import evaluate_similarity, read_pairs, split_pairs
 
     pairs = read_pairs(path)
-    print(f"{path}: {len(pairs)} pairs")
-    print(f"{'source':11s} {'spearman(covered)':>17s} {'coverage':>9s} {'spearman(all)':>13s}")
+    if args.half != "all":
+        tune, held = split_pairs(pairs, seed=args.split_seed)
+        pairs = tune if args.half == "tune" else held
+    print(f"{path}: {len(pairs)} pairs ({args.half})")
+    print(
+        f"{'source':27s} {'spearman(covered)':>17s} {'coverage':>9s} {'spearman(all)':>13s} "
+        f"{'pearson(covered)':>16s}"
+    )
     for name, src in _sources(args).items():
         r = evaluate_similarity(name, pairs, src.similarity, src.__contains__)
         print(
-            f"{name:11s} {_fmt(r.spearman_covered):>17s} "
-            f"{r.covered:4d}/{r.pairs:<4d} {_fmt(r.spearman_all):>13s}"
+            f"{name:27s} {_fmt(r.spearman_covered):>17s} "
+            f"{r.covered:4d}/{r.pairs:<4d} {_fmt(r.spearman_all):>13s} "
+            f"{_fmt(r.pearson_covered):>16s}"
         )
     return 0
 
@@ -202,13 +258,17 @@ def cmd_vectors_train(args) -> int:
         args.corpus,
         args.out,
         texts=texts,
+        model=args.model,
+        sg=1 if args.arch == "skipgram" else 0,
         vector_size=args.size,
         window=args.window,
         min_count=args.min_count,
         epochs=args.epochs,
+        min_n=args.min_n,
+        max_n=args.max_n,
         workers=args.workers,
     )
-    print(f"wrote {args.out}: {len(kv.key_to_index)} words x {kv.vector_size}")
+    print(f"wrote {args.out}: {len(kv.key_to_index)} words x {kv.vector_size} ({args.model})")
     return 0
 
 

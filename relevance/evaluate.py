@@ -44,6 +44,24 @@ def read_pairs(path: str | Path) -> list[tuple[str, str, float]]:
     return out
 
 
+def split_pairs(
+    pairs: Sequence[tuple[str, str, float]], *, seed: int = 0
+) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
+    """A fixed random halving of a gold set: (tune half, held-out half).
+
+    Parameters of the similarity sources are chosen on the first half only; the second is
+    reported beside the whole set so that a figure the choice never saw is always shown.
+    """
+    import random
+
+    idx = list(range(len(pairs)))
+    random.Random(seed).shuffle(idx)
+    half = set(idx[: len(pairs) // 2])
+    tune = [p for i, p in enumerate(pairs) if i in half]
+    held = [p for i, p in enumerate(pairs) if i not in half]
+    return tune, held
+
+
 @dataclass
 class SimilarityEval:
     name: str
@@ -51,6 +69,7 @@ class SimilarityEval:
     covered: int
     spearman_covered: float
     spearman_all: float
+    pearson_covered: float = float("nan")
 
     @property
     def coverage(self) -> float:
@@ -64,8 +83,8 @@ def evaluate_similarity(
     covers: Callable[[str], bool],
 ) -> SimilarityEval:
     """Spearman on the pairs the source covers (both words known) and on all pairs (0 for
-    uncovered ones), with the coverage."""
-    from scipy.stats import spearmanr
+    uncovered ones), with the coverage, and Pearson on the covered pairs."""
+    from scipy.stats import pearsonr, spearmanr
 
     gold, pred, cov_gold, cov_pred = [], [], [], []
     for a, b, g in pairs:
@@ -82,7 +101,19 @@ def evaluate_similarity(
             return float("nan")
         return float(spearmanr(x, y).statistic)
 
-    return SimilarityEval(name, len(pairs), len(cov_gold), rho(cov_gold, cov_pred), rho(gold, pred))
+    def r(x: list[float], y: list[float]) -> float:
+        if len(x) < 3 or len(set(y)) < 2:
+            return float("nan")
+        return float(pearsonr(x, y).statistic)
+
+    return SimilarityEval(
+        name,
+        len(pairs),
+        len(cov_gold),
+        rho(cov_gold, cov_pred),
+        rho(gold, pred),
+        r(cov_gold, cov_pred),
+    )
 
 
 def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:

@@ -8,10 +8,19 @@ over word occurrences) and divides the inner sum, the *topic affinity* of d,
 
     aff(d) = Σ_t w_t · Sim(d, t)²,
 
-by Z, the median affinity of the topic words themselves, capped at 1. This constant rescaling
-keeps the paper's ranking and puts scores on a [0, 1] scale where "as topical as a typical
-topic word" is 1, so thresholds such as formula 5's 0.2 mean the same for a 20-word and a
-500-word topic.
+by Z, the median affinity of the topic words themselves, capped at 1 (the default form,
+``"normalized"``). Dividing by Z is a constant factor, but the cap and w_d = tf are not: a
+word far more topical than a typical topic word counts 1, and a frequent common word counts
+as much as a rare one, so rankings differ from the paper's. The form puts scores on a
+[0, 1] scale where "as topical as a typical topic word" is 1, so thresholds such as formula
+5's 0.2 mean the same for a 20-word and a 500-word topic.
+
+``TopicRelevance(..., form="paper")`` computes the published form instead: w_d = tf·idf of d
+(its occurrences in the text times its idf from jieba's IDF table, the median idf for a word
+the table lacks — formula 2's weighting applied to the page's words), no Z, no cap:
+Σ_d Σ_t w_d·w_t·Sim(d,t)² / M. Its scale depends on the topic's size and the text's words,
+so it is not the default; docs/benchmarks/relevance.md ("Formula 3") compares the two as
+page classifiers.
 
 Each word's affinity is computed once (in batches, vectorised) and cached in process, so
 scoring a text costs a segmentation plus dictionary lookups.
@@ -55,9 +64,15 @@ class TopicRelevance:
         shared=None,
         memo_size: int = 100_000,
         memo_chars: int = 200,
+        form: str = "normalized",
     ):
         if not topic_weights:
             raise ValueError("a topic needs at least one word")
+        if form not in ("normalized", "paper"):
+            raise ValueError(f"formula 3 form {form!r}: 'normalized' or 'paper'")
+        self.form = form
+        self._cap = 1.0 if form == "normalized" else float("inf")
+        self._idf = _jieba_idf() if form == "paper" else None
         top = max(topic_weights.values())
         self.topic = list(topic_weights)
         self.weights = np.asarray([topic_weights[t] / top for t in self.topic], dtype=np.float32)
@@ -71,9 +86,9 @@ class TopicRelevance:
         self.memo_size, self.memo_chars = memo_size, memo_chars
         self._words: dict[str, list[str]] = {}
         raw = self._raw_affinity(self.topic)
-        self.normalizer = float(np.median(raw)) or 1.0
+        self.normalizer = (float(np.median(raw)) or 1.0) if form == "normalized" else 1.0
         for w, a in zip(self.topic, raw, strict=True):
-            self._aff[w] = min(1.0, float(a) / self.normalizer)
+            self._aff[w] = min(self._cap, float(a) / self.normalizer)
 
     def _raw_affinity(self, words: Sequence[str]) -> np.ndarray:
         out = np.empty(len(words), dtype=np.float32)
@@ -100,7 +115,7 @@ class TopicRelevance:
                 self._aff.clear()
             computed = {}
             for w, a in zip(new, raw, strict=True):
-                out[w] = self._aff[w] = computed[w] = min(1.0, float(a) / self.normalizer)
+                out[w] = self._aff[w] = computed[w] = min(self._cap, float(a) / self.normalizer)
             if self.shared is not None:
                 self.shared.set_many(computed)
         return out
@@ -112,6 +127,8 @@ class TopicRelevance:
         """Formula 3 over candidate words (occurrences count as w_d)."""
         if not words:
             return 0.0
+        if self._idf is not None:
+            return self._paper(words, self.affinities(words))
         aff = self._aff
         try:
             return sum(aff[w] for w in words) / len(words)
@@ -142,7 +159,14 @@ class TopicRelevance:
     def relevance_word_lists(self, word_lists: Sequence[Sequence[str]]) -> list[float]:
         """Formula 3 of several candidate-word lists (texts already extracted)."""
         vals = self.affinities(w for ws in word_lists for w in ws)
+        if self._idf is not None:
+            return [self._paper(ws, vals) if ws else 0.0 for ws in word_lists]
         return [sum(vals[w] for w in ws) / len(ws) if ws else 0.0 for ws in word_lists]
+
+    def _paper(self, words: Sequence[str], aff: Mapping[str, float]) -> float:
+        """The published formula 3: Σ_d tf(d)·idf(d)·aff(d) / M (M candidate words)."""
+        idf, default = self._idf
+        return sum(idf.get(w, default) * aff[w] for w in words) / len(words)
 
     def plain_match(self, text: str) -> float:
         """Plain topic-word matching (section 3.1 fallback): share of candidate words that
@@ -152,3 +176,25 @@ class TopicRelevance:
             return 0.0
         wt = dict(zip(self.topic, self.weights.tolist(), strict=True))
         return sum(wt.get(w, 0.0) for w in words) / len(words)
+
+
+_IDF: tuple[dict[str, float], float] | None = None
+
+
+def _jieba_idf() -> tuple[dict[str, float], float]:
+    """jieba's IDF table (``jieba/analyse/idf.txt``) and its median, loaded once."""
+    global _IDF
+    if _IDF is None:
+        import os
+
+        import jieba.analyse
+
+        path = os.path.join(os.path.dirname(jieba.analyse.__file__), "idf.txt")
+        table: dict[str, float] = {}
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 2:
+                    table[parts[0]] = float(parts[1])
+        _IDF = (table, float(np.median(list(table.values()))))
+    return _IDF

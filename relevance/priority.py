@@ -26,41 +26,16 @@ from relevance.classifier import TopicClassifier, mix, read_examples
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
 from relevance.urls import PerHostStructureSample, StructureSample, same_path
-from topicrawl.errors import ResourceMissingError
+from topicrawl.errors import ResourceMissingError  # noqa: F401 (raised by build_similarity)
 
 
 def build_similarity(topic: Topic):
-    """The similarity source a topic names (Algorithm 1 over its sources); no fallback."""
-    from relevance.combined import CombinedSimilarity
+    """The similarity source a topic names (Algorithm 1 over its sources); no fallback.
+    Built by :func:`relevance.combined.build_similarity` (HowNet, Cilin, their hybrid,
+    word2vec)."""
+    from relevance.combined import build_similarity as _build
 
-    sources = topic.similarity.sources
-    hownet = vectors = None
-    if "hownet" in sources and "openhownet" in sources:
-        raise ResourceMissingError("choose one of 'hownet' and 'openhownet', not both")
-    if "hownet" in sources:
-        from relevance.hownet import HowNetSimilarity
-
-        hn = topic.hownet
-        hownet = HowNetSimilarity.from_dir(
-            topic.resolve(topic.similarity.hownet),
-            alpha=hn.alpha,
-            beta=hn.beta,
-            gamma=hn.gamma,
-            delta=hn.delta,
-        )
-    if "openhownet" in sources:
-        from relevance.openhownet import OpenHowNetSimilarity
-
-        hownet = OpenHowNetSimilarity.from_resources(topic.resolve(topic.similarity.openhownet))
-    if "word2vec" in sources:
-        from relevance.vectors import VectorSimilarity
-
-        path = topic.resolve(topic.similarity.vectors)
-        if path is None:
-            raise ResourceMissingError("source 'word2vec' needs [similarity] vectors = PATH")
-        vectors = VectorSimilarity.from_path(path)
-    s = topic.similarity
-    return CombinedSimilarity(hownet, vectors, th1=s.th1, th2=s.th2, alpha=s.alpha, beta=s.beta)
+    return _build(topic)
 
 
 def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) -> TopicRelevance:

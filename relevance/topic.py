@@ -12,12 +12,18 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     "中国" = 0.2
 
     [similarity]                       # Algorithm 1
-    sources = ["hownet"]               # any of "hownet", "openhownet", "word2vec"
+    sources = ["hownet"]               # any of "hownet", "openhownet", "cilin", "word2vec"
+                                       # (hownet + cilin: the hybrid of 朱新华 et al. 2016)
     hownet = ""                        # directory with glossary.dat + WHOLE.DAT ("" = shared data)
+    cilin = ""                         # cilin_ext.txt ("" = shared data)
+    cilin_method = "ic"                # "ic" (彭琦 et al. 2018) | "path" (陈宏朝 et al. 2016)
+    hybrid_weight = 0.9                # λ of HowNet where HowNet and Cilin know both words
+    step1 = "paper"                    # Algorithm 1 step 1: "paper" (SimD < Th1 => Sim = 0)
+                                       # | "cut" (SimD < Th1 => SimD = 0, then on)
     vectors = ""                       # word2vec file (required when "word2vec" is a source)
     th1 = 0.1                          # SimD threshold and final cut (Table 5)
     th2 = 0.1                          # SimH threshold (Table 5)
-    alpha = 0.8                        # weight of SimD when SimH = 0
+    alpha = 0.5                        # weight of SimD when SimH = 0 (chosen on wordsim-297)
     beta = 0.5                         # weight of SimH when both are known
 
     [hownet]                           # Liu Qun & Li Sujian (2002)
@@ -45,10 +51,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     description_threshold = 0.1
 
     [urls]                             # Algorithms 2 and 3
-    mode = "path"                      # "path" (default) | "paper"
+    mode = "path"                      # "path" (default) | "paper" (Algorithm 2 exactly)
     alpha = 0.5
     beta = 0.5
-    threshold = 0.75
+    threshold = 0.75                   # paper mode: 0.1 (their Table 6: 0.05-0.10)
     a = 0.6                            # w1 of the host parts
     b = 0.2                            # step w(i+1) = w(i) - b
     d = 2.0                            # 'www' parts are divided by d
@@ -87,7 +93,9 @@ from typing import Any
 
 from topicrawl.errors import TopicFileError
 
-SOURCES = ("hownet", "openhownet", "word2vec")
+SOURCES = ("hownet", "openhownet", "cilin", "word2vec")
+CILIN_METHODS = ("ic", "path")
+STEP1 = ("paper", "cut")
 DEFAULT_POS = ("n", "nr", "ns", "nt", "nz", "vn", "v", "a", "an", "j", "l", "i", "nrt", "eng")
 
 
@@ -99,9 +107,13 @@ class SimilarityConfig:
     hownet: str = ""
     openhownet: str = ""
     vectors: str = ""
+    cilin: str = ""
+    cilin_method: str = "ic"
+    hybrid_weight: float = 0.9
+    step1: str = "paper"
     th1: float = 0.1
     th2: float = 0.1
-    alpha: float = 0.8
+    alpha: float = 0.5
     beta: float = 0.5
 
 
@@ -230,6 +242,10 @@ _TABLES: dict[str, _Spec] = {
         "hownet": (str, None),
         "openhownet": (str, None),
         "vectors": (str, None),
+        "cilin": (str, None),
+        "cilin_method": (str, None),
+        "hybrid_weight": ((int, float), (0.0, 1.0)),
+        "step1": (str, None),
         "th1": ((int, float), (0.0, 1.0)),
         "th2": ((int, float), (0.0, 1.0)),
         "alpha": ((int, float), (0.0, 1.0)),
@@ -434,14 +450,26 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
             "similarity",
             "sources",
         )
+    if sim_t.get("cilin_method", "ic") not in CILIN_METHODS:
+        raise fail(
+            f"[similarity] cilin_method must be one of {', '.join(CILIN_METHODS)}",
+            "similarity",
+            "cilin_method",
+        )
+    if sim_t.get("step1", "paper") not in STEP1:
+        raise fail(f"[similarity] step1 must be one of {', '.join(STEP1)}", "similarity", "step1")
     similarity = SimilarityConfig(
         sources=list(sources),
+        cilin=sim_t.get("cilin", ""),
+        cilin_method=sim_t.get("cilin_method", "ic"),
+        hybrid_weight=float(sim_t.get("hybrid_weight", 0.9)),
+        step1=sim_t.get("step1", "paper"),
         hownet=sim_t.get("hownet", ""),
         openhownet=sim_t.get("openhownet", ""),
         vectors=sim_t.get("vectors", ""),
         th1=float(sim_t.get("th1", 0.1)),
         th2=float(sim_t.get("th2", 0.1)),
-        alpha=float(sim_t.get("alpha", 0.8)),
+        alpha=float(sim_t.get("alpha", 0.5)),
         beta=float(sim_t.get("beta", 0.5)),
     )
 
@@ -478,7 +506,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         mode=u_t.get("mode", "path"),
         alpha=float(u_t.get("alpha", 0.5)),
         beta=float(u_t.get("beta", 0.5)),
-        threshold=float(u_t.get("threshold", 0.75)),
+        threshold=float(u_t.get("threshold", 0.1 if u_t.get("mode") == "paper" else 0.75)),
         a=float(u_t.get("a", 0.6)),
         b=float(u_t.get("b", 0.2)),
         d=float(u_t.get("d", 2.0)),

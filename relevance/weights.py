@@ -1,13 +1,18 @@
 """Topic-word weights (formula 2) and the candidate words of a text ("待匹配词").
 
-Formula 2 (Zhou, Wang & Yu 2019) is tf·idf over a domain corpus, cosine-normalised:
+Formula 2 (Zhou, Wang & Yu 2019) weighs topic word i by its frequency and rarity in a
+domain corpus:
 
-    w(t) = tf(t) · log(N / n_t + 0.01) / sqrt(Σ_t' [tf(t') · log(N / n_t' + 0.01)]²)
+    w_i = (f_i / N) · log(N / N_i)
 
-with tf(t) the occurrences of t in the corpus, N the number of documents and n_t the number
-that contain t. Topic words absent from the corpus get the mean weight. Manual overrides
-(their Table 3) are applied on top by :attr:`relevance.topic.Topic.weights`. topicrawl rescales
-the weights so that the largest is 1 (the ranking is unchanged; weights read like Table 2).
+with f_i the occurrences of i in the corpus, N the number of documents and N_i the number
+that contain i. topicrawl computes tf(t) · log(N / n_t + 0.01), cosine-normalised over the
+topic words, and rescales so that the largest weight is 1: the factor 1/N and the
+normalisation are constant over the topic words, so they change no ranking; the + 0.01
+(from the classic normalised tf·idf) keeps a word found in every document (N_i = N) from
+weighing exactly 0, and otherwise shifts the logarithm by less than 0.01·N_i/N. Topic words
+absent from the corpus get the mean weight. Manual overrides (their Table 3) are applied on
+top by :attr:`relevance.topic.Topic.weights`.
 """
 
 from __future__ import annotations

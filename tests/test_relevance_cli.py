@@ -38,6 +38,35 @@ def test_similarity_words_and_eval(tmp_path, capsys):
     assert main(["similarity", "eval", str(pairs)]) == 0
     out = capsys.readouterr().out
     assert "6 pairs" in out and "5/6" in out  # coverage: one pair has an unknown word
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"hownet", "cilin", "hybrid"}  # each source and the combination
+    assert "pearson(covered)" in out and all(len(r) == 5 for r in rows.values())
+    assert main(["similarity", "eval", str(pairs), "--half", "tune"]) == 0
+    assert "3 pairs (tune)" in capsys.readouterr().out
+
+
+def test_similarity_eval_with_vectors_rows(tmp_path, capsys):
+    from relevance.vectors import save_vectors, train_vectors
+
+    with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
+        text = "".join(itertools.islice(fh, 300))
+    vec = save_vectors(
+        train_vectors(texts=[text], vector_size=8, min_count=2, epochs=1, progress=False),
+        tmp_path / "v.kv",
+    )
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("中国\t国家\t3.5\n政治\t经济\t2.0\n人民\t群众\t4.0\n", encoding="utf-8")
+    assert main(["similarity", "eval", str(pairs), "--vectors", str(vec)]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names == [
+        "hownet",
+        "cilin",
+        "word2vec",
+        "hybrid",
+        "algorithm1(hownet+word2vec)",
+        "algorithm1(cilin+word2vec)",
+        "algorithm1(hybrid+word2vec)",
+    ]
 
 
 def test_vectors_train_from_files_and_run(tmp_path, capsys):

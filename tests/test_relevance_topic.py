@@ -174,3 +174,29 @@ def test_clean_and_dedup_tables_are_kept_for_their_owners():
     assert topic.dedup == {"methods": ["exact", "spotsigs"], "spotsigs": {"tau": 0.6}}
     with pytest.raises(TopicFileError, match=":2: 'clean' must be a table"):
         parse_topic('name = "x"\nclean = 3\n[words]\n"政治" = 1.0\n')
+
+
+def test_cilin_and_hybrid_sources(tmp_path):
+    from relevance.combined import HybridSimilarity
+    from relevance.priority import build_similarity
+    from relevance.topic import parse_topic
+
+    base = 'name = "t"\n[words]\n"政治" = 1.0\n[similarity]\n'
+    t = parse_topic(base + 'sources = ["cilin"]\n', path="t.toml")
+    assert t.similarity.cilin_method == "ic" and t.similarity.step1 == "paper"
+    sim = build_similarity(t)
+    assert sim.dictionary.name == "cilin" and sim.similarity("人民", "群众") > 0.5
+    t = parse_topic(
+        base + 'sources = ["hownet", "cilin"]\ncilin_method = "path"\nhybrid_weight = 0.7\n'
+        'step1 = "cut"\n',
+        path="t.toml",
+    )
+    sim = build_similarity(t)
+    assert isinstance(sim.dictionary, HybridSimilarity) and sim.dictionary.weight == 0.7
+    assert sim.dictionary.cilin.method == "path" and sim.step1 == "cut"
+    for bad, key in (('cilin_method = "x"', "cilin_method"), ('step1 = "x"', "step1")):
+        with pytest.raises(TopicFileError, match=key):
+            parse_topic(base + 'sources = ["cilin"]\n' + bad + "\n", path="t.toml")
+    # Algorithm 2 as published: the paper's threshold unless the file sets one
+    t = parse_topic('name = "t"\n[words]\n"政治" = 1.0\n[urls]\nmode = "paper"\n', path="t")
+    assert t.urls.threshold == 0.1

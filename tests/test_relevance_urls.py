@@ -9,8 +9,11 @@ import pytest
 from relevance.urls import (
     PerHostStructureSample,
     StructureSample,
+    char_jaccard,
     host_similarity,
     jaccard,
+    paper_host_similarity,
+    paper_path_similarity,
     path_similarity,
     same_path,
     url_similarity,
@@ -29,7 +32,7 @@ def test_jaccard():
 
 
 def test_same_host_paper_vs_path_mode():
-    assert url_similarity(U1, U2, mode="paper") == 1.0  # step (2): same host is similar
+    assert url_similarity(U1, U2, mode="paper") == float("inf")  # step (2): similar, stop
     path_sim = (1 * 0.0 + 0.5 * 1.0 + 0.25 * 4 / 6) / 1.75
     assert path_similarity(["china", "2024", "a.html"], ["world", "2024", "b.html"]) == (
         pytest.approx(path_sim)
@@ -39,7 +42,46 @@ def test_same_host_paper_vs_path_mode():
     assert not urls_similar(U1, U2, threshold=0.75)  # path mode decides on the path
     assert urls_similar(U1, "http://news.sina.com.cn/china/2024/c.html", threshold=0.75)
     # a subdomain is contained in its parent host
-    assert url_similarity("http://sina.com.cn/x", "http://news.sina.com.cn/y", mode="paper") == 1.0
+    assert urls_similar("http://sina.com.cn/x", "http://news.sina.com.cn/y", mode="paper")
+
+
+def test_paper_mode_is_algorithm2_as_published():
+    """Steps (3)-(4) by hand: sums over n = min parts, character Jaccard, host weights
+    0.6, 0.4, 0.2, 0 right to left, path weights 1, 1/2, 1/4."""
+    u3 = "http://www.people.com.cn/politics/2024/b.html"
+    # hosts cn|cn 1, com|com 1, sina|people 0, news|www: weight 0 (0.6 - 3 * 0.2)
+    assert paper_host_similarity(
+        ["news", "sina", "com", "cn"], ["www", "people", "com", "cn"]
+    ) == pytest.approx(0.6 + 0.4)
+    # china|politics {c, i} of 10 characters, 2024|2024, a.html|b.html 5 of 7
+    path = 1 * 2 / 10 + 0.5 * 1 + 0.25 * 5 / 7
+    assert paper_path_similarity(
+        ["china", "2024", "a.html"], ["politics", "2024", "b.html"]
+    ) == pytest.approx(path)
+    assert url_similarity(U1, u3, mode="paper") == pytest.approx(0.5 * 1.0 + 0.5 * path)
+    # n = min: a section URL and an article under it agree on every part compared
+    sec, art = "http://a.org/politics/", "http://b.net/politics/2024/x.html"
+    assert url_similarity(sec, art, mode="paper") == pytest.approx(0.5 * 0.0 + 0.5 * 1.0)
+    # the 'www' rule when both parts are 'www' only
+    assert paper_host_similarity(["www", "a", "com"], ["www", "b", "com"]) == pytest.approx(
+        0.6 + 0.0 + 0.2 / 2
+    )
+    assert paper_host_similarity(["www", "a", "com"], ["news", "b", "com"]) == pytest.approx(
+        0.6 + 0.2 * 1 / 4
+    )
+    # the paper's threshold (Table 6: 0.05-0.10)
+    assert not urls_similar("http://a.org/x", "http://b.net/y", mode="paper", threshold=0.1)
+    assert urls_similar(sec, art, mode="paper", threshold=0.1)
+    assert char_jaccard("a.html", "b.html") == pytest.approx(5 / 7)
+
+
+def test_path_mode_deviations():
+    """The default mode on the same URLs: aligned over the longer path (missing parts 0),
+    weighted means, bigram Jaccard."""
+    sec, art = "http://a.org/politics/", "http://b.net/politics/2024/x.html"
+    assert url_similarity(sec, art) == pytest.approx(0.5 * 0.0 + 0.5 * 1 / 1.75)
+    with pytest.raises(ValueError):
+        url_similarity(sec, art, mode="nope")
 
 
 def test_host_weights_and_www():

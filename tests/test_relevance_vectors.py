@@ -18,7 +18,12 @@ def kv():
     with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
         lines = list(itertools.islice(fh, 400))
     return train_vectors(
-        texts=["".join(lines)], vector_size=16, min_count=2, epochs=2, progress=False
+        texts=["".join(lines)],
+        model="word2vec",
+        vector_size=16,
+        min_count=2,
+        epochs=2,
+        progress=False,
     )
 
 
@@ -83,9 +88,9 @@ def test_missing_vectors_file(tmp_path):
     [
         (0.0, 0.6, 0.8 * 0.6),  # SimH = 0 -> α·SimD
         (0.6, 0.4, 0.5 * 0.6 + 0.5 * 0.4),  # β·SimH + (1-β)·SimD
-        (0.6, -0.3, 0.5 * 0.6),  # SimD < 0 -> 0
+        (0.6, -0.3, 0.0),  # SimD < 0 -> 0, then 0 < Th1 -> Sim = 0
         (0.05, 0.6, 0.8 * 0.6),  # SimH < Th2 -> 0
-        (0.6, 0.05, 0.5 * 0.6),  # SimD < Th1 -> 0
+        (0.6, 0.05, 0.0),  # SimD < Th1 -> Sim = 0 at once (paper 001, step 1)
         (0.0, 0.11, 0.0),  # α·SimD = 0.088 < Th1: final cut
     ],
 )
@@ -93,8 +98,22 @@ def test_algorithm1_cases(h, d, expected):
     assert float(combine(h, d, th1=0.1, th2=0.1, alpha=0.8, beta=0.5)) == pytest.approx(expected)
 
 
-def test_algorithm1_oov_uses_hownet():
-    assert float(combine(0.6, 0.0, d_known=False)) == pytest.approx(0.6)
+def test_algorithm1_cut_variant():
+    """step1 = "cut" (the former behaviour, kept as a named option): SimD < Th1 sets SimD = 0
+    and goes on, so Sim = β·SimH."""
+    assert float(combine(0.6, 0.05, step1="cut")) == pytest.approx(0.5 * 0.6)
+    assert float(combine(0.6, 0.4, step1="cut")) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        combine(0.6, 0.4, step1="nope")
+
+
+@pytest.mark.parametrize("step1", ["paper", "cut"])
+def test_algorithm1_unknown_word_never_beats_a_known_one(step1):
+    """A word without a vector scores as a known word with the lowest SimD, never above it."""
+    unknown = float(combine(0.9, 0.0, d_known=False, step1=step1))
+    for d in (-0.5, 0.0, 0.05, 0.1, 0.3, 0.9):
+        assert unknown <= float(combine(0.9, d, step1=step1)) + 1e-7
+    assert unknown == pytest.approx(0.0 if step1 == "paper" else 0.45)
 
 
 class FakeHowNet:
@@ -124,12 +143,38 @@ def test_combined_source(kv):
     v = VectorSimilarity(kv)
     comb = CombinedSimilarity(h, v)
     d = max(0.0, v.cosine("国家", "主席"))
-    d = d if d >= 0.1 else 0.0
-    assert comb.similarity("国家", "主席") == pytest.approx(0.5 * 0.6 + 0.5 * d, abs=1e-6)
-    assert comb.similarity("国家", "不在词向量") == pytest.approx(0.7)  # OOV: SimH alone
+    expected = 0.5 * 0.6 + 0.5 * d if d >= 0.1 else 0.0
+    assert comb.similarity("国家", "主席") == pytest.approx(expected, abs=1e-6)
+    assert comb.similarity("国家", "不在词向量") == 0.0  # no vector: SimD = 0 < Th1 -> 0
+    cut = CombinedSimilarity(h, v, step1="cut")
+    assert cut.similarity("国家", "不在词向量") == pytest.approx(0.5 * 0.7)  # β·SimH
     assert comb.similarity("x", "x") == 1.0
     only_h = CombinedSimilarity(h, None)
     assert only_h.similarity("国家", "主席") == pytest.approx(0.6)
     with pytest.raises(ResourceMissingError):
         CombinedSimilarity(None, None)
     assert comb.most_similar("国家", topn=3)
+
+
+def test_fasttext_gives_vectors_to_unseen_words(tmp_path):
+    """fastText: a word the corpus never had gets a vector from its seen character n-grams;
+    a word of unseen characters stays unknown."""
+    with data_path("corpus", "peoples_daily_199801.txt").open(encoding="utf-8") as fh:
+        text = "".join(itertools.islice(fh, 400))
+    kv = train_vectors(
+        texts=[text], model="fasttext", vector_size=16, min_count=2, epochs=2, progress=False
+    )
+    sim = VectorSimilarity(kv)
+    assert sim.subword and "国家" in sim
+    unseen = "国家队长"
+    assert unseen not in kv.key_to_index and unseen in sim
+    assert sim.known(["国家", unseen, "龘靐"]).tolist() == [True, True, False]
+    assert 0.0 <= sim.similarity(unseen, "国家") <= 1.0
+    m = sim.matrix([unseen, "龘靐"], ["国家"])
+    assert m[0, 0] == pytest.approx(sim.cosine(unseen, "国家"), abs=1e-5) and m[1, 0] == 0.0
+    loaded = VectorSimilarity.from_path(save_vectors(kv, tmp_path / "ft.kv"))
+    assert loaded.subword and loaded.cosine(unseen, "国家") == pytest.approx(
+        sim.cosine(unseen, "国家"), abs=1e-5
+    )
+    with pytest.raises(ValueError):
+        train_vectors(texts=[text], model="glove", progress=False)
