@@ -152,6 +152,142 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- crawl: the benchmark ------------------------------------------------------------------
+RUN_SETTINGS = {"topicrawl": {}}
+
+
+def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_dir: Path,
+              concurrency: int) -> dict:  # fmt: skip
+    """One crawl of the portal web of (family, seed) for ``category``; its figures."""
+    from dataclasses import asdict
+
+    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS
+    from bench.harvest import CrawlSpec, measure, run_crawl
+    from relevance.topic import load_topic
+    from sitegen.build import topic_targets
+
+    out, truth = ensure_web(family, seed)
+    topic = str(topic_paths()[category])
+    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS}.get(run, {})
+    seeds = truth["seeds"]["portal"]
+    hosts = {urlsplit(s).hostname for s in seeds}
+    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    budget = 2 * len(targets)
+    label = f"{family}{seed}-{CATEGORIES[category][0]}-{run}"
+    db, wall = run_crawl(CrawlSpec(run, topic, dict(settings)), label, seeds, budget, proxy,
+                         concurrency, category, run_dir, out / "ground_truth.json")  # fmt: skip
+    figs = measure(db, wall, web="portal", label=run, truth=truth, category=category,
+                   targets=targets, budget=budget, page_threshold=load_topic(topic).page_threshold,
+                   single_topic_hosts=set())  # fmt: skip
+    return {"family": family, "seed": seed, "category": category, **asdict(figs)}
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    from sitegen.server import ServerProcess
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    runs = args.runs.split(",")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    run_dir = OUT / "topics-runs" / f"{stamp}-{os.getpid()}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results_file = OUT / f"topics-{args.family}.json"
+    results = json.loads(results_file.read_text("utf-8")) if results_file.exists() else []
+    for seed in parse_seeds(args.seeds):
+        out, _ = ensure_web(args.family, seed)
+        with ServerProcess(out) as proxy:
+            for cat in cats:
+                for run in runs:
+                    t0 = time.perf_counter()
+                    r = crawl_one(args.family, seed, cat, run, proxy.url, run_dir,
+                                  args.concurrency)  # fmt: skip
+                    results = [x for x in results if (x["seed"], x["category"], x["label"])
+                               != (seed, cat, run)] + [r]  # fmt: skip
+                    results_file.write_text(json.dumps(results, ensure_ascii=False), "utf-8")
+                    print(f"{args.family}{seed} {cat} {run:<14} hvN {r['harvest_first_n']:.3f} "
+                          f"P {r['corpus_precision']:.3f} R {r['corpus_recall']:.3f} "
+                          f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+    report(args.family, results, args.write)
+    return 0
+
+
+def report(family: str, results: list[dict], write: Path | None) -> None:
+    """Per category (mean over seeds): harvest over the first N, corpus precision and recall
+    of every run; the targets of issue 10; a PNG of the harvest curves."""
+    cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
+    runs = list(dict.fromkeys(r["label"] for r in results))
+    seeds = sorted({r["seed"] for r in results})
+    lines = [f"Family {family}, seeds {', '.join(map(str, seeds))} (mean over seeds), portal web, "
+             "budget 2 × on-topic pages:", "",
+             "| category | " + " | ".join(f"{r} harvest first N | {r} precision | {r} recall"
+                                          for r in runs) + " |",
+             "|---|" + "---|---|---|" * len(runs)]  # fmt: skip
+    per: dict[tuple[str, str], dict[str, float]] = {}
+    for c in cats:
+        cells = []
+        for r in runs:
+            xs = [x for x in results if x["category"] == c and x["label"] == r]
+            m = {k: statistics.mean(x[k] for x in xs) if xs else float("nan")
+                 for k in ("harvest_first_n", "corpus_precision", "corpus_recall")}  # fmt: skip
+            per[(c, r)] = m
+            cells += [f"{m['harvest_first_n']:.3f}", f"{m['corpus_precision']:.3f}",
+                      f"{m['corpus_recall']:.3f}"]  # fmt: skip
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    if "topicrawl" in runs:
+        t = {c: per[(c, "topicrawl")] for c in cats}
+        prec = [v["corpus_precision"] for v in t.values()]
+        rec = [v["corpus_recall"] for v in t.values()]
+        hv = [v["harvest_first_n"] for v in t.values()]
+        kw = [per.get((c, "keyword"), {}).get("harvest_first_n") for c in cats]
+        lines += ["", "Targets of issue 10 (topicrawl, words-only topics, defaults):", "",
+                  f"- harvest over the first N ≥ 0.75 in every category: min {min(hv):.3f} "
+                  f"(mean {statistics.mean(hv):.3f}) — "
+                  f"**{'met' if min(hv) >= 0.75 else 'MISSED'}**"]  # fmt: skip
+        if all(k is not None for k in kw):
+            gap = min(h - k for h, k in zip(hv, kw, strict=True))
+            lines.append(f"- at least 0.15 above the keyword baseline in every category: "
+                         f"min gap {gap:+.3f} — **{'met' if gap >= 0.15 else 'MISSED'}**")
+        lines += [f"- corpus precision ≥ 0.95 mean, ≥ 0.90 worst: mean {statistics.mean(prec):.3f}, "
+                  f"worst {min(prec):.3f} — **{'met' if statistics.mean(prec) >= 0.95 and min(prec) >= 0.9 else 'MISSED'}**",
+                  f"- corpus recall ≥ 0.85 mean: {statistics.mean(rec):.3f} — "
+                  f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
+    text = "\n".join(lines)
+    print(text)
+    plot_curves(family, results, OUT / f"topics-{family}.png")
+    if write:
+        from bench.harvest import write_doc
+
+        write_doc(write, text, title=f"Benchmark: words-only topics, template family {family}")
+        print(f"written: {write}")
+
+
+def plot_curves(family: str, results: list[dict], path: Path) -> None:
+    """Harvest curves (mean over seeds) per category, one panel each; ASCII labels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
+    runs = list(dict.fromkeys(r["label"] for r in results))
+    fig, axes = plt.subplots(2, 5, figsize=(16, 6.5), squeeze=False)
+    xs = [10 * (i + 1) for i in range(10)]
+    colors = {"topicrawl": "tab:blue", "keyword": "tab:olive", "breadth-first": "tab:gray"}
+    for ax, c in zip(axes.ravel(), cats, strict=False):
+        for r in runs:
+            curves = [x["curve_harvest"] for x in results if x["category"] == c and x["label"] == r]
+            if curves:
+                mean = [statistics.mean(v) for v in zip(*curves, strict=True)]
+                ax.plot(xs, mean, "-o", ms=3, label=r, color=colors.get(r))
+        ax.set_title(CATEGORIES[c][0])
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"harvest rate vs % of budget (2N), family {family}, words-only topics")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -159,6 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--family", default="a")
     f.add_argument("--seeds", default="0,1")
     f.set_defaults(func=cmd_fit)
+    c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
+    c.add_argument("--family", default="a")
+    c.add_argument("--seeds", default="0")
+    c.add_argument("--categories", default="")
+    c.add_argument("--runs", default="topicrawl,keyword,breadth-first")
+    c.add_argument("--concurrency", type=int, default=4)
+    c.add_argument("--write", type=Path)
+    c.set_defaults(func=cmd_crawl)
     args = ap.parse_args(argv)
     return args.func(args)
 

@@ -77,7 +77,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     weight = 0.5                       # P(page) = (1 - w)·P_lit + w·P_model
     positive = 0.7                     # pseudo-labels: P_lit >= positive is on-topic,
     negative = 0.1                     #   <= negative off-topic
-    retrain_every = 25                 # pages between trainings (at least pages seen / 4)
+    retrain_every = 10                 # pages between trainings (at least pages seen / 4)
     c = 10.0                           # inverse regularisation of the logistic regression
     em_lambda = 1.0                    # weight of the unlabelled pages in the EM steps
     em_steps = 3
@@ -87,6 +87,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
+    suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
     allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
@@ -177,7 +178,7 @@ class LearningConfig:
     weight: float = 0.5
     positive: float = 0.7
     negative: float = 0.1
-    retrain_every: int = 25
+    retrain_every: int = 10
     c: float = 10.0
     em_lambda: float = 1.0
     em_steps: int = 3
@@ -187,6 +188,7 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
+    suggested: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -334,6 +336,7 @@ _TABLES: dict[str, _Spec] = {
         "model": (str, None),
         "link_model": (bool, None),
         "link_rate": ((int, float), (0.0, 10.0)),
+        "suggested": (list, None),
     },
 }
 _WORD_TABLES = ("words", "overrides")
