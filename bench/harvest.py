@@ -129,7 +129,9 @@ def write_variants(out_dir: Path) -> list[str]:
 
 
 # -- the local web and its server ------------------------------------------------------------
-def ensure_web(out: Path, seed: int, rebuild: bool, *, section_in_head: bool = True) -> dict:
+def ensure_web(
+    out: Path, seed: int, rebuild: bool, *, section_in_head: bool = True, family: str = "a"
+) -> dict:
     """Build the large web into ``out`` (unless it is already there for these settings)."""
     truth_file = out / "ground_truth.json"
     if not rebuild and truth_file.exists():
@@ -138,9 +140,10 @@ def ensure_web(out: Path, seed: int, rebuild: bool, *, section_in_head: bool = T
             truth.get("scale") == "large"
             and truth.get("seed") == seed
             and truth.get("section_in_head", True) == section_in_head
+            and truth.get("family", "a") == family
         ):
             return truth
-    return build_web(out, scale="large", seed=seed, section_in_head=section_in_head)
+    return build_web(out, scale="large", seed=seed, section_in_head=section_in_head, family=family)
 
 
 # -- crawls ----------------------------------------------------------------------------------
@@ -638,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-section-in-head", dest="section_in_head", action="store_false",
                     help="a web whose article heads do not name the section or category "
                     "(bench/out/web_large_plain)")  # fmt: skip
+    ap.add_argument("--family", choices=("a", "b"), default="a",
+                    help="sitegen template family of the web (b: held out from tuning; "
+                    "bench/out/web_large_b)")  # fmt: skip
     ap.add_argument("--write", type=Path, help="write the figures into this Markdown file")
     ap.add_argument("--replot", action="store_true",
                     help="only redraw bench/out/harvest.png from bench/out/harvest.json")  # fmt: skip
@@ -657,7 +663,10 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = OUT / "harvest-runs" / f"{stamp}-{os.getpid()}"
     run_dir.mkdir(parents=True, exist_ok=True)
     web_dir = OUT / ("web_large" if args.section_in_head else "web_large_plain")
-    truth = ensure_web(web_dir, args.seed, args.rebuild, section_in_head=args.section_in_head)
+    if args.family != "a":
+        web_dir = web_dir.with_name(f"{web_dir.name}_{args.family}")
+    truth = ensure_web(web_dir, args.seed, args.rebuild, section_in_head=args.section_in_head,
+                       family=args.family)  # fmt: skip
     sites = truth["sites"]
     single_topic_hosts = {
         s["host"] for s in sites if s["kind"] == "domain" and s["categories"] == [args.category]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from models.store import Store, absolute_db_url, resolve_db_url
 
@@ -52,16 +53,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if status != 0:
         return status
     store = Store.from_url(db_url)
-    run = store.list_runs()[-1]
-    on_topic = sum(
-        1
-        for p in store.iter_pages(run.id, accepted_only=True)
-        if truth["pages"].get(p.url, {}).get("category") == "时政"
-    )
-    accepted = store.count_pages(run.id, accepted_only=True)
-    print(
-        f"run {run.id}: {store.count_pages(run.id)} pages fetched, {accepted} accepted "
-        f"({on_topic} of them 时政 by the ground truth), {store.count_documents(run.id)} "
-        f"documents; export: topicrawl export --run {run.id} --format jsonl --out corpus.jsonl"
-    )
+    try:
+        run = store.list_runs()[-1]
+        fetched = store.count_pages(run.id)
+        accepted = store.count_pages(run.id, accepted_only=True)
+        final = {p.url: p.final_url or p.url for p in store.iter_pages(run.id)}
+        docs = [final.get(d.url, d.url) for d in store.iter_documents(run.id)]
+    finally:
+        store.close()
+    print(f"run {run.id}: {fetched} pages fetched, {accepted} accepted, {len(docs)} documents")
+    print(summary(truth, args.topic, seeds, docs))
+    print(f"export: topicrawl export --run {run.id} --format jsonl --out corpus.jsonl")
     return 0
+
+
+def summary(truth: dict, topic_file: Path, seeds: list[str], document_urls: list[str]) -> str:
+    """Precision and recall of the corpus against the web's ground truth, in three lines
+    (definitions: ``sitegen.evaluate``): the topic's name is the category."""
+    from fnmatch import fnmatch
+
+    from relevance.topic import load_topic
+    from sitegen.articles import CATEGORIES
+    from sitegen.evaluate import corpus_score
+
+    topic = load_topic(topic_file)
+    if topic.name not in CATEGORIES:
+        return f"no ground truth for the topic {topic.name!r} (the web's categories: {' '.join(CATEGORIES)})"
+    patterns = [urlsplit(s).hostname or "" for s in seeds] + list(topic.allowed_hosts)
+    hosts = [s["host"] for s in truth["sites"]
+             if any(fnmatch(s["host"], p) or s["host"] == p for p in patterns)]  # fmt: skip
+    score = corpus_score(truth, topic.name, document_urls, hosts)
+    cat = topic.name
+    return (
+        f"corpus against the ground truth ({cat} articles of the {len(hosts)} crawled sites; "
+        f"a reprint counts with its original):\n"
+        f"  precision {score.precision:.2f}  ({score.on_topic} of {score.documents} documents "
+        f"are {cat} articles)\n"
+        f"  recall    {score.recall:.2f}  ({score.found} of the {score.articles} {cat} articles)"
+    )

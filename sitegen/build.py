@@ -75,6 +75,7 @@ SCALES = {
         near_misses=0.04,
     ),
 }
+FAMILIES = ("a", "b")  # template families: a (sitegen.templates), b (sitegen.templates_b)
 ROBOTS = "User-agent: *\nDisallow: /admin/\nDisallow: /print/\nDisallow: /search/\n"
 DISALLOWED_PREFIXES = ("/admin/", "/print/", "/search/")
 AUTHORS = ("本报记者 李明", "记者 王芳", "实习生 张晨", "特约记者 陈刚", "通讯员 刘洁", "")
@@ -248,6 +249,7 @@ def build_web(
     seed: int = 0,
     categories: list[str] | None = None,
     section_in_head: bool = True,
+    family: str = "a",
 ) -> dict:
     """Build the test web into ``out_dir`` and return the ground truth (also written to JSON).
 
@@ -255,7 +257,17 @@ def build_web(
     several thousand pages, for benchmarks); ``categories`` restricts the articles.
     ``section_in_head=False`` leaves the section and category names out of every article's
     <title> and keywords (a web where relevance cannot read the label off the page head).
+    ``family`` "b" builds the other template family (``sitegen.family_b``: other hosts, URL
+    schemes, layouts and head metadata), held out from choosing defaults.
     """
+    if family == "b":
+        from sitegen.family_b import build_web_b
+
+        return build_web_b(
+            out_dir, scale=scale, seed=seed, categories=categories, section_in_head=section_in_head
+        )
+    if family != "a":
+        raise ConfigError(f"unknown template family {family!r}: use one of {list(FAMILIES)}")
     if scale not in SCALES:
         raise ConfigError(f"unknown scale {scale!r}: use one of {sorted(SCALES)}")
     conf = SCALES[scale]

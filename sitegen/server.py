@@ -46,6 +46,10 @@ class TestWeb:
         self.sites = {d["host"]: Site.from_json(d) for d in meta["sites"]}
         self.calendar: dict[str, dict[str, list]] = meta["calendar"]
         self.friends = [tuple(f) for f in meta["friends"]]
+        #: template family b renders its trap (/feed/?page=N) and 404 pages with its own frame
+        self.family = meta.get("family", "a")
+        self.chrome = meta.get("chrome", {})
+        self.feed: dict[str, list] = meta.get("feed", {})
         self._cache: dict[str, bytes] = {}
 
     def respond(self, url: str) -> tuple[int, dict[str, str], bytes]:
@@ -75,6 +79,10 @@ class TestWeb:
                 )
             return status, {"Content-Type": entry["content_type"]}, self._body(entry["file"])
         site = self.sites[host]
+        if self.family == "b":
+            from sitegen.family_b import respond_dynamic
+
+            return respond_dynamic(self, site, path, parts.query)
         if path == "/calendar/":
             return self._calendar(site, parse_qs(parts.query).get("d", [""])[0])
         return self._not_found(site)
@@ -286,6 +294,12 @@ def add_arguments(sub) -> None:
         action="store_false",
         help="leave section and category names out of the articles' <title> and keywords",
     )
+    b.add_argument(
+        "--family",
+        choices=("a", "b"),
+        default="a",
+        help="template family: a (default) or b (other hosts, URLs, layouts; held out)",
+    )
     b.set_defaults(func=_cmd_build)
     s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy on 127.0.0.1")
     s.add_argument("out", type=Path, metavar="OUT")
@@ -303,6 +317,7 @@ def _cmd_build(args) -> int:
         seed=args.seed,
         categories=args.categories,
         section_in_head=args.section_in_head,
+        family=args.family,
     )
     kinds: dict[str, int] = {}
     for page in truth["pages"].values():

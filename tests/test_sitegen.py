@@ -429,3 +429,226 @@ def test_serve_in_thread(web):
     with serve_in_thread(out) as proxy:
         status, _, body, _ = fetch(proxy, truth["seeds"]["domain"][0])
         assert status == 200 and body
+
+
+# --------------------------------------------------------------------------- template family b
+
+
+@pytest.fixture(scope="module")
+def web_b(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("sitegen_b")
+    truth = build_web(out, scale="small", seed=3, family="b")
+    return out, truth
+
+
+def _html(out: Path, truth: dict, url: str) -> str:
+    resp = json.loads((out / "responses.json").read_text(encoding="utf-8"))[url]
+    return (out / resp["file"]).read_bytes().decode(truth["pages"][url]["encoding"])
+
+
+def test_family_b_is_deterministic(tmp_path, web_b):
+    out, truth = web_b
+    again = build_web(tmp_path / "again", scale="small", seed=3, family="b")
+    assert again["pages"] == truth["pages"] and again["dup_groups"] == truth["dup_groups"]
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "again")
+                           for p in (tmp_path / "again").rglob("*") if p.is_file())  # fmt: skip
+    assert all((out / f).read_bytes() == (tmp_path / "again" / f).read_bytes() for f in files)
+    other = build_web(tmp_path / "other", scale="small", seed=4, family="b")
+    assert set(other["pages"]) != set(truth["pages"])
+    with pytest.raises(ConfigError):
+        build_web(tmp_path / "bad", family="c")
+
+
+def test_family_b_ground_truth_shape(web_b):
+    out, truth = web_b
+    assert truth["family"] == "b" and truth["scale"] == "small" and truth["seed"] == 3
+    kinds = Counter(p["kind"] for p in truth["pages"].values())
+    for kind in ("article", "list", "home", "real", "robots_disallowed", "redirect", "binary",
+                 "missing", "robots", "notice"):  # fmt: skip
+        assert kinds[kind] >= 1, kind
+    portals = [s for s in truth["sites"] if s["kind"] == "portal"]
+    domains = [s for s in truth["sites"] if s["kind"] == "domain"]
+    assert truth["seeds"]["portal"] == [s["home"] for s in portals] and len(portals) == 4
+    assert truth["seeds"]["domain"] == [s["home"] for s in domains]
+    assert [(s["template"], s["categories"]) for s in domains] == [("govb", ["时政"])]
+    cats = Counter(p["category"] for p in truth["pages"].values() if p["kind"] == "article")
+    assert set(cats) == set(CATEGORIES)
+    assert len(topic_targets(truth, "时政")) == cats["时政"] > 6
+    for url, page in truth["pages"].items():
+        assert urlsplit(url).hostname == page["host"]
+        if page["kind"] == "article":
+            assert page["category"] in CATEGORIES and page["title"] and page["status"] == 200
+        if page["kind"] in ("list", "home", "redirect", "missing", "binary", "notice"):
+            assert page["category"] is None, url
+    gov = domains[0]["host"]
+    assert {p["category"] for p in truth["pages"].values()
+            if p["host"] == gov and p["kind"] == "article"} == {"时政"}  # fmt: skip
+    # reprints under the other templates, hard negatives
+    assert len(truth["dup_groups"]) >= 10
+    templates = {s["host"]: s["template"] for s in truth["sites"]}
+    for gid, urls in truth["dup_groups"].items():
+        pages = [truth["pages"][u] for u in urls]
+        assert {p["dup_group"] for p in pages} == {gid} and len(
+            {p["article_id"] for p in pages}
+        ) == 1
+        assert len({templates[p["host"]] for p in pages}) == len(urls)
+    assert truth["near_misses"]
+    for url, orig in truth["near_misses"].items():
+        assert truth["pages"][url]["dup_group"] is None
+        assert truth["pages"][url]["near_miss_of"] == orig
+
+
+def test_family_b_differs_from_family_a(web, web_b):
+    _, truth_a = web
+    out, truth = web_b
+    assert not {s["host"] for s in truth["sites"]} & {s["host"] for s in truth_a["sites"]}
+    assert {s["template"] for s in truth["sites"]} == {"cards", "stream", "paper", "blog", "govb"}
+    articles = [u for u, p in truth["pages"].items() if p["kind"] == "article"]
+    patterns = {
+        "query id": r"http://www\.xinhuan-media\.com/article\.php\?id=\d{6}",
+        "hash": r"http://m\.qingyun-news\.net/a/[0-9a-f]{10}",
+        "content date": r"http://www\.beiyu-ribao\.com/content/2019/\d{4}/c\d{6}\.html",
+        "date-less slug": r"http://blog\.mozhe-zhuanlan\.cn/posts/[a-z]+-\d{6}/",
+        "gov cms": r"http://www\.yunhe-xinqu\.gov\.cn/art/2019/\d+/\d+/art_120[12]_\d{6}\.html",
+    }
+    for name, pattern in patterns.items():
+        assert any(re.fullmatch(pattern, u) for u in articles), name
+    assert all(any(re.fullmatch(p, u) for p in patterns.values()) for u in articles)
+    names = {s["host"]: s["name"] for s in truth["sites"]}
+    for url in articles:
+        html = _html(out, truth, url)
+        title = unescape(re.search(r"<title>(.*?)</title>", html).group(1))
+        page = truth["pages"][url]
+        assert '<meta name="keywords"' not in html, url
+        tpl = {s["host"]: s["template"] for s in truth["sites"]}[page["host"]]
+        if tpl == "cards":  # OpenGraph only, site name first
+            assert title == f"{names[page['host']]} | {page['title']}"
+            assert 'property="og:title"' in html and '<meta name="description"' not in html
+        elif tpl in ("stream", "govb"):  # the headline alone
+            assert title == page["title"]
+    # list layouts: card grid with a relative "load more", blog author/tag/month pages,
+    # the government's notice list with attachments served by a query URL
+    lists = {u: p for u, p in truth["pages"].items() if p["kind"] == "list"}
+    assert any('class="card-grid"' in _html(out, truth, u) and 'href="?page=2"' in _html(out, truth, u)
+               for u in lists if "/channel/" in u)  # fmt: skip
+    assert any("?page=2" in u for u in lists) and any("pageNum=2" in u for u in lists)
+    for list_of in ("tag", "author", "month", "notices"):
+        assert any(p.get("list_of") == list_of for p in lists.values()), list_of
+    notice = next(u for u, p in truth["pages"].items() if p["kind"] == "notice")
+    assert re.search(r"(通知|公告|公示)$", truth["pages"][notice]["title"])
+    assert any(p["kind"] == "binary" and p["linked_from"] == notice and "fileid=" in u
+               for u, p in truth["pages"].items())  # fmt: skip
+    # the stream template cuts list titles (full title only in the title attribute)
+    home = next(s["home"] for s in truth["sites"] if s["template"] == "stream")
+    assert re.search(
+        r'href="/a/[0-9a-f]{10}" title="[^"]{17,}">[^<]{16}…</a>', _html(out, truth, home)
+    )
+
+
+def test_family_b_every_hazard_is_linked(web_b):
+    out, truth = web_b
+    hosts = {s["host"] for s in truth["sites"]}
+    linked: set[str] = set()
+    for url, page in truth["pages"].items():
+        if page["status"] != 200 or page["kind"] in ("binary", "robots", "real"):
+            continue
+        for link, _ in _links(out, truth, url):
+            if urlsplit(link).hostname not in hosts:
+                continue
+            linked.add(link)
+            assert link in truth["pages"] or any(link.startswith(t) for t in truth["traps"]), (
+                f"{url} links to {link}, which the ground truth does not know"
+            )
+    for kind in ("article", "list", "notice", "redirect", "missing", "binary", "real",
+                 "robots_disallowed"):  # fmt: skip
+        assert any(truth["pages"].get(u, {}).get("kind") == kind for u in linked), kind
+    unlinked = {u for u, p in truth["pages"].items() if p["kind"] != "robots"} - linked
+    assert not unlinked - set(truth["seeds"]["portal"]) - set(truth["seeds"]["domain"])
+    assert any(any(u.startswith(t) for t in truth["traps"]) for u in linked)
+    assert set(truth["disallowed"]) & linked
+    robots = (out / "sites" / truth["sites"][0]["host"] / "robots.txt").read_text()
+    assert all(urlsplit(u).path.split("/")[1] in robots for u in truth["disallowed"])
+
+
+def test_family_b_encodings(web_b):
+    out, truth = web_b
+    responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
+    pages = truth["pages"]
+    paper = next(s["host"] for s in truth["sites"] if s["template"] == "paper")
+    on_paper = [u for u, p in pages.items() if p["host"] == paper and p["kind"] == "article"]
+    assert on_paper
+    for url in on_paper:  # GBK declared in the HTTP header only
+        assert pages[url]["encoding"] == "gbk" and pages[url]["declared_meta"] is None
+        assert responses[url]["content_type"] == "text/html; charset=gbk"
+        assert "charset" not in _html(out, truth, url)[:300]
+    anomalies = {(p["encoding"], p["declared_http"], p["declared_meta"])
+                 for u, p in pages.items() if p["kind"] == "article" and p["host"] != paper}  # fmt: skip
+    assert ("gbk", "utf-8", "gbk") in anomalies  # a lying header
+    assert ("utf-8", None, "gb2312") in anomalies  # a lying meta
+    assert ("gbk", None, None) in anomalies and ("utf-8", None, None) in anomalies
+
+
+def test_family_b_ground_truth_matches_served_pages(web_b):
+    """Every URL of the ground truth is served as recorded (status, redirect target, body)."""
+    from sitegen.server import TestWeb
+
+    out, truth = web_b
+    tw = TestWeb(out)
+    for url, page in truth["pages"].items():
+        status, headers, body = tw.respond(url)
+        assert status == page["status"], url
+        if page["kind"] == "redirect":
+            assert headers["Location"] == page["location"]
+        elif page["kind"] == "binary":
+            assert headers["Content-Type"] == page["content_type"] and body
+        elif page["kind"] in ("article", "notice", "robots_disallowed") and page["title"]:
+            assert page["title"] in body.decode(page["encoding"]).replace("&amp;", "&"), url
+    host = truth["sites"][0]["host"]
+    assert tw.respond(f"http://{host}/article.php?id=1")[0] == 404
+    assert tw.respond(f"http://{host}/no/such/page")[0] == 404
+
+
+def test_family_b_server_and_feed_trap(web_b):
+    out, truth = web_b
+    pages = truth["pages"]
+    with serve_in_thread(out) as proxy:
+        paper = next(s["host"] for s in truth["sites"] if s["template"] == "paper")
+        art = next(u for u, p in pages.items() if p["host"] == paper and p["kind"] == "article")
+        status, headers, body, _ = fetch(proxy, art)
+        assert status == 200 and headers["Content-Type"] == "text/html; charset=gbk"
+        assert pages[art]["title"] in body.decode("gbk")
+        query = next(u for u, p in pages.items() if p["kind"] == "article" and "?id=" in u)
+        assert pages[query]["title"] in fetch(proxy, query)[2].decode(pages[query]["encoding"])
+        redirect = next(u for u, p in pages.items() if p["kind"] == "redirect" and "?" in u)
+        status, headers, _, _ = fetch(proxy, redirect, follow=False)
+        assert status == 302 and headers["Location"] == pages[redirect]["location"]
+        status, _, body, _ = fetch(proxy, f"http://{paper}/robots.txt")
+        assert b"Disallow: /amp/" in body
+        # the endless feed: every page links the next one, long after the articles run out
+        url = truth["traps"][0] + "?page=1"
+        for k in range(1, 4):
+            status, headers, body, _ = fetch(proxy, url)
+            assert status == 200
+            nxt = re.search(r'<a href="([^"]+)">加载更多</a>', body.decode("utf-8")).group(1)
+            url = urljoin(url, unescape(nxt))
+            assert url.endswith(f"?page={k + 1}")
+        status, _, body, _ = fetch(proxy, truth["traps"][0] + "?page=5000")
+        assert status == 200 and "暂无更多内容" in body.decode("utf-8")
+        assert fetch(proxy, truth["traps"][0] + "?page=x")[0] == 404
+
+
+def test_family_b_command_line(tmp_path):
+    out = tmp_path / "webb"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sitegen", "build", str(out), "--family", "b",
+         "--categories", "时政", "体育"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "built" in proc.stdout
+    truth = json.loads((out / "ground_truth.json").read_text(encoding="utf-8"))
+    assert truth["family"] == "b"
+    assert {p["category"] for p in truth["pages"].values() if p["kind"] == "article"} == {
+        "时政",
+        "体育",
+    }
