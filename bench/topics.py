@@ -1,9 +1,9 @@
 """Cross-topic benchmark (issue 10): words-only topics of all ten cnews categories.
 
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
-    python bench/topics.py pages [--family b] [--seeds 0,1,2]          # offline page figures
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,keyword,breadth-first] [--write FILE]
+    python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
 
 Topic files come from :mod:`bench.topicfiles` (χ² words of the THUCNews headlines, or a
 hand-written list for 家居 and 时尚; all weights 1), written into ``bench/out/topics/``.
@@ -12,10 +12,6 @@ hand-written list for 家居 and 时尚; all weights 1), written into ``bench/ou
 (logistic regression of "an article of the category" on the topic-word counts of every
 article and list page, leave-one-category-out) on the webs of the family and seeds given —
 family "a" only: the report is on family "b", which the choice never saw.
-
-``pages`` scores every article and list page of each web offline with each topic (page
-relevance of the calibrated scorer with its self-trained model trained on the pages of the
-web, as at the end of a crawl) and prints precision and recall at the acceptance threshold.
 
 ``crawl`` runs real ``scrapy crawl topic`` crawls of the portal web (seeds = the portal home
 pages) through ``bench/harvest.py``'s harness, budget 2 × the on-topic pages, for topicrawl
@@ -303,6 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--concurrency", type=int, default=4)
     c.add_argument("--write", type=Path)
     c.set_defaults(func=cmd_crawl)
+    r = sub.add_parser("report", help="print (and write) the figures saved by crawl")
+    r.add_argument("--family", default="a")
+    r.add_argument("--write", type=Path)
+    r.set_defaults(func=lambda a: report(a.family, json.loads(
+        (OUT / f"topics-{a.family}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)
 
