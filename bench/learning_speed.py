@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     scorer = CalibratedLinkScorer.from_topic(load_topic(topic_paths()["体育"]))
     jieba.lcut("预热")
     import sklearn.linear_model  # noqa: F401 - loaded once per process, like HowNet: not timed
+
     m = scorer.page_model
     spent = [0.0]
     retrain = m.retrain

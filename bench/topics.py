@@ -1,6 +1,7 @@
 """Cross-topic benchmark (issue 10): words-only topics of all ten cnews categories.
 
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
+    python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,keyword,breadth-first] [--write FILE]
     python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
@@ -148,6 +149,70 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- pages: the page-model settings, offline -------------------------------------------------
+def cmd_pages(args: argparse.Namespace) -> int:
+    """Self-training over each category's articles and as many random other article/list
+    pages of the web (a crawl-like sample), then precision/recall at 0.5 of P_lit, P_model and
+    their combinations: how the page-model defaults were chosen (family a, seed 0)."""
+    import random
+
+    from relevance.evidence import LiteralEvidence
+    from relevance.learning.base import logit, sigmoid
+    from relevance.learning.selftrain import SelfTrainingPageModel
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    combos = {
+        "lit": lambda e, m: e,
+        "model": lambda e, m: m,
+        "mean": lambda e, m: (e + m) / 2,
+        "logsum": lambda e, m: sigmoid(logit(e) + logit(m)),
+        "max": max,
+    }
+    res: dict[str, list[tuple[float, float]]] = {k: [] for k in combos}
+    for seed in parse_seeds(args.seeds):
+        pages = web_pages(args.family, seed)
+        for cat, path in topic_paths().items():
+            topic = load_topic(path)
+            ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+            ev = LiteralEvidence(topic.weights, ext)
+            rows = []
+            for p in pages:
+                head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
+                text = ext(p["text"])
+                e = ev.page_probability(ev.page(head, text))
+                rows.append((head + text, e, p["kind"] == "article" and p["category"] == cat))
+            rnd = random.Random(0)
+            pos = [r for r in rows if r[2]]
+            neg = [r for r in rows if not r[2]]
+            sample = pos + rnd.sample(neg, min(len(neg), len(pos)))
+            rnd.shuffle(sample)
+            m = SelfTrainingPageModel(positive=args.positive, negative=args.negative,
+                                      retrain_every=10**9, c=args.c, em_lambda=args.em_lambda,
+                                      em_steps=args.em_steps)  # fmt: skip
+            for words, e, _ in sample:
+                m.observe(words, e)
+            m.retrain()
+            line = []
+            for name, f in combos.items():
+                tp = fp = fn = 0
+                for words, e, y in sample:
+                    pm = m.probability_words([words])[0]
+                    a = f(e, e if pm is None else pm) >= 0.5
+                    tp += a and y
+                    fp += a and not y
+                    fn += (not a) and y
+                pr, rc = tp / max(1, tp + fp), tp / max(1, tp + fn)
+                res[name].append((pr, rc))
+                line.append(f"{name} {pr:.2f}/{rc:.2f}")
+            print(f"{args.family}{seed} {cat} {m.trained_on}  " + "  ".join(line), flush=True)
+    for name, v in res.items():
+        ps, rs = [x[0] for x in v], [x[1] for x in v]
+        print(f"{name:<7} precision mean {statistics.mean(ps):.3f} min {min(ps):.3f}  "
+              f"recall mean {statistics.mean(rs):.3f} min {min(rs):.3f}")  # fmt: skip
+    return 0
+
+
 # -- crawl: the benchmark ------------------------------------------------------------------
 RUN_SETTINGS = {"topicrawl": {}}
 
@@ -240,8 +305,10 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                   f"**{'met' if min(hv) >= 0.75 else 'MISSED'}**"]  # fmt: skip
         if all(k is not None for k in kw):
             gap = min(h - k for h, k in zip(hv, kw, strict=True))
-            lines.append(f"- at least 0.15 above the keyword baseline in every category: "
-                         f"min gap {gap:+.3f} — **{'met' if gap >= 0.15 else 'MISSED'}**")
+            lines.append(
+                f"- at least 0.15 above the keyword baseline in every category: "
+                f"min gap {gap:+.3f} — **{'met' if gap >= 0.15 else 'MISSED'}**"
+            )
         lines += [f"- corpus precision ≥ 0.95 mean, ≥ 0.90 worst: mean {statistics.mean(prec):.3f}, "
                   f"worst {min(prec):.3f} — **{'met' if statistics.mean(prec) >= 0.95 and min(prec) >= 0.9 else 'MISSED'}**",
                   f"- corpus recall ≥ 0.85 mean: {statistics.mean(rec):.3f} — "
@@ -291,6 +358,15 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--family", default="a")
     f.add_argument("--seeds", default="0,1")
     f.set_defaults(func=cmd_fit)
+    g = sub.add_parser("pages", help="page-model settings, offline (family a)")
+    g.add_argument("--family", default="a")
+    g.add_argument("--seeds", default="0")
+    g.add_argument("--positive", type=float, default=0.7)
+    g.add_argument("--negative", type=float, default=0.1)
+    g.add_argument("--c", type=float, default=10.0)
+    g.add_argument("--em-lambda", type=float, default=1.0)
+    g.add_argument("--em-steps", type=int, default=3)
+    g.set_defaults(func=cmd_pages)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
     c.add_argument("--family", default="a")
     c.add_argument("--seeds", default="0")

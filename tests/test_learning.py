@@ -21,7 +21,11 @@ TOPICS = Path(__file__).resolve().parent.parent / "topics"
 SPORT = ["比赛", "球队", "球员", "进球", "联赛"]
 ON = ["比赛 球队 球员 进球 主场 教练 联赛 冠军", "球队 比赛 主场 客场 教练 球迷 联赛",
       "球员 进球 冠军 联赛 主场 教练 球迷"]  # fmt: skip
-OFF = ["股票 基金 银行 利率 市场 投资", "电影 导演 演员 票房 首映 明星", "高考 考生 学校 招生 分数线"]
+OFF = [
+    "股票 基金 银行 利率 市场 投资",
+    "电影 导演 演员 票房 首映 明星",
+    "高考 考生 学校 招生 分数线",
+]
 
 
 def words(text: str) -> list[str]:
@@ -120,10 +124,15 @@ def scorer() -> CalibratedLinkScorer:
 
 def test_calibrated_scorer_learns_from_the_crawl():
     s = scorer()
-    sports = PageInfo("http://a.cn/sports/1.html", "球队比赛", "", "", "球队在联赛比赛中进球，球员表现出色。")
+    sports = PageInfo(
+        "http://a.cn/sports/1.html", "球队比赛", "", "", "球队在联赛比赛中进球，球员表现出色。"
+    )
     money = PageInfo("http://a.cn/finance/1.html", "基金市场", "", "", "银行基金利率市场投资股票。")
     assert s.page_relevance(sports) >= 0.5 > s.page_relevance(money)
-    links = [Link("http://a.cn/sports/2.html", "联赛球员进球"), Link("http://a.cn/finance/2.html", "基金")]
+    links = [
+        Link("http://a.cn/sports/2.html", "联赛球员进球"),
+        Link("http://a.cn/finance/2.html", "基金"),
+    ]
     scores = s.score_links(sports, links)
     assert scores[0].score > scores[1].score
     b = scores[1].breakdown

@@ -134,8 +134,9 @@ class SelfTrainingPageModel(LearnedModel):
         n = len(labelled)
         y = np.asarray([lab for _, lab, _ in labelled], dtype=int)
         w = np.asarray([wt for _, _, wt in labelled], dtype=float)
-        model = LogisticRegression(C=self.c, max_iter=2000, class_weight=self.class_weight,
-                                   solver="liblinear")
+        model = LogisticRegression(
+            C=self.c, max_iter=2000, class_weight=self.class_weight, solver="liblinear"
+        )
         model.fit(x[:n], y, sample_weight=w)
         for _ in range(self.em_steps if unlabelled and self.em_lambda > 0 else 0):
             p = model.predict_proba(x[n:])[:, 1]
