@@ -383,3 +383,57 @@ class FetchOnceMiddleware:
             self.stats.inc_value("topicrawl/links/requeue_superseded")
             raise IgnoreRequest(f"already sent to download: {request.url}")
         return None
+
+
+class RequestDeferred(IgnoreRequest):
+    """A request put back into the frontier with a lower priority (not an error)."""
+
+
+class LinkRescoreMiddleware:
+    """Re-ranks the frontier lazily as the crawl learns (issue 10, calibrated mode).
+
+    A link's priority is fixed when it is queued, but the online link model and the page
+    model keep learning (:mod:`relevance.learning`): a section that keeps yielding off-topic
+    pages should sink, even for links queued before that was known. Re-scoring the whole
+    frontier at every update would cost O(frontier); instead each request is scored again
+    with the current models when it leaves the queue (``scorer.rescore``: a dictionary
+    lookup per feature), and when its score fell by more than ``TOPICRAWL_RESCORE_MARGIN``
+    it goes back into the queue with the new priority (``topicrawl/links/deferred``) — at most
+    ``TOPICRAWL_RESCORE_MAX`` times, so nothing waits forever. The request re-enters through
+    the scheduler, so with the scrapy-redis scale-out it goes back into the shared queue.
+    Requests without a learned breakdown (seeds, the paper's scorer) pass untouched.
+    """
+
+    def __init__(self, crawler: Crawler, *, margin: float = 0.1, max_deferrals: int = 2):
+        self.crawler = crawler
+        self.margin, self.max_deferrals = margin, max_deferrals
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LinkRescoreMiddleware:
+        s = crawler.settings
+        return cls(crawler, margin=s.getfloat("TOPICRAWL_RESCORE_MARGIN", 0.1),
+                   max_deferrals=s.getint("TOPICRAWL_RESCORE_MAX", 2))  # fmt: skip
+
+    def process_request(self, request: Request, spider: Spider) -> None:
+        from crawler.linkscore import quantize
+
+        rescore = getattr(getattr(spider, "scorer", None), "rescore", None)
+        meta = request.meta
+        old = meta.get("link_score")
+        deferred = meta.get("topicrawl_deferred", 0)
+        if rescore is None or not isinstance(old, dict) or deferred >= self.max_deferrals:
+            return None
+        if "features" not in old or meta.get("retry_times") or meta.get(RECOVERED):
+            return None
+        new = rescore(old, meta.get("anchor") or "")
+        if new is None or new >= float(old.get("p", 0.0)) - self.margin:
+            return None
+        link_score = {**old, "p": round(new, 4), "score": new, "rescored_from": old.get("p")}
+        again = request.replace(
+            priority=quantize(new),
+            dont_filter=True,
+            meta={**meta, "link_score": link_score, "topicrawl_deferred": deferred + 1},
+        )
+        self.crawler.stats.inc_value("topicrawl/links/deferred")
+        self.crawler.engine.crawl(again)
+        raise RequestDeferred(f"deferred with priority {new:.3f}: {request.url}")

@@ -198,6 +198,9 @@ class StorePipeline:
             return
         stats = dict(self.stats.get_stats()) if self.stats is not None else {}
         stats["finish_reason"] = reason
+        learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
+        if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
+            stats["learned"] = learned()
         try:
             self.store.finish_run(self.run_id, stats)
         except StorageError as exc:

@@ -49,6 +49,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     # drops a request whose URL was already sent to download (re-queued links, redirects)
+    # calibrated mode: a queued link whose score fell as the crawl learned goes back (issue 10)
+    "crawler.middlewares.LinkRescoreMiddleware": 40,
     "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
@@ -139,3 +141,9 @@ REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+
+# -- learned relevance (issue 10: calibrated mode, relevance.learning) ----------------------
+# a queued link is scored again with the current models when it leaves the queue; when its
+# score fell by more than the margin it goes back with the new priority, at most N times
+TOPICRAWL_RESCORE_MARGIN = 0.1
+TOPICRAWL_RESCORE_MAX = 2

@@ -127,6 +127,18 @@ def register(subparsers) -> None:
     x.add_argument("--per-word", type=int, default=10)
     x.set_defaults(func=cmd_topic_suggest)
 
+    x = ts.add_parser("learn", help="write what a crawl learned into the topic file")
+    x.add_argument("file", help="topic file to update")
+    x.add_argument("--run", type=int, required=True, metavar="ID")
+    x.add_argument("--db", help="database URL (default: $TOPICRAWL_DB_URL)")
+    x.add_argument("--model-out", help="where to save the page model (default: "
+                   "<topic stem>.model.json beside the topic file)")  # fmt: skip
+    x.add_argument("--suggest", type=int, default=20, help="suggested words to record (20)")
+    x.add_argument("--add", type=int, default=0, metavar="N",
+                   help="also add the best N suggested words to [words]")  # fmt: skip
+    x.add_argument("--weight", type=float, default=0.5, help="weight of added words (0.5)")
+    x.set_defaults(func=cmd_topic_learn)
+
     x = ts.add_parser("tune", help="search formula 5 parameters on a crawled run")
     x.add_argument("file", nargs="?", help="topic file to update with --write")
     x.add_argument("--run", type=int, required=True, metavar="ID")
@@ -439,6 +451,51 @@ def cmd_topic_suggest(args) -> int:
     print("score   word  (Σ_t w_t·Sim², scaled to the best; add with: topicrawl topic add)")
     for cand, s in sorted(scores.items(), key=lambda t: (-t[1], t[0]))[: args.topn]:
         print(f"{s / top:6.3f}  {cand}")
+    return 0
+
+
+def cmd_topic_learn(args) -> int:
+    """Save the page model a calibrated-mode run learned beside the topic file, name it in
+    ``[learning] model`` (the next crawl starts from it), and record the words it found
+    most on-topic in ``[learning] suggested`` (``--add N``: the best N into ``[words]``)."""
+    import os
+
+    from models.store import Store
+    from relevance.learning.selftrain import SelfTrainingPageModel
+    from relevance.topic import load_topic
+    from relevance.topicedit import add_words, set_value, write_atomic
+
+    topic = load_topic(args.file)
+    store = Store.from_url(args.db)
+    try:
+        run = store.get_run(args.run)
+        if run is None:
+            raise ConfigError(f"run {args.run} not found in the database")
+        state = ((run.stats or {}).get("learned") or {}).get("page_model")
+    finally:
+        store.close()
+    if not state or not state.get("terms"):
+        raise ConfigError(
+            f"run {args.run} has no learned page model (crawl with [priority] mode = "
+            '"calibrated" and [learning] self_train = true; a run still crawling has none yet)'
+        )
+    model = SelfTrainingPageModel.from_state(state)
+    out = Path(args.model_out) if args.model_out else Path(args.file).with_suffix(".model.json")
+    model.save(out)
+    known = set(topic.weights)
+    suggested = [w for w, _ in model.top_words(args.suggest + len(known)) if w not in known]
+    suggested = suggested[: args.suggest]
+    text = _read(args.file)
+    rel = os.path.relpath(out.resolve(), Path(args.file).resolve().parent)
+    text = set_value(text, "learning.model", rel, path=args.file)
+    text = set_value(text, "learning.suggested", suggested, path=args.file)
+    if args.add:
+        text = add_words(text, suggested[: args.add], weight=args.weight, path=args.file)
+    write_atomic(args.file, text)
+    print(f"{args.file}: [learning] model = {rel!r} ({len(model.terms)} words, "
+          f"{model.trainings} trainings); suggested: {' '.join(suggested)}")  # fmt: skip
+    if args.add:
+        print(f"added to [words] with weight {args.weight}: {' '.join(suggested[: args.add])}")
     return 0
 
 

@@ -271,3 +271,13 @@ class SemanticLinkScorer:
 
     def observe_accepted(self, url: str) -> None:
         self.structure.add(url)
+
+
+def build_scorer(topic: Topic, *, shared_cache: str | None = None, seed: int | None = 0):
+    """The topic's link scorer: ``[priority] mode = "calibrated"`` (default) the calibrated
+    scorer with its learned models (:mod:`relevance.calibrated`), ``"paper"`` formula 5."""
+    if topic.priority.mode == "calibrated":
+        from relevance.calibrated import CalibratedLinkScorer
+
+        return CalibratedLinkScorer.from_topic(topic, seed=seed)
+    return SemanticLinkScorer.from_topic(topic, seed=seed, shared_cache=shared_cache)

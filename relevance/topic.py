@@ -38,13 +38,16 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
 
     [page]
     threshold = 0.25                   # a page is accepted when its relevance passes it
+                                       # (calibrated mode: a probability, default 0.5)
     description_weight = 0.5           # page relevance = w·Rel(description) + (1-w)·Rel(text)
     struct_weight = 0.5                # μ: that × (1 ± μ) by struct(page url) (Algorithm 3;
                                        # 0 = the paper's page relevance)
 
     [priority]                         # formula 5
-    alpha = 0.4                        # Rel(f_info, TSet)
-    beta = 0.4                         # Rel(a_url, TSet)
+    mode = "calibrated"                # "calibrated" (default: relevance.calibrated, every
+                                       # score a probability) | "paper" (formulas 3 and 5)
+    alpha = 0.4                        # Rel(f_info, TSet)  (calibrated: 0.3, the holding page)
+    beta = 0.4                         # Rel(a_url, TSet)   (calibrated: 0.7, the anchor)
     lambda = 0.2                       # struct(url)
     threshold = 0.2
     focus = "soft"                     # "soft" | "hard" (section 3.1 description gate)
@@ -74,6 +77,23 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     weight = 0.5                       # rel = (1 - w)·formula 3 + w·P(topic | text)
     anchors = true                     # mix anchor texts too (false: formula 3 on anchors)
     c = 10.0                           # inverse regularisation of the logistic regression
+
+    [learning]                         # calibrated mode: what the crawl learns as it goes
+    self_train = true                  # the self-trained page model (Nigam et al. 2000)
+    weight = 0.5                       # P(page) = (1 - w)·P_lit + w·P_model
+    positive = 0.7                     # pseudo-labels: P_lit >= positive is on-topic,
+    negative = 0.1                     #   <= negative off-topic
+    retrain_every = 10                 # pages between trainings (at least pages seen / 4)
+    c = 10.0                           # inverse regularisation of the logistic regression
+    em_lambda = 1.0                    # weight of the unlabelled pages in the EM steps
+    em_steps = 3
+    background = ""                    # optional unlabelled text: negatives (data:corpus/...)
+    background_limit = 2000            # lines read from it
+    background_weight = 0.2            # their sample weight
+    model = ""                         # a page model saved by `topicrawl topic learn`
+    link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
+    link_rate = 0.3                    # its learning rate
+    suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
     allowed_hosts = []                 # host names or "*.suffix"; empty = the seeds' hosts
@@ -135,8 +155,9 @@ class CandidateConfig:
 
 @dataclass
 class PriorityConfig:
-    """Formula 5 and the section 3.1 description gate."""
+    """Formula 5 and the section 3.1 description gate; ``mode`` chooses the method."""
 
+    mode: str = "calibrated"
     alpha: float = 0.4
     beta: float = 0.4
     lam: float = 0.2
@@ -159,6 +180,27 @@ class UrlConfig:
     sample_size: int = 20
     per_host: bool = True
     holding_page: bool = True
+
+
+@dataclass
+class LearningConfig:
+    """What a calibrated-mode crawl learns (relevance.learning): page model and link model."""
+
+    self_train: bool = True
+    weight: float = 0.5
+    positive: float = 0.7
+    negative: float = 0.1
+    retrain_every: int = 10
+    c: float = 10.0
+    em_lambda: float = 1.0
+    em_steps: int = 3
+    background: str = ""
+    background_limit: int = 2000
+    background_weight: float = 0.2
+    model: str = ""
+    link_model: bool = True
+    link_rate: float = 0.3
+    suggested: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -192,6 +234,7 @@ class Topic:
     priority: PriorityConfig = field(default_factory=PriorityConfig)
     urls: UrlConfig = field(default_factory=UrlConfig)
     classifier: ClassifierConfig | None = None
+    learning: LearningConfig = field(default_factory=LearningConfig)
     path: str | None = None
     raw: str = ""
     #: Free-form tables owned by other parts: [clean] (postprocess.clean.Cleaner options,
@@ -264,6 +307,7 @@ _TABLES: dict[str, _Spec] = {
         "struct_weight": ((int, float), (0.0, 1.0)),
     },
     "priority": {
+        "mode": (str, None),
         "alpha": ((int, float), (0.0, 1.0)),
         "beta": ((int, float), (0.0, 1.0)),
         "lambda": ((int, float), (0.0, 1.0)),
@@ -293,12 +337,30 @@ _TABLES: dict[str, _Spec] = {
         "c": ((int, float), (1e-6, 1e6)),
     },
     "crawl": {"allowed_hosts": (list, None)},
+    "learning": {
+        "self_train": (bool, None),
+        "weight": ((int, float), (0.0, 1.0)),
+        "positive": ((int, float), (0.0, 1.0)),
+        "negative": ((int, float), (0.0, 1.0)),
+        "retrain_every": (int, (1, 10_000_000)),
+        "c": ((int, float), (1e-6, 1e6)),
+        "em_lambda": ((int, float), (0.0, 1.0)),
+        "em_steps": (int, (0, 100)),
+        "background": (str, None),
+        "background_limit": (int, (1, 10_000_000)),
+        "background_weight": ((int, float), (0.0, 100.0)),
+        "model": (str, None),
+        "link_model": (bool, None),
+        "link_rate": ((int, float), (0.0, 10.0)),
+        "suggested": (list, None),
+    },
 }
 _WORD_TABLES = ("words", "overrides")
 _FREE_TABLES = ("clean", "dedup")
 _CHOICES = {
     ("", "language"): ("zh", "en"),
     ("priority", "focus"): ("soft", "hard"),
+    ("priority", "mode"): ("calibrated", "paper"),
     ("urls", "mode"): ("path", "paper"),
     ("classifier", "format"): ("label-text", "text-label"),
 }
@@ -493,11 +555,14 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
     candidates = CandidateConfig(pos=list(pos), min_length=int(c_t.get("min_length", 2)))
 
     p_t = doc.get("priority", {})
+    mode = p_t.get("mode", "calibrated")
+    calibrated = mode == "calibrated"
     priority = PriorityConfig(
-        alpha=float(p_t.get("alpha", 0.4)),
-        beta=float(p_t.get("beta", 0.4)),
+        mode=mode,
+        alpha=float(p_t.get("alpha", 0.3 if calibrated else 0.4)),
+        beta=float(p_t.get("beta", 0.7 if calibrated else 0.4)),
         lam=float(p_t.get("lambda", 0.2)),
-        threshold=float(p_t.get("threshold", 0.2)),
+        threshold=float(p_t.get("threshold", 0.0 if calibrated else 0.2)),
         focus=p_t.get("focus", "soft"),
         description_threshold=float(p_t.get("description_threshold", 0.1)),
     )
@@ -539,6 +604,16 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
             anchors=bool(c_t.get("anchors", True)),
             c=float(c_t.get("c", 10.0)),
         )
+    l_t = doc.get("learning", {})
+    defaults = LearningConfig()
+    learning = LearningConfig(**{k: type(getattr(defaults, k))(v) for k, v in l_t.items()})
+    if learning.negative >= learning.positive:
+        raise fail(
+            f"[learning] negative ({learning.negative}) must be below positive "
+            f"({learning.positive})",
+            "learning",
+            "negative",
+        )
     hosts = doc.get("crawl", {}).get("allowed_hosts", [])
     for h in hosts:
         if not isinstance(h, str) or not re.fullmatch(r"(\*\.)?[A-Za-z0-9.-]+(:\d+)?", h):
@@ -553,7 +628,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         words=words["words"],
         overrides=words["overrides"],
         allowed_hosts=[h.lower() for h in hosts],
-        page_threshold=float(doc.get("page", {}).get("threshold", 0.25)),
+        page_threshold=float(doc.get("page", {}).get("threshold", 0.5 if calibrated else 0.25)),
         page_description_weight=float(doc.get("page", {}).get("description_weight", 0.5)),
         page_struct_weight=float(doc.get("page", {}).get("struct_weight", 0.5)),
         similarity=similarity,
@@ -562,6 +637,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         priority=priority,
         urls=urls,
         classifier=classifier,
+        learning=learning,
         clean=dict(doc.get("clean", {})),
         dedup=dict(doc.get("dedup", {})),
         path=path,

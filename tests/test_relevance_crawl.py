@@ -48,3 +48,29 @@ def test_semantic_crawl_prefers_the_topic(proxy, small_web, tmp_path):
     assert accepted
     precision = sum(p.url in on for p in accepted) / len(accepted)
     assert precision > 2 * base, (precision, base)
+
+
+def test_words_only_topic_crawls_in_calibrated_mode(proxy, small_web, tmp_path):
+    """A topic file with only words: calibrated mode, the models learn during the crawl and
+    are stored with the run; accepted pages are mostly on-topic."""
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    on = {u for u, e in truth["pages"].items() if e["category"] == "体育" and e["kind"] == "article"}
+    topic = tmp_path / "tiyu.toml"
+    words = "比赛 球队 球员 球迷 主帅 联赛 冠军 篮球 足球 火箭 湖人 姚明 科比 体育".split()
+    topic.write_text('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in words),
+                     encoding="utf-8")  # fmt: skip
+    db = f"sqlite:///{tmp_path / 'crawl.db'}"
+    result = run_crawl(proxy, truth["seeds"]["portal"], topic, db, args={"max_pages": 150})
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store.from_url(db)
+    run = store.list_runs()[-1]
+    pages = list(store.iter_pages(run.id))
+    scored = [p for p in pages if p.link_score and p.link_score.get("method") == "calibrated"]
+    assert scored and scored[0].link_score["features"]
+    learned = run.stats["learned"]
+    assert learned["link_model"]["observed"] > 0
+    assert learned["page_model"]["trainings"] >= 1
+    accepted = [p for p in pages if p.accepted]
+    assert accepted
+    precision = sum(p.url in on for p in accepted) / len(accepted)
+    assert precision >= 0.8, precision

@@ -45,7 +45,8 @@ def test_parse_values_and_defaults():
     assert t.name == "时政" and t.words == {"政治": 1.0, "政府": 0.5}
     assert t.weights == {"政治": 1.0, "政府": 0.5, "中国": 0.2}
     assert t.link_threshold == 0.3 and t.focus == "hard"
-    assert t.page_threshold == 0.25 and t.similarity.sources == ["hownet"]
+    # calibrated mode (the default): the page threshold is a probability
+    assert t.page_threshold == 0.5 and t.similarity.sources == ["hownet"]
     assert t.hownet.beta == (0.5, 0.2, 0.17, 0.13) and t.urls.mode == "path"
     assert t.urls.per_host is True
     assert parse_topic(GOOD + "\n[urls]\nper_host = false\n").urls.per_host is False

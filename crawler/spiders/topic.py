@@ -24,7 +24,7 @@ from scrapy.utils.misc import load_object
 from crawler.extract import decode_html, extract_page
 from crawler.items import PageItem
 from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
-from crawler.middlewares import RECOVERED, redis_errors, scaleout_redis
+from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
 from topicrawl.errors import ConfigError, TopicFileError
 
 log = logging.getLogger(__name__)
@@ -198,9 +198,9 @@ class TopicSpider(scrapy.Spider):
 
     def _build_scorer(self, spec: str | None, shared_cache: str | None = None) -> LinkScorer:
         if not spec or spec == "relevance":
-            from relevance.priority import SemanticLinkScorer
+            from relevance.priority import build_scorer
 
-            return SemanticLinkScorer.from_topic(self.topic, shared_cache=shared_cache)
+            return build_scorer(self.topic, shared_cache=shared_cache)
         cls = load_object(spec)
         return cls.from_topic(self.topic)
 
@@ -284,6 +284,11 @@ class TopicSpider(scrapy.Spider):
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = relevance >= self.topic.page_threshold
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
+        # learned models (calibrated mode): the page trains the page model and labels the
+        # link that led to it (relevance.calibrated.CalibratedLinkScorer.observe_page)
+        observe = getattr(self.scorer, "observe_page", None)
+        if observe is not None:
+            observe(info, relevance, meta.get("link_score"))
         yield PageItem(
             url=meta.get("redirect_urls", [response.url])[0],
             final_url=response.url,
@@ -406,5 +411,7 @@ class TopicSpider(scrapy.Spider):
         return request
 
     def on_error(self, failure: Any) -> None:
+        if failure.check(RequestDeferred):  # back in the frontier (LinkRescoreMiddleware)
+            return
         self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")
         log.debug("request failed: %s", failure.getErrorMessage())

@@ -1,0 +1,388 @@
+"""Cross-topic benchmark (issue 10): words-only topics of all ten cnews categories.
+
+    python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
+    python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
+    python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
+                                 [--runs topicrawl,keyword,breadth-first] [--write FILE]
+    python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
+
+Topic files come from :mod:`bench.topicfiles` (χ² words of the THUCNews headlines, or a
+hand-written list for 家居 and 时尚; all weights 1), written into ``bench/out/topics/``.
+
+``fit`` chooses the calibrated literal-evidence coefficients of :mod:`relevance.evidence`
+(logistic regression of "an article of the category" on the topic-word counts of every
+article and list page, leave-one-category-out) on the webs of the family and seeds given —
+family "a" only: the report is on family "b", which the choice never saw.
+
+``crawl`` runs real ``scrapy crawl topic`` crawls of the portal web (seeds = the portal home
+pages) through ``bench/harvest.py``'s harness, budget 2 × the on-topic pages, for topicrawl
+with the defaults and the keyword and breadth-first baselines, and reports per category the
+harvest over the first N, corpus precision and recall, with a PNG of the harvest curves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.topicfiles import CATEGORIES, write_topics  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+
+
+# -- webs ------------------------------------------------------------------------------------
+def web_dir(family: str, seed: int) -> Path:
+    return OUT / f"topics-web-{family}{seed}"
+
+
+def ensure_web(family: str, seed: int) -> tuple[Path, dict]:
+    """Build (once) the large web of a template family and seed; returns (dir, truth)."""
+    from sitegen.build import build_web
+
+    out = web_dir(family, seed)
+    truth_file = out / "ground_truth.json"
+    if truth_file.exists():
+        truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        if truth.get("seed") == seed and truth.get("family", "a") == family:
+            return out, truth
+    kwargs = {} if family == "a" else {"family": family}
+    return out, build_web(out, scale="large", seed=seed, **kwargs)
+
+
+def web_pages(family: str, seed: int) -> list[dict]:
+    """Every article and list page of a web, extracted as the crawl extracts it (cached in
+    the web's directory): url, kind, category, title, description, keywords, text."""
+    from crawler.extract import decode_html, extract_page
+
+    out, truth = ensure_web(family, seed)
+    cache = out / "pages_extracted.json"
+    if cache.exists():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
+    rows = []
+    for url, page in sorted(truth["pages"].items()):
+        r = responses.get(url, {})
+        if page["kind"] not in ("article", "list", "home") or "file" not in r:
+            continue
+        ctype = r.get("content_type", "")
+        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
+        html, _ = decode_html((out / r["file"]).read_bytes(), header)
+        ex = extract_page(html, url)
+        rows.append({"url": url, "kind": page["kind"], "category": page.get("category"),
+                     "title": ex.title, "description": ex.description,
+                     "keywords": ex.keywords, "text": ex.text})  # fmt: skip
+    cache.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    return rows
+
+
+def topic_paths() -> dict[str, Path]:
+    out = OUT / "topics"
+    paths = {c: out / f"{stem}.toml" for c, (stem, _) in CATEGORIES.items()}
+    if not all(p.exists() for p in paths.values()):
+        paths = write_topics(out)
+    return paths
+
+
+def parse_seeds(value: str) -> list[int]:
+    return [int(s) for s in value.split(",") if s.strip()]
+
+
+# -- fit: the literal-evidence coefficients ---------------------------------------------------
+def evidence_rows(family: str, seeds: list[int]) -> list[tuple[str, tuple, bool, tuple]]:
+    """(category, page features, on-topic, anchor features) for every page x category."""
+    from relevance.evidence import LiteralEvidence
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    rows = []
+    paths = topic_paths()
+    pages = [p for s in seeds for p in web_pages(family, s)]
+    for cat, path in paths.items():
+        topic = load_topic(path)
+        ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+        ev = LiteralEvidence(topic.weights, ext)
+        for p in pages:
+            head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
+            e = ev.page(head, ext(p["text"]))
+            on = p["kind"] == "article" and p["category"] == cat
+            rows.append((cat, e.features(), on, (min(ev.count(ext(p["title"])), 2.0),)))
+    return rows
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    if args.family != "a":
+        print("note: defaults are chosen on family a only; fitting on", args.family)
+    rows = evidence_rows(args.family, parse_seeds(args.seeds))
+    cats = list(CATEGORIES)
+    for name, idx in (("page", 1), ("anchor(title)", 3)):
+        x = np.asarray([r[idx] for r in rows], dtype=float)
+        y = np.asarray([r[2] for r in rows])
+        c = np.asarray([r[0] for r in rows])
+        print(f"\n{name}: leave-one-category-out, threshold 0.5")
+        print(f"{'held out':<6}{'precision':>10}{'recall':>8}   coefficients fitted without it")
+        for cat in cats:
+            m = LogisticRegression(C=1.0, max_iter=2000).fit(x[c != cat], y[c != cat])
+            pred = m.predict_proba(x[c == cat])[:, 1] >= 0.5
+            yy = y[c == cat]
+            tp = int((pred & yy).sum())
+            prec = tp / max(1, pred.sum())
+            rec = tp / max(1, yy.sum())
+            coef = [round(float(m.intercept_[0]), 2), *(round(float(v), 2) for v in m.coef_[0])]
+            print(f"{cat:<6}{prec:>10.3f}{rec:>8.3f}   {coef}")
+        m = LogisticRegression(C=1.0, max_iter=2000).fit(x, y)
+        coef = [round(float(m.intercept_[0]), 2), *(round(float(v), 2) for v in m.coef_[0])]
+        print(f"all categories: {coef}")
+    return 0
+
+
+# -- pages: the page-model settings, offline -------------------------------------------------
+def cmd_pages(args: argparse.Namespace) -> int:
+    """Self-training over each category's articles and as many random other article/list
+    pages of the web (a crawl-like sample), then precision/recall at 0.5 of P_lit, P_model and
+    their combinations: how the page-model defaults were chosen (family a, seed 0)."""
+    import random
+
+    from relevance.evidence import LiteralEvidence
+    from relevance.learning.base import logit, sigmoid
+    from relevance.learning.selftrain import SelfTrainingPageModel
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    combos = {
+        "lit": lambda e, m: e,
+        "model": lambda e, m: m,
+        "mean": lambda e, m: (e + m) / 2,
+        "logsum": lambda e, m: sigmoid(logit(e) + logit(m)),
+        "max": max,
+    }
+    res: dict[str, list[tuple[float, float]]] = {k: [] for k in combos}
+    for seed in parse_seeds(args.seeds):
+        pages = web_pages(args.family, seed)
+        for cat, path in topic_paths().items():
+            topic = load_topic(path)
+            ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+            ev = LiteralEvidence(topic.weights, ext)
+            rows = []
+            for p in pages:
+                head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
+                text = ext(p["text"])
+                e = ev.page_probability(ev.page(head, text))
+                rows.append((head + text, e, p["kind"] == "article" and p["category"] == cat))
+            rnd = random.Random(0)
+            pos = [r for r in rows if r[2]]
+            neg = [r for r in rows if not r[2]]
+            sample = pos + rnd.sample(neg, min(len(neg), len(pos)))
+            rnd.shuffle(sample)
+            m = SelfTrainingPageModel(positive=args.positive, negative=args.negative,
+                                      retrain_every=10**9, c=args.c, em_lambda=args.em_lambda,
+                                      em_steps=args.em_steps)  # fmt: skip
+            for words, e, _ in sample:
+                m.observe(words, e)
+            m.retrain()
+            line = []
+            for name, f in combos.items():
+                tp = fp = fn = 0
+                for words, e, y in sample:
+                    pm = m.probability_words([words])[0]
+                    a = f(e, e if pm is None else pm) >= 0.5
+                    tp += a and y
+                    fp += a and not y
+                    fn += (not a) and y
+                pr, rc = tp / max(1, tp + fp), tp / max(1, tp + fn)
+                res[name].append((pr, rc))
+                line.append(f"{name} {pr:.2f}/{rc:.2f}")
+            print(f"{args.family}{seed} {cat} {m.trained_on}  " + "  ".join(line), flush=True)
+    for name, v in res.items():
+        ps, rs = [x[0] for x in v], [x[1] for x in v]
+        print(f"{name:<7} precision mean {statistics.mean(ps):.3f} min {min(ps):.3f}  "
+              f"recall mean {statistics.mean(rs):.3f} min {min(rs):.3f}")  # fmt: skip
+    return 0
+
+
+# -- crawl: the benchmark ------------------------------------------------------------------
+RUN_SETTINGS = {"topicrawl": {}}
+
+
+def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_dir: Path,
+              concurrency: int) -> dict:  # fmt: skip
+    """One crawl of the portal web of (family, seed) for ``category``; its figures."""
+    from dataclasses import asdict
+
+    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS
+    from bench.harvest import CrawlSpec, measure, run_crawl
+    from relevance.topic import load_topic
+    from sitegen.build import topic_targets
+
+    out, truth = ensure_web(family, seed)
+    topic = str(topic_paths()[category])
+    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS}.get(run, {})
+    seeds = truth["seeds"]["portal"]
+    hosts = {urlsplit(s).hostname for s in seeds}
+    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    budget = 2 * len(targets)
+    label = f"{family}{seed}-{CATEGORIES[category][0]}-{run}"
+    db, wall = run_crawl(CrawlSpec(run, topic, dict(settings)), label, seeds, budget, proxy,
+                         concurrency, category, run_dir, out / "ground_truth.json")  # fmt: skip
+    figs = measure(db, wall, web="portal", label=run, truth=truth, category=category,
+                   targets=targets, budget=budget, page_threshold=load_topic(topic).page_threshold,
+                   single_topic_hosts=set())  # fmt: skip
+    return {"family": family, "seed": seed, "category": category, **asdict(figs)}
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    from sitegen.server import ServerProcess
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    runs = args.runs.split(",")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    run_dir = OUT / "topics-runs" / f"{stamp}-{os.getpid()}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results_file = OUT / f"topics-{args.family}.json"
+    results = json.loads(results_file.read_text("utf-8")) if results_file.exists() else []
+    for seed in parse_seeds(args.seeds):
+        out, _ = ensure_web(args.family, seed)
+        with ServerProcess(out) as proxy:
+            for cat in cats:
+                for run in runs:
+                    t0 = time.perf_counter()
+                    r = crawl_one(args.family, seed, cat, run, proxy.url, run_dir,
+                                  args.concurrency)  # fmt: skip
+                    results = [x for x in results if (x["seed"], x["category"], x["label"])
+                               != (seed, cat, run)] + [r]  # fmt: skip
+                    results_file.write_text(json.dumps(results, ensure_ascii=False), "utf-8")
+                    print(f"{args.family}{seed} {cat} {run:<14} hvN {r['harvest_first_n']:.3f} "
+                          f"P {r['corpus_precision']:.3f} R {r['corpus_recall']:.3f} "
+                          f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+    report(args.family, results, args.write)
+    return 0
+
+
+def report(family: str, results: list[dict], write: Path | None) -> None:
+    """Per category (mean over seeds): harvest over the first N, corpus precision and recall
+    of every run; the targets of issue 10; a PNG of the harvest curves."""
+    cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
+    runs = list(dict.fromkeys(r["label"] for r in results))
+    seeds = sorted({r["seed"] for r in results})
+    lines = [f"Family {family}, seeds {', '.join(map(str, seeds))} (mean over seeds), portal web, "
+             "budget 2 × on-topic pages:", "",
+             "| category | " + " | ".join(f"{r} harvest first N | {r} precision | {r} recall"
+                                          for r in runs) + " |",
+             "|---|" + "---|---|---|" * len(runs)]  # fmt: skip
+    per: dict[tuple[str, str], dict[str, float]] = {}
+    for c in cats:
+        cells = []
+        for r in runs:
+            xs = [x for x in results if x["category"] == c and x["label"] == r]
+            m = {k: statistics.mean(x[k] for x in xs) if xs else float("nan")
+                 for k in ("harvest_first_n", "corpus_precision", "corpus_recall")}  # fmt: skip
+            per[(c, r)] = m
+            cells += [f"{m['harvest_first_n']:.3f}", f"{m['corpus_precision']:.3f}",
+                      f"{m['corpus_recall']:.3f}"]  # fmt: skip
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    if "topicrawl" in runs:
+        t = {c: per[(c, "topicrawl")] for c in cats}
+        prec = [v["corpus_precision"] for v in t.values()]
+        rec = [v["corpus_recall"] for v in t.values()]
+        hv = [v["harvest_first_n"] for v in t.values()]
+        kw = [per.get((c, "keyword"), {}).get("harvest_first_n") for c in cats]
+        lines += ["", "Targets of issue 10 (topicrawl, words-only topics, defaults):", "",
+                  f"- harvest over the first N ≥ 0.75 in every category: min {min(hv):.3f} "
+                  f"(mean {statistics.mean(hv):.3f}) — "
+                  f"**{'met' if min(hv) >= 0.75 else 'MISSED'}**"]  # fmt: skip
+        if all(k is not None for k in kw):
+            gap = min(h - k for h, k in zip(hv, kw, strict=True))
+            lines.append(
+                f"- at least 0.15 above the keyword baseline in every category: "
+                f"min gap {gap:+.3f} — **{'met' if gap >= 0.15 else 'MISSED'}**"
+            )
+        lines += [f"- corpus precision ≥ 0.95 mean, ≥ 0.90 worst: mean {statistics.mean(prec):.3f}, "
+                  f"worst {min(prec):.3f} — **{'met' if statistics.mean(prec) >= 0.95 and min(prec) >= 0.9 else 'MISSED'}**",
+                  f"- corpus recall ≥ 0.85 mean: {statistics.mean(rec):.3f} — "
+                  f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
+    text = "\n".join(lines)
+    print(text)
+    plot_curves(family, results, OUT / f"topics-{family}.png")
+    if write:
+        from bench.harvest import write_doc
+
+        write_doc(write, text, title=f"Benchmark: words-only topics, template family {family}")
+        print(f"written: {write}")
+
+
+def plot_curves(family: str, results: list[dict], path: Path) -> None:
+    """Harvest curves (mean over seeds) per category, one panel each; ASCII labels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
+    runs = list(dict.fromkeys(r["label"] for r in results))
+    fig, axes = plt.subplots(2, 5, figsize=(16, 6.5), squeeze=False)
+    xs = [10 * (i + 1) for i in range(10)]
+    colors = {"topicrawl": "tab:blue", "keyword": "tab:olive", "breadth-first": "tab:gray"}
+    for ax, c in zip(axes.ravel(), cats, strict=False):
+        for r in runs:
+            curves = [x["curve_harvest"] for x in results if x["category"] == c and x["label"] == r]
+            if curves:
+                mean = [statistics.mean(v) for v in zip(*curves, strict=True)]
+                ax.plot(xs, mean, "-o", ms=3, label=r, color=colors.get(r))
+        ax.set_title(CATEGORIES[c][0])
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"harvest rate vs % of budget (2N), family {family}, words-only topics")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fit", help="choose the literal-evidence coefficients (family a)")
+    f.add_argument("--family", default="a")
+    f.add_argument("--seeds", default="0,1")
+    f.set_defaults(func=cmd_fit)
+    g = sub.add_parser("pages", help="page-model settings, offline (family a)")
+    g.add_argument("--family", default="a")
+    g.add_argument("--seeds", default="0")
+    g.add_argument("--positive", type=float, default=0.7)
+    g.add_argument("--negative", type=float, default=0.1)
+    g.add_argument("--c", type=float, default=10.0)
+    g.add_argument("--em-lambda", type=float, default=1.0)
+    g.add_argument("--em-steps", type=int, default=3)
+    g.set_defaults(func=cmd_pages)
+    c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
+    c.add_argument("--family", default="a")
+    c.add_argument("--seeds", default="0")
+    c.add_argument("--categories", default="")
+    c.add_argument("--runs", default="topicrawl,keyword,breadth-first")
+    c.add_argument("--concurrency", type=int, default=4)
+    c.add_argument("--write", type=Path)
+    c.set_defaults(func=cmd_crawl)
+    r = sub.add_parser("report", help="print (and write) the figures saved by crawl")
+    r.add_argument("--family", default="a")
+    r.add_argument("--write", type=Path)
+    r.set_defaults(func=lambda a: report(a.family, json.loads(
+        (OUT / f"topics-{a.family}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
+    args = ap.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""The calibrated scorer (topicrawl, issue 10): relevance that works for a words-only topic.
+
+``[priority] mode = "calibrated"`` (the default; ``"paper"`` keeps Zhou, Wang & Yu's formula 3
+and 5, :mod:`relevance.priority`). Every score is a probability, so one threshold means the
+same for every topic:
+
+* **page relevance** P(page) = (1 − w)·P_lit(page) + w·P_model(page): P_lit the calibrated
+  literal topic-word evidence of the head and the text (:mod:`relevance.evidence`), P_model
+  the self-trained page model (:mod:`relevance.learning.selftrain`, Nigam et al. 2000) that
+  the crawl trains on its own pages, pseudo-labelled by P_lit; w = ``[learning] weight``.
+  Before the model has its first training (too few confident pages of either class), and for a
+  text with no word it knows, P_lit alone. A page is accepted at ``[page] threshold`` (0.5).
+* **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +
+  α·P(holding page), P(anchor) the same mix on the anchor text; the sparse weights w_f of
+  the online link model (:mod:`relevance.learning.linkmodel`, ACHE / Chakrabarti et al.
+  2002) learned from the relevance of every fetched page, labelling the link that led to it.
+
+Word similarity (formula 3) is not used in this mode: the topic is expanded by the page model,
+from the crawled pages themselves, only where the literal evidence is confident.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crawler.linkscore import Link, LinkScore, PageInfo
+from relevance.evidence import LiteralEvidence
+from relevance.learning.linkmodel import OnlineLinkModel, link_features
+from relevance.learning.selftrain import SelfTrainingPageModel
+
+
+class CalibratedLinkScorer:
+    """Calibrated page and link relevance with the self-trained page model and the online
+    link model (a :class:`crawler.linkscore.LinkScorer`)."""
+
+    def __init__(
+        self,
+        extract,
+        evidence: LiteralEvidence,
+        *,
+        page_model: SelfTrainingPageModel | None = None,
+        link_model: OnlineLinkModel | None = None,
+        model_weight: float = 0.5,
+        alpha: float = 0.3,
+        beta: float = 0.7,
+        threshold: float = 0.0,
+        memo_size: int = 100_000,
+        memo_chars: int = 200,
+    ):
+        if not 0.0 <= model_weight <= 1.0:
+            raise ValueError(f"model weight must be in [0, 1], not {model_weight}")
+        self.extract = extract
+        self.evidence = evidence
+        self.page_model = page_model
+        self.link_model = link_model
+        self.model_weight = model_weight
+        self.alpha, self.beta, self.threshold = alpha, beta, threshold
+        self.memo_size, self.memo_chars = memo_size, memo_chars
+        self._words: dict[str, list[str]] = {}
+        self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
+
+    @classmethod
+    def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
+        """Build from a topic file: its words, ``[learning]`` and ``[priority]`` settings, its
+        ``[classifier]`` examples and background text as seeds of the page model, and a model
+        saved by ``topicrawl topic learn`` as the starting model."""
+        from relevance.weights import CandidateExtractor
+
+        lc = topic.learning
+        extract = CandidateExtractor(
+            language=topic.language,
+            pos=topic.candidates.pos,
+            min_length=topic.candidates.min_length,
+            topic_words=topic.weights,
+        )
+        evidence = LiteralEvidence(topic.weights, extract)
+        page_model = None
+        if lc.self_train:
+            page_model = SelfTrainingPageModel(
+                positive=lc.positive,
+                negative=lc.negative,
+                retrain_every=lc.retrain_every,
+                c=lc.c,
+                em_lambda=lc.em_lambda,
+                em_steps=lc.em_steps,
+                seed=seed or 0,
+            )
+            seed_model(page_model, topic, extract)
+        link_model = OnlineLinkModel(learning_rate=lc.link_rate) if lc.link_model else None
+        p = topic.priority
+        return cls(
+            extract,
+            evidence,
+            page_model=page_model,
+            link_model=link_model,
+            model_weight=lc.weight,
+            alpha=p.alpha,
+            beta=p.beta,
+            threshold=p.threshold,
+        )
+
+    # -- texts ------------------------------------------------------------------------------
+    def words(self, text: str) -> list[str]:
+        """Candidate words of a text (memoised for short texts; do not modify the list)."""
+        if len(text) > self.memo_chars:
+            return self.extract(text)
+        found = self._words.get(text)
+        if found is None:
+            if len(self._words) >= self.memo_size:
+                self._words.clear()
+            found = self._words[text] = self.extract(text)
+        return found
+
+    @staticmethod
+    def description_text(page: PageInfo) -> str:
+        return " ".join(x for x in (page.title, page.description, page.keywords) if x)
+
+    def _model(self, docs: list[list[str]]) -> list[float | None]:
+        m = self.page_model
+        if m is None or not m.ready or self.model_weight <= 0:
+            return [None] * len(docs)
+        return m.probability_words(docs)
+
+    def _mix(self, lit: float, model: float | None) -> float:
+        if model is None:
+            return lit
+        w = self.model_weight
+        return (1.0 - w) * lit + w * model
+
+    # -- pages ------------------------------------------------------------------------------
+    def page_scores(self, page: PageInfo) -> tuple[float, float, float | None]:
+        """(P(page), P_lit, P_model or None) of a page."""
+        head = self.words(self.description_text(page))
+        text = self.extract(page.text) if page.text else []
+        lit = self.evidence.page_probability(self.evidence.page(head, text))
+        words = head + text
+        model = self._model([words])[0]
+        p = self._mix(lit, model)
+        self._last = (page.url, p, words, lit)
+        return p, lit, model
+
+    def page_relevance(self, page: PageInfo) -> float:
+        return self.page_scores(page)[0]
+
+    def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
+        """A fetched page: it trains the page model (pseudo-labelled by its literal evidence)
+        and labels the link that led to it for the link model."""
+        if self._last is not None and self._last[0] == page.url:
+            words, lit = self._last[2], self._last[3]
+        else:
+            self.page_scores(page)
+            assert self._last is not None
+            words, lit = self._last[2], self._last[3]
+        if self.page_model is not None:
+            self.page_model.observe(words, lit)
+        if self.link_model is not None and link and link.get("features"):
+            self.link_model.observe(float(link.get("prior", 0.5)), link["features"], relevance)
+
+    def observe_accepted(self, url: str) -> None:
+        return None
+
+    # -- links ------------------------------------------------------------------------------
+    def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
+        if self._last is not None and self._last[0] == page.url:
+            parent = self._last[1]
+        else:
+            head = self.words(self.description_text(page))
+            parent = self._mix(self.evidence.page_probability(self.evidence.page(head, [])),
+                               self._model([head])[0])  # fmt: skip
+        anchors = [self.words(lk.anchor) for lk in links]
+        models = self._model(anchors)
+        out = []
+        for link, words, model in zip(links, anchors, models, strict=True):
+            lit = self.evidence.anchor_probability(words)
+            anchor = self._mix(lit, model)
+            prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor))
+            feats = link_features(link.url, words)
+            p = prior if self.link_model is None else self.link_model.probability(prior, feats)
+            if page.is_seed:
+                follow, reason = True, "from-seed"
+            else:
+                follow = p > self.threshold
+                reason = "above-threshold" if follow else "below-threshold"
+            breakdown: dict[str, Any] = {
+                "method": "calibrated",
+                "parent": round(parent, 4),
+                "anchor": round(anchor, 4),
+                "anchor_literal": round(lit, 4),
+                "anchor_model": None if model is None else round(model, 4),
+                "prior": round(prior, 4),
+                "p": round(p, 4),
+                "threshold": self.threshold,
+                "from_seed": page.is_seed,
+                "follow": follow,
+                "reason": reason,
+                "features": feats,
+            }
+            out.append(LinkScore(p, follow, breakdown))
+        return out
+
+    def rescore(self, link: dict, anchor: str) -> float | None:
+        """The score of a queued link with the current models, from its stored breakdown
+        (holding page P, anchor text, features); None when the breakdown lacks them."""
+        try:
+            parent, feats = float(link["parent"]), link["features"]
+        except (KeyError, TypeError, ValueError):
+            return None
+        words = self.words(anchor)
+        lit = self.evidence.anchor_probability(words)
+        anchor_p = self._mix(lit, self._model([words])[0])
+        prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor_p))
+        return prior if self.link_model is None else self.link_model.probability(prior, feats)
+
+    # -- state ------------------------------------------------------------------------------
+    def learned_state(self) -> dict[str, Any]:
+        """The models of the run, as JSON (stored with the run)."""
+        out: dict[str, Any] = {}
+        if self.page_model is not None:
+            out["page_model"] = self.page_model.to_state()
+        if self.link_model is not None:
+            out["link_model"] = self.link_model.to_state()
+        return out
+
+
+def seed_model(model: SelfTrainingPageModel, topic, extract) -> None:
+    """Labelled examples (``[classifier]``), background negatives (``[learning] background``)
+    and a saved model (``[learning] model``) seed the page model."""
+    from relevance.classifier import read_examples
+
+    lc = topic.learning
+    c = topic.classifier
+    if c is not None:
+        classes = topic.resolve(c.classes) if c.classes else None
+        ex = read_examples(topic.resolve(c.examples), positive=c.positive, fmt=c.format,
+                           classes=classes)  # fmt: skip
+        model.add_examples([extract(t) for t in ex.texts], ex.positive.tolist())
+    if lc.background:
+        from relevance.learning.background import read_background
+
+        docs = read_background(topic.resolve(lc.background), limit=lc.background_limit)
+        model.add_examples([extract(t) for t in docs], [False] * len(docs),
+                           weight=lc.background_weight)  # fmt: skip
+    if lc.model:
+        saved = SelfTrainingPageModel.load(topic.resolve(lc.model))
+        model.terms, model.intercept = saved.terms, saved.intercept  # type: ignore[attr-defined]

@@ -1,0 +1,61 @@
+"""The interface of a model the crawl learns: observe outcomes, predict, save as JSON.
+
+A learned model's state is plain JSON (numbers, strings, lists, dicts): it is stored with the
+run and written into topic files, never pickled, so a state read from a database or a file
+cannot run code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from topicrawl.errors import ResourceMissingError
+
+
+def sigmoid(z: float) -> float:
+    """The logistic function, overflow-safe."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def logit(p: float, eps: float = 1e-4) -> float:
+    p = min(1.0 - eps, max(eps, p))
+    return math.log(p / (1.0 - p))
+
+
+class LearnedModel(ABC):
+    """A model learned during a crawl. Subclasses name themselves with ``kind`` and
+    round-trip through :meth:`to_state` / :meth:`from_state`."""
+
+    kind: ClassVar[str] = ""
+
+    @abstractmethod
+    def to_state(self) -> dict[str, Any]:
+        """The model as a JSON-able dict (includes ``kind``)."""
+
+    @classmethod
+    @abstractmethod
+    def from_state(cls, state: dict[str, Any]) -> LearnedModel:
+        """Rebuild from :meth:`to_state` output; raises ValueError on a malformed state."""
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_state(), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> LearnedModel:
+        try:
+            state = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ResourceMissingError(f"learned model {path}: {exc}") from None
+        if not isinstance(state, dict) or state.get("kind") != cls.kind:
+            raise ResourceMissingError(f"learned model {path}: not a {cls.kind!r} model")
+        try:
+            return cls.from_state(state)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResourceMissingError(f"learned model {path}: malformed ({exc})") from None

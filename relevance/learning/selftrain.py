@@ -1,0 +1,206 @@
+"""Self-training page model: the crawl labels its own pages and learns the topic from them.
+
+Nigam, McCallum, Thrun & Mitchell, "Text Classification from Labeled and Unlabeled Documents
+using EM" (Machine Learning 39, 2000): a classifier trained on a few labelled documents
+labels the unlabelled ones, and is trained again on both, the unlabelled documents weighted
+down by λ (their EM-λ). Here the labelled documents are the crawl's own pages whose literal
+topic-word evidence is confident (:mod:`relevance.evidence`: P_lit ≥ ``positive`` → on-topic,
+≤ ``negative`` → off-topic), optional labelled examples (the topic's ``[classifier]`` file)
+and optional unlabelled background text (negatives: most of a general news corpus is off any
+one topic); every other fetched page is unlabelled. Every ``retrain_every`` pages the model
+is trained again:
+
+1. a logistic regression over TF-IDF (sublinear tf) of the candidate words (scikit-learn) on
+   the confident pages, the examples and the background;
+2. ``em_steps`` EM steps: the unlabelled pages join with the label the model gives them and sample
+   weight λ·|2P − 1| (confident predictions count more), and the model is trained again.
+
+Defaults (P_lit ≥ 0.7 positive, ≤ 0.1 negative, C = 10, λ = 1, 3 EM steps, classes
+balanced; liblinear: the same figures as lbfgs there, 4× faster) were chosen on template family "a" of the local test web (docs/benchmarks/topics.md).
+
+The model is a word → (idf, coefficient) table plus an intercept: JSON state, evaluated per
+text with a few dictionary lookups (:meth:`SelfTrainingPageModel.probability_words`).
+Memory is bounded: at most ``max_pages`` pages are kept (a uniform reservoir), each as the
+counts of its first ``max_words`` candidate words.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from relevance.learning.base import LearnedModel, sigmoid
+
+
+def _identity(words):
+    return words
+
+
+class SelfTrainingPageModel(LearnedModel):
+    """P(topic | words) learned from pseudo-labelled pages (Nigam et al. 2000, EM-λ)."""
+
+    kind: ClassVar[str] = "self-training-page-model"
+
+    def __init__(
+        self,
+        *,
+        positive: float = 0.7,
+        negative: float = 0.1,
+        retrain_every: int = 10,
+        min_positives: int = 5,
+        min_negatives: int = 5,
+        em_lambda: float = 1.0,
+        em_steps: int = 3,
+        c: float = 10.0,
+        class_weight: str | None = "balanced",
+        max_pages: int = 5000,
+        max_words: int = 2000,
+        seed: int = 0,
+    ):
+        if not 0.0 <= negative < positive <= 1.0:
+            raise ValueError(f"need 0 <= negative < positive <= 1 ({negative}, {positive})")
+        self.positive, self.negative = positive, negative
+        self.retrain_every = max(1, retrain_every)
+        self.min_positives, self.min_negatives = min_positives, min_negatives
+        self.em_lambda, self.em_steps, self.c = em_lambda, em_steps, c
+        self.class_weight = class_weight
+        self.max_pages, self.max_words = max_pages, max_words
+        self._rng = random.Random(seed)
+        # pages: (word counts, label 1/0/None, weight); fixed examples are kept apart
+        self.pages: list[tuple[Counter, int | None]] = []
+        self.fixed: list[tuple[Counter, int, float]] = []
+        self.seen = 0
+        self.since = 0
+        self.trainings = 0
+        self.terms: dict[str, tuple[float, float]] = {}
+        self.intercept = 0.0
+        self.trained_on: dict[str, int] = {}
+
+    # -- data -------------------------------------------------------------------------------
+    def add_examples(self, docs: Sequence[Sequence[str]], labels: Sequence[bool], *,
+                     weight: float = 1.0) -> None:  # fmt: skip
+        """Labelled examples (or background negatives) that seed every training."""
+        for words, y in zip(docs, labels, strict=True):
+            self.fixed.append((Counter(words[: self.max_words]), int(bool(y)), weight))
+
+    def label(self, evidence: float) -> int | None:
+        """Pseudo-label of a page from its literal-evidence probability (None: unlabelled)."""
+        if evidence >= self.positive:
+            return 1
+        if evidence <= self.negative:
+            return 0
+        return None
+
+    def observe(self, words: Sequence[str], evidence: float) -> bool:
+        """Add a fetched page (its candidate words and P_lit); retrain every
+        ``retrain_every`` pages. Returns True when the model was retrained."""
+        item = (Counter(words[: self.max_words]), self.label(evidence))
+        self.seen += 1
+        if len(self.pages) < self.max_pages:
+            self.pages.append(item)
+        else:  # Vitter's reservoir: a uniform sample of every page seen
+            j = self._rng.randrange(self.seen)
+            if j < self.max_pages:
+                self.pages[j] = item
+        self.since += 1
+        if self.since >= max(self.retrain_every, self.seen // 4):
+            self.since = 0
+            return self.retrain()
+        return False
+
+    # -- training ---------------------------------------------------------------------------
+    def retrain(self) -> bool:
+        """Train on the confident pages + examples, then one EM-λ step over the unlabelled
+        pages. Returns False (model unchanged) while either class has too few labels."""
+        import numpy as np
+        from sklearn.feature_extraction import DictVectorizer
+        from sklearn.feature_extraction.text import TfidfTransformer
+        from sklearn.linear_model import LogisticRegression
+
+        labelled = [(c, y, 1.0) for c, y in self.pages if y is not None] + self.fixed
+        pos = sum(1 for _, y, _ in labelled if y == 1)
+        neg = len(labelled) - pos
+        if pos < self.min_positives or neg < self.min_negatives:
+            return False
+        unlabelled = [c for c, y in self.pages if y is None]
+        docs = [c for c, _, _ in labelled] + unlabelled
+        dv = DictVectorizer()
+        counts = dv.fit_transform(docs)
+        tfidf = TfidfTransformer(sublinear_tf=True)
+        x = tfidf.fit_transform(counts)
+        n = len(labelled)
+        y = np.asarray([lab for _, lab, _ in labelled], dtype=int)
+        w = np.asarray([wt for _, _, wt in labelled], dtype=float)
+        model = LogisticRegression(
+            C=self.c, max_iter=2000, class_weight=self.class_weight, solver="liblinear"
+        )
+        model.fit(x[:n], y, sample_weight=w)
+        for _ in range(self.em_steps if unlabelled and self.em_lambda > 0 else 0):
+            p = model.predict_proba(x[n:])[:, 1]
+            y2 = np.concatenate([y, (p >= 0.5).astype(int)])
+            w2 = np.concatenate([w, self.em_lambda * np.abs(2 * p - 1) + 1e-6])
+            if len(set(y2.tolist())) < 2:
+                break
+            model.fit(x, y2, sample_weight=w2)
+        names = dv.feature_names_
+        idf, coef = tfidf.idf_, model.coef_.ravel()
+        self.terms = {names[j]: (float(idf[j]), float(coef[j])) for j in range(len(names))
+                      if coef[j] != 0.0}  # fmt: skip
+        self.intercept = float(model.intercept_[0])
+        self.trainings += 1
+        self.trained_on = {"positives": pos, "negatives": neg, "unlabelled": len(unlabelled)}
+        return True
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.terms)
+
+    def probability_words(self, docs: Sequence[Sequence[str]]) -> list[float | None]:
+        """P(topic | words) of each word list, the fitted model's own arithmetic (tf' = 1 +
+        ln tf, l2-normalised tf'·idf, σ(b + w·x)); None before the first training or when
+        no word is known."""
+        terms, out = self.terms, []
+        for doc in docs:
+            counts: dict[str, int] = {}
+            for word in doc:
+                if word in terms:
+                    counts[word] = counts.get(word, 0) + 1
+            if not counts:
+                out.append(None)
+                continue
+            dot = norm = 0.0
+            for word, k in counts.items():
+                idf, coef = terms[word]
+                v = (1.0 + math.log(k)) * idf
+                dot += v * coef
+                norm += v * v
+            out.append(sigmoid(self.intercept + dot / math.sqrt(norm)))
+        return out
+
+    def top_words(self, n: int = 30) -> list[tuple[str, float]]:
+        """The words that most raise P(topic) (coefficient × idf), best first."""
+        ranked = sorted(self.terms.items(), key=lambda kv: -kv[1][1] * kv[1][0])
+        return [(w, round(c * idf, 4)) for w, (idf, c) in ranked[:n] if c > 0]
+
+    # -- state ------------------------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "intercept": self.intercept,
+            "terms": {w: [round(i, 5), round(c, 5)] for w, (i, c) in self.terms.items()},
+            "trainings": self.trainings,
+            "seen": self.seen,
+            "trained_on": self.trained_on,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> SelfTrainingPageModel:
+        model = cls()
+        model.intercept = float(state["intercept"])
+        model.terms = {str(w): (float(v[0]), float(v[1])) for w, v in state["terms"].items()}
+        model.trainings = int(state.get("trainings", 0))
+        model.trained_on = dict(state.get("trained_on", {}))
+        return model

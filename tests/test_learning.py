@@ -1,0 +1,215 @@
+"""The calibrated mode (issue 10): literal evidence, self-trained page model, online link
+model, lazy frontier re-scoring, ``topicrawl topic learn``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from crawler.linkscore import Link, PageInfo
+from relevance.calibrated import CalibratedLinkScorer
+from relevance.evidence import LiteralEvidence
+from relevance.learning.linkmodel import OnlineLinkModel, link_features, url_features
+from relevance.learning.selftrain import SelfTrainingPageModel
+from relevance.topic import load_topic, parse_topic
+from topicrawl.errors import ResourceMissingError, TopicFileError
+
+TOPICS = Path(__file__).resolve().parent.parent / "topics"
+SPORT = ["比赛", "球队", "球员", "进球", "联赛"]
+ON = ["比赛 球队 球员 进球 主场 教练 联赛 冠军", "球队 比赛 主场 客场 教练 球迷 联赛",
+      "球员 进球 冠军 联赛 主场 教练 球迷"]  # fmt: skip
+OFF = [
+    "股票 基金 银行 利率 市场 投资",
+    "电影 导演 演员 票房 首映 明星",
+    "高考 考生 学校 招生 分数线",
+]
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_words_only_topic_defaults_to_calibrated_mode():
+    t = parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n')
+    assert t.priority.mode == "calibrated"
+    assert t.page_threshold == 0.5  # a probability
+    assert t.learning.self_train and t.learning.link_model
+    paper = parse_topic('name = "x"\n[words]\n"a" = 1.0\n[priority]\nmode = "paper"\n')
+    assert paper.page_threshold == 0.25 and paper.priority.threshold == 0.2
+    with pytest.raises(TopicFileError, match="negative"):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\npositive = 0.2\nnegative = 0.3\n')
+    with pytest.raises(TopicFileError, match="mode"):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[priority]\nmode = "magic"\n')
+
+
+def test_shipped_topics_keep_the_papers_method():
+    for path in TOPICS.glob("*.toml"):
+        assert load_topic(path).priority.mode == "paper", path
+
+
+def test_literal_evidence_is_calibrated():
+    ev = LiteralEvidence({w: 1.0 for w in SPORT}, words)
+    strong = ev.page(words("比赛 球队"), words(ON[0]))
+    none = ev.page(words("股票 基金"), words(OFF[0]))
+    assert ev.page_probability(strong) > 0.9
+    assert ev.page_probability(none) < 0.1
+    assert ev.anchor_probability(["球队", "比赛"]) > 0.5 > ev.anchor_probability(["股票"])
+
+
+def test_self_training_labels_learns_and_round_trips(tmp_path):
+    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
+    assert m.label(0.95) == 1 and m.label(0.05) == 0 and m.label(0.5) is None
+    for _ in range(2):
+        for t in ON:
+            m.observe(words(t), 0.95)
+        for t in OFF:
+            m.observe(words(t), 0.02)
+    m.observe(words("教练 球迷 客场"), 0.5)  # unlabelled: joins through EM
+    assert not m.ready
+    assert m.retrain()
+    on, off, unknown = m.probability_words([["球迷", "教练"], ["票房", "银行"], ["未知词"]])
+    assert on > 0.5 > off
+    assert unknown is None  # abstains on words it has never seen
+    assert m.top_words(3)[0][0] in {w for t in ON for w in t.split()}
+    path = tmp_path / "m.json"
+    m.save(path)
+    again = SelfTrainingPageModel.load(path)
+    assert again.probability_words([["球迷", "教练"]])[0] == pytest.approx(on, abs=1e-3)
+    path.write_text(json.dumps({"kind": "other"}), encoding="utf-8")
+    with pytest.raises(ResourceMissingError):
+        SelfTrainingPageModel.load(path)
+
+
+def test_self_training_waits_for_both_classes():
+    m = SelfTrainingPageModel(retrain_every=1000)
+    for t in ON * 5:
+        m.observe(words(t), 0.95)
+    assert not m.retrain() and not m.ready
+
+
+def test_url_features_fold_digits_and_drop_extensions():
+    f = url_features("http://news.example.com/sports/2019/04/12/995617.html")
+    assert "h:news.example.com" in f
+    assert "s:news.example.com/sports/0/0/0" in f
+    assert "u:sports" in f and "u:html" not in f
+    assert link_features("http://a.cn/x/", ["球队", "球队"]).count("a:球队") == 1
+
+
+def test_online_link_model_sinks_a_section_that_yields_off_topic_pages():
+    m = OnlineLinkModel(max_features=50)
+    bad = link_features("http://a.cn/finance/1.html", ["基金"])
+    good = link_features("http://a.cn/sports/2.html", ["比赛"])
+    assert m.probability(0.6, bad) == pytest.approx(0.6)
+    for i in range(10):
+        m.observe(0.6, link_features(f"http://a.cn/finance/{i}.html", ["基金"]), 0.0)
+        m.observe(0.6, link_features(f"http://a.cn/sports/{i}.html", ["比赛"]), 1.0)
+    assert m.probability(0.6, bad) < 0.4 < 0.8 < m.probability(0.6, good)
+    again = OnlineLinkModel.from_state(json.loads(json.dumps(m.to_state())))
+    assert again.probability(0.6, bad) == pytest.approx(m.probability(0.6, bad), abs=1e-3)
+    for i in range(100):  # bounded: the least-updated half is dropped
+        m.observe(0.5, [f"x:{i}"], 1.0)
+    assert len(m.weights) <= 50
+
+
+def scorer() -> CalibratedLinkScorer:
+    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT))
+    s = CalibratedLinkScorer.from_topic(topic)
+    s.page_model.min_positives = s.page_model.min_negatives = 2
+    s.page_model.retrain_every = 4
+    return s
+
+
+def test_calibrated_scorer_learns_from_the_crawl():
+    s = scorer()
+    sports = PageInfo(
+        "http://a.cn/sports/1.html", "球队比赛", "", "", "球队在联赛比赛中进球，球员表现出色。"
+    )
+    money = PageInfo("http://a.cn/finance/1.html", "基金市场", "", "", "银行基金利率市场投资股票。")
+    assert s.page_relevance(sports) >= 0.5 > s.page_relevance(money)
+    links = [
+        Link("http://a.cn/sports/2.html", "联赛球员进球"),
+        Link("http://a.cn/finance/2.html", "基金"),
+    ]
+    scores = s.score_links(sports, links)
+    assert scores[0].score > scores[1].score
+    b = scores[1].breakdown
+    assert b["method"] == "calibrated" and b["features"] and "prior" in b
+    before = s.rescore(b, "基金")
+    assert before == pytest.approx(scores[1].score, abs=1e-3)
+    for i in range(8):  # pages of the finance section keep coming back off-topic
+        page = PageInfo(f"http://a.cn/finance/{i + 3}.html", "基金", "", "", "银行基金利率市场。")
+        rel = s.page_relevance(page)
+        s.observe_page(page, rel, {**b, "features": link_features(page.url, ["基金"])})
+        s.observe_page(sports, s.page_relevance(sports), None)
+    assert s.page_model.ready
+    assert s.rescore(b, "基金") < before
+    state = json.loads(json.dumps(s.learned_state()))
+    assert state["page_model"]["kind"] == "self-training-page-model"
+    assert state["link_model"]["observed"] == 8
+
+
+class StubScorer:
+    def __init__(self, value):
+        self.value = value
+
+    def rescore(self, link, anchor):
+        return self.value
+
+
+def test_rescore_middleware_defers_a_link_whose_score_fell():
+    from scrapy import Request
+
+    from crawler.middlewares import LinkRescoreMiddleware, RequestDeferred
+
+    crawled = []
+    stats = {}
+    crawler = SimpleNamespace(
+        engine=SimpleNamespace(crawl=crawled.append),
+        stats=SimpleNamespace(inc_value=lambda k: stats.__setitem__(k, stats.get(k, 0) + 1)),
+    )
+    mw = LinkRescoreMiddleware(crawler, margin=0.1, max_deferrals=1)
+    meta = {"anchor": "基金", "link_score": {"p": 0.8, "parent": 0.9, "features": ["h:a"]}}
+    spider = SimpleNamespace(scorer=StubScorer(0.75))
+    assert mw.process_request(Request("http://a.cn/1", priority=800, meta=meta), spider) is None
+    spider.scorer.value = 0.3
+    with pytest.raises(RequestDeferred):
+        mw.process_request(Request("http://a.cn/1", priority=800, meta=meta), spider)
+    (again,) = crawled
+    assert again.priority == 300 and again.dont_filter
+    assert again.meta["link_score"]["rescored_from"] == 0.8
+    assert stats == {"topicrawl/links/deferred": 1}
+    assert mw.process_request(again, spider) is None  # at most max_deferrals times
+    seed = Request("http://a.cn/", meta={"link_score": {"seed": True}})
+    assert mw.process_request(seed, spider) is None
+
+
+def test_topic_learn_writes_the_model_into_the_topic(tmp_path):
+    from models.store import Store
+    from topicrawl.cli import main
+
+    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
+    for t in ON * 2:
+        m.observe(words(t), 0.95)
+    for t in OFF * 2:
+        m.observe(words(t), 0.02)
+    assert m.retrain()
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store.from_url(db)
+    run_id = store.start_run(topic_name="体育", topic_text="", settings={})
+    store.finish_run(run_id, {"learned": {"page_model": m.to_state()}})
+    empty = store.start_run(topic_name="体育", topic_text="", settings={})
+    store.close()
+    topic = tmp_path / "tiyu.toml"
+    topic.write_text('name = "体育"\n[words]\n"比赛" = 1.0\n', encoding="utf-8")
+    assert main(["topic", "learn", str(topic), "--run", str(run_id), "--db", db, "--add", "2"]) == 0
+    t = load_topic(topic)
+    assert t.learning.model == "tiyu.model.json"
+    assert t.learning.suggested and "比赛" not in t.learning.suggested
+    assert len(t.words) == 3
+    assert SelfTrainingPageModel.load(tmp_path / "tiyu.model.json").ready
+    # the next crawl starts from the saved model
+    assert CalibratedLinkScorer.from_topic(t).page_model.ready
+    assert main(["topic", "learn", str(topic), "--run", str(empty), "--db", db]) == 1
