@@ -55,6 +55,8 @@ class ConsoleConfig:
     token: str | None = None
     loopback: bool = True
     crawl_settings: dict[str, str] = field(default_factory=dict)
+    #: environment of started crawls on top of the console's own (which they inherit)
+    crawl_env: dict[str, str] = field(default_factory=dict)
     progress_interval: float = 5.0
     refresh_seconds: float = 2.0
 
@@ -159,7 +161,7 @@ def create_app(config: ConsoleConfig, *, store: Store | None = None) -> FastAPI:
     explainer = PageExplainer(config.topics_dir)
     crawls = CrawlManager(
         config.db_url, config.work_dir, settings=config.crawl_settings,
-        progress_interval=config.progress_interval,
+        env=config.crawl_env, progress_interval=config.progress_interval,
     )  # fmt: skip
 
     from contextlib import asynccontextmanager

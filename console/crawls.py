@@ -91,12 +91,14 @@ class CrawlManager:
         work_dir: str | Path,
         *,
         settings: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
         progress_interval: float = 5.0,
         start_timeout: float = 120.0,
     ):
         self.db_url = absolute_db_url(db_url)
         self.work_dir = Path(work_dir).resolve()
         self.settings = dict(settings or {})
+        self.env = dict(env or {})
         self.progress_interval = progress_interval
         self.start_timeout = start_timeout
         self._crawls: dict[int, ManagedCrawl] = {}
@@ -150,7 +152,7 @@ class CrawlManager:
             key = next(self._keys)
         log_path = self.work_dir / f"crawl-{os.getpid()}-{key}.log"
         cmd = self.command(seeds, topic, max_pages, max_depth)
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
+        env = {**os.environ, **self.env, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
         env.pop("TOPICRAWL_DB_URL", None)
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
