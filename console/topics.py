@@ -204,6 +204,9 @@ def apply_edit(text: str, edit: TopicEdit, *, path: str | None = None) -> tuple[
         except ValueError as exc:
             errors.append(FieldError(name, str(exc)))
             continue
+        container = doc if not table else doc.get(table)
+        if container is not None and key in container and _same(container[key], converted):
+            continue  # unchanged: keep its formatting
         if table:
             if table not in doc:
                 doc.add(tomlkit.nl())
@@ -213,7 +216,7 @@ def apply_edit(text: str, edit: TopicEdit, *, path: str | None = None) -> tuple[
             doc[key] = converted
     for table in WORD_TABLES:
         wanted = getattr(edit, table)
-        if wanted is None:
+        if wanted is None or (not wanted and table not in doc):
             continue
         if table not in doc:
             doc.add(tomlkit.nl())
@@ -247,6 +250,15 @@ def apply_edit(text: str, edit: TopicEdit, *, path: str | None = None) -> tuple[
             message = message[len(path) :].lstrip(":0123456789 ")
         return new, [FieldError(_field_at(new, exc.line, edit), message, exc.line)]
     return new, []
+
+
+def _same(item: Any, value: Any) -> bool:
+    current = item.unwrap() if hasattr(item, "unwrap") else item
+    if isinstance(value, float) and isinstance(current, int | float) and not isinstance(
+        current, bool
+    ):
+        return float(current) == value
+    return current == value
 
 
 def _field_at(text: str, line: int | None, edit: TopicEdit) -> str:
