@@ -215,7 +215,7 @@ def create_app(config: ConsoleConfig, *, store: Store | None = None) -> FastAPI:
 
     def run_summary(run_id: int) -> dict[str, Any]:
         run = run_or_404(run_id)
-        row = next((r for r in data.runs(limit=10_000) if r["id"] == run_id), None) or {}
+        row = next(iter(data.runs(run_id=run_id)), None) or {}
         managed = crawls.by_run(run_id)
         return {
             **row,
@@ -445,8 +445,10 @@ def create_app(config: ConsoleConfig, *, store: Store | None = None) -> FastAPI:
         per method, links per reason, errors, hosts."""
         run = run_or_404(run_id)
         out = data.figures(run)
-        row = next((r for r in data.runs(limit=10_000) if r["id"] == run_id), None)
+        row = next(iter(data.runs(run_id=run_id)), None)
         out["state"] = state(row) if row else "unknown"
+        out["finished_at"] = row["finished_at"] if row else None
+        out["finish_reason"] = row["finish_reason"] if row else None
         return jsonable_encoder(out)
 
     @app.get("/api/runs/{run_id}/pages", tags=["pages"])

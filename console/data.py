@@ -4,7 +4,7 @@ Every query is bounded: aggregates run on the indexes of migration ``i14_console
 (``pages(run_id, accepted)``, ``pages(run_id, host, accepted)``, ``pages(run_id,
 relevance)``), timelines are ``NTILE`` buckets computed in the database, and page lists are
 keyset-paginated by id (``id > after ... LIMIT n``), so a 100,000-page run opens as fast as a
-small one (``bench/console.py``).
+small one (``bench/dashboard.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import and_, case, func, or_, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.orm import CrawlRun, Document, Duplicate, Page, RunSnapshot
@@ -32,6 +32,9 @@ TIMELINE_BUCKETS = 60
 HOST_ROWS = 100
 #: Snapshots drawn in a run's live charts at most
 SNAPSHOT_POINTS = 300
+#: A broken page (HTTP error status, no main text), as SQL with literals so that the partial
+#: index ix_pages_run_broken of migration i14_console (same predicate) serves it
+BROKEN_SQL = text("(pages.status >= 400 OR pages.text IS NULL OR pages.text = '')")
 #: Largest raw HTML and text shown on a page's detail (characters)
 MAX_SHOWN = 200_000
 
@@ -91,10 +94,14 @@ class ConsoleData:
             self._thresholds[run.id] = thr
         return self._thresholds[run.id]
 
-    def runs(self, *, limit: int = 200) -> list[dict[str, Any]]:
-        """Every run (newest first, ``limit``) with pages, accepted, harvest, duplicates."""
+    def runs(self, *, limit: int = 200, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Every run (newest first, ``limit``; or only ``run_id``) with pages, accepted,
+        harvest, duplicates."""
         with self.session() as s:
-            runs = list(s.scalars(select(CrawlRun).order_by(CrawlRun.id.desc()).limit(limit)))
+            query = select(CrawlRun).order_by(CrawlRun.id.desc()).limit(limit)
+            if run_id is not None:
+                query = query.where(CrawlRun.id == run_id)
+            runs = list(s.scalars(query))
             ids = [r.id for r in runs]
             counts = {
                 rid: (int(n), int(a or 0))
@@ -239,34 +246,33 @@ class ConsoleData:
         }
 
     def timeline(self, run_id: int, buckets: int = TIMELINE_BUCKETS) -> list[dict[str, Any]]:
-        """The run's pages in fetch order cut into ``buckets`` equal parts (``NTILE``): per
-        part the pages, the harvest of the part (a window) and overall up to its end, and the
-        pages per minute from the part's fetch times."""
-        b = func.ntile(buckets).over(order_by=Page.id).label("b")
-        inner = (
-            select(b, Page.accepted.label("acc"), Page.fetched_at.label("at"))
-            .where(Page.run_id == run_id)
-            .subquery()
-        )
-        query = (
-            select(
-                inner.c.b,
-                func.count(),
-                func.sum(case((inner.c.acc, 1), else_=0)),
-                func.min(inner.c.at),
-                func.max(inner.c.at),
-            )
-            .group_by(inner.c.b)
-            .order_by(inner.c.b)
-        )
+        """The run's pages in fetch (id) order cut into ``buckets`` id ranges: per part the
+        pages, the harvest of the part (a window) and overall up to its end, and pages per
+        minute between the fetch times of its first and last page. The counts come from the
+        covering index ``pages(run_id, accepted)``; the times from 2 rows per part."""
         with self.session() as s:
-            rows = s.execute(query).all()
+            lo, hi = s.execute(
+                select(func.min(Page.id), func.max(Page.id)).where(Page.run_id == run_id)
+            ).one()
+            if lo is None:
+                return []
+            width = hi - lo + 1
+            b = ((Page.id - lo) * buckets // width).label("b")
+            rows = s.execute(
+                select(b, func.count(), func.sum(case((Page.accepted, 1), else_=0)),
+                       func.min(Page.id), func.max(Page.id))
+                .where(Page.run_id == run_id)
+                .group_by(b)
+                .order_by(b)
+            ).all()  # fmt: skip
+            ends = {i for r in rows for i in (r[3], r[4])}
+            times = dict(s.execute(select(Page.id, Page.fetched_at).where(Page.id.in_(ends))).all())
         out, seen, kept = [], 0, 0
-        for _, count, acc, t0, t1 in rows:
+        for _, count, acc, first, last in rows:
             count, acc = int(count), int(acc or 0)
             seen += count
             kept += acc
-            t0, t1 = _dt(t0), _dt(t1)
+            t0, t1 = _dt(times.get(first)), _dt(times.get(last))
             minutes = (t1 - t0).total_seconds() / 60 if t0 and t1 else 0
             out.append(
                 {
@@ -320,8 +326,8 @@ class ConsoleData:
 
     def hosts(self, run_id: int, limit: int = HOST_ROWS) -> dict[str, Any]:
         """Per host: pages fetched, accepted, harvest, errors (stored pages with an HTTP
-        error status or no main text), busiest hosts first."""
-        broken = or_(Page.status >= 400, Page.text.is_(None), Page.text == "")
+        error status or no main text: the partial index ``ix_pages_run_broken``), busiest
+        hosts first."""
         with self.session() as s:
             total = int(
                 s.scalar(
@@ -330,23 +336,25 @@ class ConsoleData:
                 or 0
             )
             rows = s.execute(
-                select(
-                    Page.host,
-                    func.count(),
-                    func.sum(case((Page.accepted, 1), else_=0)),
-                    func.sum(case((broken, 1), else_=0)),
-                )
+                select(Page.host, func.count(), func.sum(case((Page.accepted, 1), else_=0)))
                 .where(Page.run_id == run_id)
                 .group_by(Page.host)
                 .order_by(func.count().desc(), Page.host)
                 .limit(limit)
             ).all()
+            errors = dict(
+                s.execute(
+                    select(Page.host, func.count())
+                    .where(Page.run_id == run_id, BROKEN_SQL)
+                    .group_by(Page.host)
+                ).all()
+            )
         return {
             "total": total,
             "rows": [
                 {"host": h, "fetched": int(n), "accepted": int(a or 0),
-                 "harvest": round(int(a or 0) / int(n), 4), "errors": int(e or 0)}
-                for h, n, a, e in rows
+                 "harvest": round(int(a or 0) / int(n), 4), "errors": int(errors.get(h, 0))}
+                for h, n, a in rows
             ],
         }  # fmt: skip
 

@@ -108,9 +108,16 @@ function drawFigures(fig) {
   if (src) src.textContent = fig.stats_source;
   const at = document.getElementById("stats-at");
   if (at) at.textContent = fig.stats_at || "";
+  set("window", fig.window);
   if (fig.state) {
     const st = document.getElementById("state");
     if (st) { st.textContent = fig.state; st.className = "state " + fig.state; }
+    const stop = document.getElementById("stop-form");
+    if (stop && !["running", "stopping"].includes(fig.state)) stop.remove();
+  }
+  if (fig.finished_at) {
+    document.getElementById("finished-at").textContent = fig.finished_at.replace("T", " ").slice(0, 19);
+    document.getElementById("finish-reason").textContent = fig.finish_reason ? `(${fig.finish_reason})` : "";
   }
 }
 

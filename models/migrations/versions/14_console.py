@@ -48,10 +48,16 @@ def upgrade() -> None:
     op.create_index("ix_pages_run_host", "pages", ["run_id", "host", "accepted"])
     op.create_index("ix_pages_run_relevance", "pages", ["run_id", "relevance"])
     op.create_index("ix_duplicates_run_method", "duplicates", ["run_id", "method"])
+    broken = sa.text("status >= 400 OR text IS NULL OR text = ''")
+    op.create_index(
+        "ix_pages_run_broken", "pages", ["run_id", "host"],
+        sqlite_where=broken, postgresql_where=broken,
+    )  # fmt: skip
 
 
 def downgrade() -> None:
     for name, table in (
+        ("ix_pages_run_broken", "pages"),
         ("ix_duplicates_run_method", "duplicates"),
         ("ix_pages_run_relevance", "pages"),
         ("ix_pages_run_host", "pages"),
