@@ -49,12 +49,10 @@ def page_row(i: int, host: str, accepted: bool, relevance: float, text: str, **k
     }  # fmt: skip
 
 
-@pytest.fixture
-def env(tmp_path: Path):
+def make_env(tmp_path: Path, db: str):
     topics = tmp_path / "topics"
     topics.mkdir()
     (topics / "politics.toml").write_text(TOPIC, encoding="utf-8")
-    db = f"sqlite:///{tmp_path / 'console.db'}"
     store = Store.from_url(db)
     run = store.start_run("时政控制台", TOPIC, {"seeds": ["http://a.example/"]})
     rows = []
@@ -78,9 +76,28 @@ def env(tmp_path: Path):
                                                "topicrawl/errors/TimeoutError": 2}})  # fmt: skip
     config = ConsoleConfig(db, topics, tmp_path / "work")
     client = TestClient(create_app(config))
-    yield {"client": client, "run": run, "store": store, "topics": topics, "db": db,
-           "tmp": tmp_path, "config": config}  # fmt: skip
-    client.close()
+    return {"client": client, "run": run, "store": store, "topics": topics, "db": db,
+            "tmp": tmp_path, "config": config}  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def env(request, tmp_path: Path):
+    """The console over a run of 40 pages, in SQLite and in PostgreSQL."""
+    if request.param == "sqlite":
+        db = f"sqlite:///{tmp_path / 'console.db'}"
+    else:
+        db = request.getfixturevalue("pg_url")
+    made = make_env(tmp_path, db)
+    yield made
+    made["client"].close()
+    made["store"].close()
+
+
+@pytest.fixture
+def sqlite_env(tmp_path: Path):
+    made = make_env(tmp_path, f"sqlite:///{tmp_path / 'console.db'}")
+    yield made
+    made["client"].close()
 
 
 def test_runs_list_and_one_run(env):
@@ -415,7 +432,8 @@ def test_serve_refuses_a_public_bind_without_token(monkeypatch, capsys, tmp_path
 
 
 @pytest.mark.slow
-def test_start_and_stop_a_crawl_through_the_api(env, small_web, tmp_path):
+def test_start_and_stop_a_crawl_through_the_api(sqlite_env, small_web, tmp_path):
+    env = sqlite_env
     truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
     seeds = truth["seeds"]["portal"]
     with ServerProcess(small_web, latency_ms=150) as server:
