@@ -8,6 +8,7 @@ COPY dedup dedup
 COPY models models
 COPY postprocess postprocess
 COPY sitegen sitegen
+COPY console console
 COPY topics topics
 RUN pip install --no-cache-dir -e .
 ENV TOPICRAWL_DATA=/data

@@ -1,9 +1,13 @@
-"""Live progress of a focused crawl: one log line every TOPICRAWL_PROGRESS_INTERVAL seconds."""
+"""Live progress of a focused crawl: one log line every TOPICRAWL_PROGRESS_INTERVAL seconds,
+and the same figures with the crawl's stats as a row of ``run_snapshots`` (the console)."""
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
+from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
@@ -17,9 +21,15 @@ class CrawlProgress:
     """Logs pages/min, accepted pages, harvest rate (window and overall), duplicates dropped
     per method, frontier size and links dropped; the same figures are in the Scrapy stats."""
 
-    def __init__(self, crawler: Crawler, interval: float):
+    def __init__(
+        self, crawler: Crawler, interval: float, *, snapshots: bool = False, db_url: str = ""
+    ):
         self.crawler = crawler
         self.interval = interval
+        self.snapshots = snapshots  # write run_snapshots rows (TOPICRAWL_PROGRESS_SNAPSHOTS)
+        self.db_url = db_url or None
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self._store: Any = None
         self._task: task.LoopingCall | None = None
         self._start = time.monotonic()
 
@@ -28,7 +38,12 @@ class CrawlProgress:
         interval = crawler.settings.getfloat("TOPICRAWL_PROGRESS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("TOPICRAWL_PROGRESS_INTERVAL is 0")
-        ext = cls(crawler, interval)
+        ext = cls(
+            crawler,
+            interval,
+            snapshots=crawler.settings.getbool("TOPICRAWL_PROGRESS_SNAPSHOTS"),
+            db_url=crawler.settings.get("TOPICRAWL_DB_URL") or "",
+        )
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -42,6 +57,8 @@ class CrawlProgress:
         if self._task and self._task.running:
             self._task.stop()
         self.log_progress(spider)
+        if self._store is not None:
+            self._store.close()
 
     def snapshot(self, spider: Spider) -> dict[str, float | int | str]:
         stats = self.crawler.stats
@@ -73,3 +90,26 @@ class CrawlProgress:
         for key in ("pages_per_min", "harvest", "harvest_window", "frontier"):
             self.crawler.stats.set_value(f"topicrawl/progress/{key}", snap[key])
         log.info("progress %s", " ".join(f"{k}={v}" for k, v in snap.items()))
+        if self.snapshots:
+            self.record(snap)
+
+    def record(self, snap: dict[str, Any]) -> None:
+        """Write the snapshot and the crawl's counters to ``run_snapshots``; a database
+        error is logged and counted (``topicrawl/progress/snapshot_failed``), never retried:
+        the next interval writes a newer one."""
+        from models.store import Store
+        from topicrawl.errors import StorageError
+
+        stats = self.crawler.stats
+        run_id = stats.get_value("topicrawl/run_id")
+        if run_id is None:
+            return
+        counters = {k: v for k, v in stats.get_stats().items()
+                    if k.startswith(("topicrawl/", "downloader/response_status_count/"))}  # fmt: skip
+        try:
+            if self._store is None:
+                self._store = Store.from_url(self.db_url, migrate=False, retries=0)
+            self._store.add_snapshot(int(run_id), self.worker, {**snap, "stats": counters})
+        except StorageError as exc:
+            stats.inc_value("topicrawl/progress/snapshot_failed")
+            log.warning("progress snapshot not written: %s", exc)

@@ -112,6 +112,11 @@ TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.0
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
 
+# -- crawl console (topicrawl serve) -----------------------------------------------------------
+#: Write each progress snapshot with the crawl's counters to the run_snapshots table (the
+#: console's live figures; every worker of a scale-out crawl writes its own).
+TOPICRAWL_PROGRESS_SNAPSHOTS = True
+
 # -- scale-out on scrapy-redis -----------------------------------------------------------------
 REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
 if REDIS_URL:

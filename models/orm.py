@@ -118,3 +118,37 @@ class UrlHistory(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("crawl_runs.id", ondelete="CASCADE"), index=True)
     url: Mapped[str] = mapped_column(Text)
     accepted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RunSnapshot(Base):
+    """The stats of a running crawl, written every TOPICRAWL_PROGRESS_INTERVAL seconds by
+    :class:`crawler.extensions.CrawlProgress` (one row per worker and interval): the
+    console's live figures."""
+
+    __tablename__ = "run_snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("crawl_runs.id", ondelete="CASCADE"))
+    worker: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Label(Base):
+    """A user's judgement for a topic: a page (``scope`` "page", ``target`` its URL), a
+    section (a URL prefix) or a whole host is relevant (``label`` true) or not."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint("topic_name", "scope", "target", name="uq_labels_topic_scope_target"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    topic_name: Mapped[str] = mapped_column(String(200))
+    scope: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str] = mapped_column(Text)
+    label: Mapped[bool] = mapped_column(Boolean)
+    run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("crawl_runs.id", ondelete="SET NULL"), nullable=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -25,7 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from models.orm import CrawlRun, Document, Duplicate, Page, UrlHistory
+from models.orm import CrawlRun, Document, Duplicate, Page, RunSnapshot, UrlHistory
 from topicrawl.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -477,6 +477,12 @@ class Store:
         self.save_documents(run_id, docs)
         self.add_history(run_id, [r["url"] for r in rows if r.get("accepted") or r.get("_history")])
         return len(docs)
+
+    def add_snapshot(self, run_id: int, worker: str, stats: dict[str, Any]) -> None:
+        """Record a running crawl's stats (the console's live figures)."""
+        row = {"run_id": run_id, "worker": worker, "at": datetime.now(UTC),
+               "stats": jsonable(stats)}  # fmt: skip
+        self._write(lambda s: s.execute(self._insert(RunSnapshot).values(row)))
 
     def iter_history(self, run_id: int) -> Iterator[str]:
         query = select(UrlHistory.url).where(UrlHistory.run_id == run_id).order_by(UrlHistory.id)

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "dedup.cli",
     "postprocess.cli",
     "sitegen.cli",
+    "console.cli",
 )
 
 

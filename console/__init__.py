@@ -1,0 +1,1 @@
+"""The crawl console: ``topicrawl serve`` (web UI, JSON API and Prometheus metrics)."""
