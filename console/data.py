@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import and_, case, func, or_, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.orm import CrawlRun, Document, Duplicate, Page, RunSnapshot
 from models.store import Store, decompress
+from relevance.learning.labels import section_of
 from relevance.topic import parse_topic
 from topicrawl.errors import TopicFileError
 
@@ -46,15 +46,6 @@ def _dt(value: Any) -> datetime | None:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def section_of(url: str) -> str:
-    """The section of a URL: scheme, host and first path segment (``http://h/politics/``);
-    the host's root for a URL without a directory."""
-    parts = urlsplit(url)
-    segs = [s for s in parts.path.split("/") if s]
-    first = f"{segs[0]}/" if len(segs) > 1 else ""
-    return f"{parts.scheme}://{parts.netloc}/{first}"
 
 
 @dataclass

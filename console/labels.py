@@ -16,11 +16,9 @@ from urllib.parse import urlsplit
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from console.data import section_of
 from models.orm import Label, Page
 from models.store import Store
-
-SCOPES = ("page", "section", "host")
+from relevance.learning.labels import SCOPES, section_of
 
 
 class LabelError(ValueError):

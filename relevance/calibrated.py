@@ -25,6 +25,7 @@ from typing import Any
 
 from crawler.linkscore import Link, LinkScore, PageInfo
 from relevance.evidence import LiteralEvidence
+from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.selftrain import SelfTrainingPageModel
 
@@ -56,6 +57,7 @@ class CalibratedLinkScorer:
         self.model_weight = model_weight
         self.alpha, self.beta, self.threshold = alpha, beta, threshold
         self.memo_size, self.memo_chars = memo_size, memo_chars
+        self.labels: UserLabels | None = None
         self._words: dict[str, list[str]] = {}
         self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
 
@@ -143,18 +145,25 @@ class CalibratedLinkScorer:
         return self.page_scores(page)[0]
 
     def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
-        """A fetched page: it trains the page model (pseudo-labelled by its literal evidence)
-        and labels the link that led to it for the link model."""
+        """A fetched page: it trains the page model (pseudo-labelled by its literal evidence,
+        or labelled by the user) and labels the link that led to it for the link model."""
         if self._last is not None and self._last[0] == page.url:
             words, lit = self._last[2], self._last[3]
         else:
             self.page_scores(page)
             assert self._last is not None
             words, lit = self._last[2], self._last[3]
+        label = self.labels.lookup(page.url) if self.labels else None
         if self.page_model is not None:
-            self.page_model.observe(words, lit)
+            self.page_model.observe(words, lit, label)
         if self.link_model is not None and link and link.get("features"):
-            self.link_model.observe(float(link.get("prior", 0.5)), link["features"], relevance)
+            outcome = relevance if label is None else float(label)
+            self.link_model.observe(float(link.get("prior", 0.5)), link["features"], outcome)
+
+    def set_labels(self, labels: UserLabels) -> None:
+        """A user's labels (the console's): they override the pseudo-label of a page and the
+        outcome of the link that led to it."""
+        self.labels = labels if len(labels) else None
 
     def observe_accepted(self, url: str) -> None:
         return None

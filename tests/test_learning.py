@@ -12,6 +12,7 @@ import pytest
 from crawler.linkscore import Link, PageInfo
 from relevance.calibrated import CalibratedLinkScorer
 from relevance.evidence import LiteralEvidence
+from relevance.learning.labels import UserLabels, section_of
 from relevance.learning.linkmodel import OnlineLinkModel, link_features, url_features
 from relevance.learning.selftrain import SelfTrainingPageModel
 from relevance.topic import load_topic, parse_topic
@@ -149,6 +150,43 @@ def test_calibrated_scorer_learns_from_the_crawl():
     state = json.loads(json.dumps(s.learned_state()))
     assert state["page_model"]["kind"] == "self-training-page-model"
     assert state["link_model"]["observed"] == 8
+
+
+def test_user_labels_resolve_page_over_section_over_host():
+    labels = UserLabels.from_rows([
+        ("host", "a.cn", False),
+        ("section", "http://a.cn/sports/", True),
+        ("page", "http://a.cn/sports/9.html", False),
+    ])  # fmt: skip
+    assert section_of("http://a.cn/sports/1.html") == "http://a.cn/sports/"
+    assert section_of("http://a.cn/index.html") == "http://a.cn/"
+    assert labels.lookup("http://a.cn/sports/1.html") is True
+    assert labels.lookup("http://a.cn/sports/9.html") is False
+    assert labels.lookup("http://A.cn/finance/1.html") is False
+    assert labels.lookup("http://b.cn/sports/1.html") is None
+    with pytest.raises(ValueError, match="scope"):
+        UserLabels.from_rows([("site", "a.cn", True)])
+
+
+def test_user_labels_override_pseudo_labels_and_link_outcomes():
+    m = SelfTrainingPageModel(retrain_every=1000)
+    m.observe(words(ON[0]), 0.02, label=True)  # evidence says off-topic, the user says on
+    m.observe(words(OFF[0]), 0.95, label=False)
+    m.observe(words(OFF[1]), 0.95)
+    assert [y for _, y in m.pages] == [1, 0, 1]
+
+    s = scorer()
+    s.set_labels(UserLabels(sections={"http://a.cn/finance/": True}))
+    b = s.score_links(
+        PageInfo("http://a.cn/", "", "", "", ""), [Link("http://a.cn/finance/2.html", "基金")]
+    )[0].breakdown
+    for i in range(8):  # off-topic by their text, relevant by the user's section label
+        page = PageInfo(f"http://a.cn/finance/{i + 3}.html", "基金", "", "", "银行基金利率市场。")
+        s.observe_page(
+            page, s.page_relevance(page), {**b, "features": link_features(page.url, ["基金"])}
+        )
+    assert s.page_model.pages[-1][1] == 1
+    assert s.rescore(b, "基金") > b["prior"]
 
 
 class StubScorer:

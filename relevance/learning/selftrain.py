@@ -94,10 +94,12 @@ class SelfTrainingPageModel(LearnedModel):
             return 0
         return None
 
-    def observe(self, words: Sequence[str], evidence: float) -> bool:
+    def observe(self, words: Sequence[str], evidence: float, label: bool | None = None) -> bool:
         """Add a fetched page (its candidate words and P_lit); retrain every
-        ``retrain_every`` pages. Returns True when the model was retrained."""
-        item = (Counter(words[: self.max_words]), self.label(evidence))
+        ``retrain_every`` pages. A user's ``label`` overrides the pseudo-label of the
+        evidence. Returns True when the model was retrained."""
+        pseudo = self.label(evidence) if label is None else int(label)
+        item = (Counter(words[: self.max_words]), pseudo)
         self.seen += 1
         if len(self.pages) < self.max_pages:
             self.pages.append(item)
