@@ -112,13 +112,18 @@ TOPICRAWL_PROGRESS_INTERVAL = 30
 
 # -- scale-out on scrapy-redis -----------------------------------------------------------------
 REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
+#: Key prefix in Redis: crawls that share a Redis use different prefixes. Every key the crawl
+#: writes is under it (frontier, dupefilter, fetched set, trap sets, page counter, dedup index,
+#: word-affinity cache).
+TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
 if REDIS_URL:
     SCHEDULER = "scrapy_redis.scheduler.Scheduler"
     DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
-    SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
+    # -- safe serialization (issue 11): the shared frontier holds JSON, never pickle; an
+    # entry that is not a request of ours is counted and skipped (crawler/queues.py)
+    SCHEDULER_QUEUE_CLASS = "crawler.queues.RedisPriorityQueue"
+    SCHEDULER_SERIALIZER = "crawler.serialization"
     SCHEDULER_PERSIST = True
-    #: Key prefix in Redis: crawls that share a Redis use different prefixes.
-    TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
     SCHEDULER_QUEUE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:requests"
     SCHEDULER_DUPEFILTER_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:dupefilter"
     #: FetchOnceMiddleware's Redis set of the URLs sent to download by any worker: a URL

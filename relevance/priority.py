@@ -63,11 +63,19 @@ def build_similarity(topic: Topic):
     return CombinedSimilarity(hownet, vectors, th1=s.th1, th2=s.th2, alpha=s.alpha, beta=s.beta)
 
 
-def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) -> TopicRelevance:
+def build_relevance(
+    topic: Topic,
+    sim=None,
+    *,
+    shared_cache: str | None = None,
+    shared_namespace: str = "topicrawl",
+) -> TopicRelevance:
     """Formula 3 engine (similarity + candidate extractor + affinity cache) for a topic.
 
     ``shared_cache``: a Redis URL; word affinities are then shared with every process that
-    crawls the same topic (same words, weights and similarity settings).
+    crawls the same topic (same words, weights and similarity settings), under the key
+    prefix ``shared_namespace``. A Redis error falls back to computing the words locally
+    (``TopicRelevance.shared_failures``).
     """
     from relevance.weights import CandidateExtractor
 
@@ -83,7 +91,9 @@ def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) 
     if shared_cache:
         from relevance.cache import RedisAffinityCache, topic_fingerprint
 
-        shared = RedisAffinityCache.from_url(shared_cache, topic_fingerprint(topic))
+        shared = RedisAffinityCache.from_url(
+            shared_cache, topic_fingerprint(topic), namespace=shared_namespace
+        )
     return TopicRelevance(weights, sim, extractor, shared=shared)
 
 
@@ -154,6 +164,7 @@ class SemanticLinkScorer:
         sim=None,
         seed: int | None = 0,
         shared_cache: str | None = None,
+        shared_namespace: str = "topicrawl",
     ) -> SemanticLinkScorer:
         """Build from a topic file (loads its similarity sources; raises when one is missing).
 
@@ -172,7 +183,9 @@ class SemanticLinkScorer:
             b=u.b,
             d=u.d,
         )
-        relevance = build_relevance(topic, sim, shared_cache=shared_cache)
+        relevance = build_relevance(
+            topic, sim, shared_cache=shared_cache, shared_namespace=shared_namespace
+        )
         return cls(
             relevance,
             alpha=p.alpha,

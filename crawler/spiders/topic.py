@@ -90,6 +90,8 @@ class TopicSpider(scrapy.Spider):
     """Crawls from the seeds, keeps to the allowed hosts, follows links best-first."""
 
     name = "topic"
+    #: the callbacks a request read back from the shared frontier may name (crawler.queues)
+    frontier_callbacks = frozenset({"parse", "on_error"})
 
     def __init__(
         self,
@@ -115,6 +117,8 @@ class TopicSpider(scrapy.Spider):
         self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
         self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
         self.pages_seen = 0  # pages of the budget parsed by this process
+        #: pages taken while the shared counter did not answer (added to it later)
+        self._budget_debt = 0
         #: pages a killed crawl had sent to download but not stored (StorePipeline, resume)
         self.recovered_urls: list[str] = []
         #: crawler.middlewares.TrapGuardMiddleware, when enabled (it registers itself)
@@ -140,7 +144,9 @@ class TopicSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         s = crawler.settings
         spider.scorer = spider._build_scorer(
-            s.get("TOPICRAWL_LINK_SCORER"), s.get("TOPICRAWL_AFFINITY_REDIS") or None
+            s.get("TOPICRAWL_LINK_SCORER"),
+            s.get("TOPICRAWL_AFFINITY_REDIS") or None,
+            s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
@@ -160,23 +166,45 @@ class TopicSpider(scrapy.Spider):
     def take_page(self) -> int | None:
         """Count a fetched page against ``max_pages``: its number in the crawl, or None when
         the budget is spent. Scale-out: one Redis counter for every worker (INCR), so the
-        budget is the crawl's; if Redis does not answer, this worker counts alone (logged,
-        ``topicrawl/pages/budget_unshared``)."""
+        budget is the crawl's; a page refused as over budget gives its count back (DECR),
+        so the counter never passes the budget. If Redis does not answer, this worker counts
+        alone (logged, ``topicrawl/pages/budget_unshared``) and adds the pages it took
+        meanwhile to the shared counter once Redis answers again."""
         if self.pages_redis is not None:
             try:
-                n = int(self.pages_redis.incr(self.pages_key))
+                n = int(self.pages_redis.incrby(self.pages_key, 1 + self._budget_debt))
             except self.pages_redis_errors as exc:
                 self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
                 log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
             else:
+                self._budget_debt = 0
                 if n > self.max_pages:
+                    self._give_back(n)
                     return None
                 self.pages_seen += 1
                 return n
         if self.max_pages is not None and self.pages_seen >= self.max_pages:
             return None
         self.pages_seen += 1
+        if self.pages_redis is not None:
+            self._budget_debt += 1
         return self.pages_seen
+
+    def _give_back(self, n: int) -> None:
+        """Undo the INCR of a page refused as over budget (at most down to the budget)."""
+        try:
+            self.pages_redis.decr(self.pages_key)
+        except self.pages_redis_errors:
+            pass
+
+    def release_page(self) -> None:
+        """Give back the budget of a taken page that will not be stored (it broke)."""
+        self.pages_seen = max(0, self.pages_seen - 1)
+        if self.pages_redis is not None:
+            try:
+                self.pages_redis.decr(self.pages_key)
+            except self.pages_redis_errors:
+                self._budget_debt -= 1
 
     def _fingerprint(self, request_or_url: scrapy.Request | str) -> bytes:
         request = request_or_url
@@ -196,11 +224,15 @@ class TopicSpider(scrapy.Spider):
             saved.update(self.best_priority)
             self.best_priority = saved
 
-    def _build_scorer(self, spec: str | None, shared_cache: str | None = None) -> LinkScorer:
+    def _build_scorer(
+        self, spec: str | None, shared_cache: str | None = None, namespace: str = "topicrawl"
+    ) -> LinkScorer:
         if not spec or spec == "relevance":
             from relevance.priority import SemanticLinkScorer
 
-            return SemanticLinkScorer.from_topic(self.topic, shared_cache=shared_cache)
+            return SemanticLinkScorer.from_topic(
+                self.topic, shared_cache=shared_cache, shared_namespace=namespace
+            )
         cls = load_object(spec)
         return cls.from_topic(self.topic)
 
@@ -269,6 +301,7 @@ class TopicSpider(scrapy.Spider):
             extracted = extract_page(page.text, page.url)
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
             stats.inc_value("topicrawl/pages/broken")
+            self.release_page()
             log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
             return
         meta = response.meta
@@ -281,6 +314,9 @@ class TopicSpider(scrapy.Spider):
             is_seed=bool(meta.get("seed")),
         )
         relevance = float(self.scorer.page_relevance(info))
+        failures = getattr(getattr(self.scorer, "relevance", None), "shared_failures", 0)
+        if failures:  # the shared word cache failed: computed locally, counted
+            stats.set_value("topicrawl/cache/affinity_unshared", failures)
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = relevance >= self.topic.page_threshold
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
