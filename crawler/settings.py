@@ -48,6 +48,9 @@ SPIDER_MIDDLEWARES = {
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    # the address policy (issue 11): scheme, host, port and resolved address of every
+    # request, redirects and re-queued links included (crawler/addresspolicy.py)
+    "crawler.addresspolicy.AddressPolicyMiddleware": 40,
     # drops a request whose URL was already sent to download (re-queued links, redirects)
     "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
@@ -60,6 +63,17 @@ ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
     "crawler.pipelines.StorePipeline": 800,
 }
+
+# -- address policy (issue 11): http and https only, seeds' and allowed hosts and ports only,
+# no internal addresses (crawler/addresspolicy.py) ---------------------------------------------
+#: Scrapy's handlers of other schemes are off: nothing can read a local file or an FTP server.
+DOWNLOAD_HANDLERS = {"file": None, "ftp": None, "s3": None, "data": None}
+#: The policy middleware (off only for experiments).
+TOPICRAWL_ADDRESS_POLICY = True
+#: Allow hosts that resolve to loopback, private, link-local, multicast or reserved addresses.
+TOPICRAWL_ALLOW_PRIVATE_ADDRESSES = False
+#: Networks (CIDR) allowed even so, e.g. ["10.20.0.0/16"] for an intranet crawl.
+TOPICRAWL_ALLOWED_NETWORKS: list[str] = []
 
 # -- topicrawl -------------------------------------------------------------------------------
 #: Database URL; empty means $TOPICRAWL_DB_URL or sqlite:///topicrawl.db.
