@@ -94,6 +94,10 @@ TOPICRAWL_MAX_QUERY_VARIANTS = 30
 #: Trap guard: longest URL followed, and most repeats of one path segment.
 TOPICRAWL_MAX_URL_LENGTH = 512
 TOPICRAWL_MAX_SEGMENT_REPEATS = 3
+#: Hostile pages (issue 11): most links taken from one page (the rest counted as
+#: topicrawl/links/capped) and longest main text kept (counted as pages/text_truncated).
+TOPICRAWL_MAX_LINKS_PER_PAGE = 2000
+TOPICRAWL_MAX_TEXT_CHARS = 500_000
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.

@@ -131,6 +131,10 @@ class TopicSpider(scrapy.Spider):
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
         self.harvest_floor = 0.0
+        #: most links followed from one page (TOPICRAWL_MAX_LINKS_PER_PAGE; 0: no limit)
+        self.max_links = 0
+        #: longest main text kept per page, in characters (TOPICRAWL_MAX_TEXT_CHARS)
+        self.max_text = 0
         self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
         #: Re-prioritisation: a URL found again with a priority at least this much higher
         #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
@@ -150,6 +154,8 @@ class TopicSpider(scrapy.Spider):
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
+        spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
+        spider.max_text = max(0, s.getint("TOPICRAWL_MAX_TEXT_CHARS"))
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         if spider.max_pages is not None:
@@ -299,6 +305,9 @@ class TopicSpider(scrapy.Spider):
         try:
             page, codec = self.decoded(response)
             extracted = extract_page(page.text, page.url)
+            if self.max_text and len(extracted.text) > self.max_text:
+                stats.inc_value("topicrawl/pages/text_truncated")
+                extracted.text = extracted.text[: self.max_text]
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
             stats.inc_value("topicrawl/pages/broken")
             self.release_page()
@@ -372,7 +381,12 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/links/depth_limited")
             return
         links = []
-        for link in self.extract_links(page):
+        found = self.extract_links(page)
+        if self.max_links and len(found) > self.max_links:  # a link farm: bounded work
+            stats.inc_value("topicrawl/links/capped_pages")
+            stats.inc_value("topicrawl/links/capped", len(found) - self.max_links)
+            found = found[: self.max_links]
+        for link in found:
             parts = urlsplit(link.url)
             if not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")
