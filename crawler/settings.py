@@ -97,6 +97,9 @@ TOPICRAWL_MAX_SEGMENT_REPEATS = 3
 #: Hostile pages (issue 11): most links taken from one page (the rest counted as
 #: topicrawl/links/capped) and longest main text kept (counted as pages/text_truncated).
 TOPICRAWL_MAX_LINKS_PER_PAGE = 2000
+#: Most bytes of a page's HTML that are parsed (the rest is cut, counted as
+#: topicrawl/pages/html_truncated): bounds the parse time and memory of one page.
+TOPICRAWL_MAX_HTML_BYTES = 1_000_000
 TOPICRAWL_MAX_TEXT_CHARS = 500_000
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]

@@ -131,6 +131,8 @@ class TopicSpider(scrapy.Spider):
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
         self.harvest_floor = 0.0
+        #: most bytes of HTML parsed per page (TOPICRAWL_MAX_HTML_BYTES; 0: no limit)
+        self.max_html = 0
         #: most links followed from one page (TOPICRAWL_MAX_LINKS_PER_PAGE; 0: no limit)
         self.max_links = 0
         #: longest main text kept per page, in characters (TOPICRAWL_MAX_TEXT_CHARS)
@@ -154,6 +156,7 @@ class TopicSpider(scrapy.Spider):
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
+        spider.max_html = max(0, s.getint("TOPICRAWL_MAX_HTML_BYTES"))
         spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
         spider.max_text = max(0, s.getint("TOPICRAWL_MAX_TEXT_CHARS"))
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
@@ -276,7 +279,11 @@ class TopicSpider(scrapy.Spider):
         header = None
         if isinstance(response, TextResponse):
             header = response._headers_encoding()  # noqa: SLF001 - Scrapy's own header parse
-        text, codec = decode_html(response.body, header)
+        body = response.body
+        if self.max_html and len(body) > self.max_html:  # bounded memory and time per page
+            self.crawler.stats.inc_value("topicrawl/pages/html_truncated")
+            body = body[: self.max_html]
+        text, codec = decode_html(body, header)
         return HtmlResponse(
             url=response.url,
             status=response.status,
