@@ -138,7 +138,11 @@ REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
 #: word-affinity cache).
 TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
 if REDIS_URL:
-    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    #: scrapy-redis's scheduler, holding requests in memory through a Redis outage (issue 11)
+    SCHEDULER = "crawler.queues.RedisScheduler"
+    #: scrapy-redis's defaults but 5 s socket timeouts (30 s blocked the event loop per call)
+    REDIS_PARAMS = {"socket_timeout": 5, "socket_connect_timeout": 5,
+                    "retry_on_timeout": True, "encoding": "utf-8"}  # fmt: skip
     DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
     # -- safe serialization (issue 11): the shared frontier holds JSON, never pickle; an
     # entry that is not a request of ours is counted and skipped (crawler/queues.py)

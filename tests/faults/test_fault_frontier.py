@@ -109,3 +109,58 @@ def test_meta_that_json_cannot_carry_is_dropped_not_the_request(redis_url):
         assert crawler.stats.get_value("topicrawl/frontier/meta_dropped") == 1
     finally:
         client.delete(queue.key)
+
+
+class _FlakyServer:
+    """A Redis client whose every call fails while ``down`` is set."""
+
+    def __init__(self, client):
+        self.client, self.down = client, False
+
+    def __getattr__(self, name):
+        import redis
+
+        if self.down:
+            def fail(*a, **k):
+                raise redis.ConnectionError("down")
+
+            return fail
+        return getattr(self.client, name)
+
+
+@pytest.mark.redis
+def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
+    import redis
+    from scrapy_redis.dupefilter import RFPDupeFilter
+
+    from crawler.queues import RedisScheduler
+
+    client = redis.Redis.from_url(redis_url)
+    flaky = _FlakyServer(client)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    crawler = get_crawler(TopicSpider)
+    spider = TopicSpider.__new__(TopicSpider)
+    spider.crawler = crawler
+    crawler.stats.open_spider()
+    df = RFPDupeFilter(flaky, key=f"{prefix}:df")
+    sched = RedisScheduler(flaky, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
+                           queue_cls="crawler.queues.RedisPriorityQueue", dupefilter=df)  # fmt: skip
+    sched.stats = crawler.stats
+    sched.open(spider)
+    try:
+        sched.enqueue_request(Request("http://a.example/1", priority=3))
+        flaky.down = True
+        for i in (2, 3):
+            assert sched.enqueue_request(Request(f"http://a.example/{i}", priority=i))
+        assert sched.has_pending_requests()  # the worker waits, it does not close
+        assert sched.next_request().url == "http://a.example/2"  # served from memory
+        flaky.down = False
+        urls = []
+        while (request := sched.next_request()) is not None:
+            urls.append(request.url)
+        assert sorted(urls) == ["http://a.example/1", "http://a.example/3"]
+        assert not sched.has_pending_requests()
+        assert crawler.stats.get_value("topicrawl/frontier/redis_errors") >= 3
+    finally:
+        for key in client.scan_iter(f"{prefix}*"):
+            client.delete(key)
