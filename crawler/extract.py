@@ -1,9 +1,10 @@
 """Decoding and extraction of one HTML page: charset, title, meta, main text, date, language.
 
 Chinese pages often lie about their charset. The decoder trusts evidence over declarations:
-a byte-order mark, then strict UTF-8 (GBK text is almost never valid UTF-8), then the
-declared charsets (GB2312 and GBK are decoded as their superset GB18030), then
-``charset_normalizer`` detection.
+a byte-order mark, then strict UTF-8 (GBK text is almost never valid UTF-8), then UTF-8 with
+a few invalid bytes (a stray byte must not turn a UTF-8 page into GB18030 mojibake), then the
+declared charsets (GB2312 and GBK are decoded as their superset GB18030), strictly and then
+with a few invalid bytes, then ``charset_normalizer`` detection.
 """
 
 from __future__ import annotations
@@ -53,16 +54,46 @@ def decode_html(body: bytes, header_charset: str | None = None) -> tuple[str, st
         return body.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
+    # valid UTF-8 but for a few stray bytes: UTF-8 (GBK text decoded as UTF-8 fails on
+    # nearly every Chinese character, far above the tolerance)
+    text = _tolerant(body, "utf-8")
+    if text is not None:
+        return text, "utf-8"
+    declared_codecs = []
     for declared in (header_charset, declared_meta_charset(body)):
         codec = normalize_charset(declared)
         if codec and codec != "utf-8":
+            declared_codecs.append(codec)
             try:
                 return body.decode(codec), codec
             except UnicodeDecodeError:
                 continue
+    for codec in declared_codecs:  # a declared charset with a few invalid bytes
+        text = _tolerant(body, codec)
+        if text is not None:
+            return text, codec
     best = charset_normalizer.from_bytes(body).best()
     codec = normalize_charset(best.encoding if best else None) or "gb18030"
     return body.decode(codec, "replace"), codec
+
+
+#: Invalid byte sequences tolerated in a page of an otherwise valid charset: at most this
+#: many, or this share of the decoded characters, whichever is larger
+MAX_INVALID_SEQUENCES = 8
+MAX_INVALID_SHARE = 0.001
+
+
+def _tolerant(body: bytes, codec: str) -> str | None:
+    """``body`` decoded as ``codec`` with invalid sequences replaced (U+FFFD) when they are
+    rare (:data:`MAX_INVALID_SEQUENCES`, :data:`MAX_INVALID_SHARE`), else None."""
+    try:
+        text = body.decode(codec, "replace")
+    except LookupError:
+        return None
+    invalid = text.count("\ufffd") - body.count("\ufffd".encode(codec, "ignore") or b"\0")
+    if invalid <= max(MAX_INVALID_SEQUENCES, MAX_INVALID_SHARE * len(text)):
+        return text
+    return None
 
 
 @dataclass

@@ -30,6 +30,9 @@ RUN_STATE_FILE = "topicrawl-run.json"
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
 #: JOBDIR journal of the pages kept in memory until the next batch write (kill -9 safe)
 JOURNAL_FILE = "topicrawl-unwritten.jsonl"
+#: Stats key of a finish reason of ours that the crawl command maps to its exit status
+#: (``pages_spilled``: exit 6, run ``topicrawl import-spill``)
+FINISH_REASON_KEY = "topicrawl/finish_reason"
 
 
 class StorePipeline:
@@ -65,6 +68,7 @@ class StorePipeline:
         self.replaced: list[dict[str, Any]] = []
         self.crawler: Crawler | None = None
         self.journal: Any = None  # JOBDIR/JOURNAL_FILE while the spider is open
+        self.spilled = 0  # pages written to a spill file at the end (database down)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -197,7 +201,8 @@ class StorePipeline:
         if self.store is None or self.run_id is None:
             return
         stats = dict(self.stats.get_stats()) if self.stats is not None else {}
-        stats["finish_reason"] = reason
+        # pages left in a spill file mark the run (the crawl command exits non-zero)
+        stats["finish_reason"] = "pages_spilled" if self.spilled else reason
         learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
         if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
             stats["learned"] = learned()
@@ -277,8 +282,14 @@ class StorePipeline:
                 self.stats.inc_value("topicrawl/storage/failed_batches")
             if final:
                 path = self._spill(batch)
+                self.spilled += len(batch)
+                if self.stats is not None:
+                    self.stats.inc_value("topicrawl/storage/spilled", len(batch))
+                    self.stats.set_value(FINISH_REASON_KEY, "pages_spilled")
+                    self.stats.set_value("topicrawl/storage/spill_file", str(path))
                 log.error(
-                    "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
+                    "database unavailable: %d pages written to %s (%s); store them with: "
+                    "topicrawl import-spill %s", len(batch), path, exc, path,
                 )
             else:
                 log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)

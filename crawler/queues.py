@@ -10,13 +10,20 @@ from ``active.json``.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from scrapy.pqueues import ScrapyPriorityQueue
 from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
+from scrapy.utils.request import request_from_dict
+from scrapy_redis.queue import PriorityQueue as ScrapyRedisPriorityQueue
+from scrapy_redis.scheduler import Scheduler as ScrapyRedisScheduler
+
+log = logging.getLogger(__name__)
 
 _PRIO_FILE = re.compile(r"^(-?\d+)s?$")  # a priority's queue, or its start queue ("…s")
 
@@ -77,3 +84,167 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
         super().__init__(
             crawler, downstream_queue_cls, key, sorted(found), start_queue_cls=start_queue_cls
         )
+
+
+# -- the shared frontier of the scale-out (scrapy-redis) ----------------------------------------
+
+#: Request classes a frontier entry may name (``_class``): scrapy's ``request_from_dict``
+#: imports and calls whatever dotted path an entry gives
+SAFE_REQUEST_CLASSES = frozenset({
+    "scrapy.Request", "scrapy.http.Request", "scrapy.http.request.Request",
+    "scrapy.FormRequest", "scrapy.http.FormRequest", "scrapy.http.request.form.FormRequest",
+    "scrapy.http.JsonRequest", "scrapy.http.request.json_request.JsonRequest",
+})  # fmt: skip
+#: Entries a worker skips in one pop before it lets the scheduler ask again
+MAX_SKIPPED_PER_POP = 100
+
+
+class RedisPriorityQueue(ScrapyRedisPriorityQueue):
+    """scrapy-redis's sorted-set frontier that stores data only and never trusts it.
+
+    Entries are JSON (:mod:`crawler.serialization`, also ``SCHEDULER_SERIALIZER``).
+    An entry that does not decode to a request of a known class with callbacks of the
+    spider's ``frontier_callbacks`` (a pickle, truncated data, ``_class`` naming another
+    object) is removed, counted as ``topicrawl/frontier/malformed`` and skipped, never
+    executed. A request whose meta holds a value JSON cannot carry loses that meta key
+    (counted as ``topicrawl/frontier/meta_dropped``), not the request.
+    """
+
+    def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None):
+        from scrapy_redis import picklecompat
+
+        from crawler import serialization
+
+        if serializer is None or serializer is picklecompat:  # never pickle
+            serializer = serialization
+        super().__init__(server, spider, key, serializer)
+
+    def _stats(self) -> Any:
+        crawler = getattr(self.spider, "crawler", None)
+        return getattr(crawler, "stats", None)
+
+    def _inc(self, key: str) -> None:
+        stats = self._stats()
+        if stats is not None:
+            stats.inc_value(key)
+
+    def _encode_request(self, request: Any) -> bytes:
+        obj = request.to_dict(spider=self.spider)
+        try:
+            return self.serializer.dumps(obj)
+        except (TypeError, ValueError):
+            meta = {}
+            for key, value in (obj.get("meta") or {}).items():
+                try:
+                    self.serializer.dumps({"v": value})
+                except (TypeError, ValueError):
+                    self._inc("topicrawl/frontier/meta_dropped")
+                    log.debug("meta %r of %s cannot be stored in the frontier",
+                              key, request.url)  # fmt: skip
+                    continue
+                meta[key] = value
+            obj["meta"] = meta
+            return self.serializer.dumps(obj)
+
+    def _decode_request(self, encoded: bytes) -> Any:
+        obj = self.serializer.loads(encoded)
+        cls = obj.get("_class")
+        if cls is not None and cls not in SAFE_REQUEST_CLASSES:
+            raise ValueError(f"request class {cls!r} is not allowed")
+        allowed = getattr(self.spider, "frontier_callbacks", frozenset({"parse"}))
+        for name in ("callback", "errback"):
+            if obj.get(name) is not None and obj[name] not in allowed:
+                raise ValueError(f"{name} {obj[name]!r} is not one of the spider's")
+        if not isinstance(obj.get("url"), str):
+            raise ValueError("no URL")
+        return request_from_dict(obj, spider=self.spider)
+
+    def pop(self, timeout: int = 0) -> Any:
+        for _ in range(MAX_SKIPPED_PER_POP):
+            pipe = self.server.pipeline()
+            pipe.multi()
+            pipe.zrange(self.key, 0, 0).zremrangebyrank(self.key, 0, 0)
+            results, _count = pipe.execute()
+            if not results:
+                return None
+            try:
+                return self._decode_request(results[0])
+            except Exception as exc:  # hostile or corrupt data: skip, never run it
+                self._inc("topicrawl/frontier/malformed")
+                log.warning("skipped a malformed frontier entry (%s: %s): %r",
+                            type(exc).__name__, exc, results[0][:80])  # fmt: skip
+        return None
+
+
+class RedisScheduler(ScrapyRedisScheduler):
+    """scrapy-redis's scheduler that rides out a Redis outage.
+
+    A request that cannot be pushed (Redis down) is kept in this worker's memory and pushed
+    when Redis answers again; while Redis is down the worker serves those requests itself and
+    reports pending work, so the crawl neither loses links nor closes. Counted as
+    ``topicrawl/frontier/redis_errors``; requests still held when the crawl closes with
+    Redis down are counted as ``topicrawl/frontier/lost_on_close`` and logged.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        from redis import RedisError
+
+        self.redis_errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self.held: deque[Any] = deque()
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        if self.stats is not None:
+            self.stats.inc_value("topicrawl/frontier/redis_errors")
+            n = self.stats.get_value("topicrawl/frontier/redis_errors")
+        else:
+            n = 1
+        if n == 1 or n % 100 == 0:
+            log.warning("shared frontier unavailable (%s: %s); %d requests held here "
+                        "(%d errors so far)", what, exc, len(self.held), n)  # fmt: skip
+
+    def _push_held(self) -> None:
+        while self.held:
+            request = self.held[0]
+            super().enqueue_request(request)  # raises while Redis is down
+            self.held.popleft()
+
+    def enqueue_request(self, request: Any) -> bool:
+        try:
+            self._push_held()
+            return super().enqueue_request(request)
+        except self.redis_errors as exc:
+            self.held.append(request)
+            self._failed("push", exc)
+            return True
+
+    def next_request(self) -> Any:
+        try:
+            self._push_held()
+            return super().next_request()
+        except self.redis_errors as exc:
+            self._failed("pop", exc)
+            return self.held.popleft() if self.held else None
+
+    def has_pending_requests(self) -> bool:
+        try:
+            return bool(self.held) or super().__len__() > 0
+        except self.redis_errors as exc:
+            self._failed("size", exc)
+            return True  # unknown: wait for Redis rather than close the crawl
+
+    def __len__(self) -> int:
+        try:
+            return super().__len__() + len(self.held)
+        except self.redis_errors:
+            return len(self.held)
+
+    def close(self, reason: str) -> Any:
+        try:
+            self._push_held()
+        except self.redis_errors as exc:
+            if self.stats is not None:
+                self.stats.set_value("topicrawl/frontier/lost_on_close", len(self.held))
+            log.error("%d requests could not be written back to the shared frontier: %s",
+                      len(self.held), exc)  # fmt: skip
+        return super().close(reason)

@@ -48,6 +48,9 @@ SPIDER_MIDDLEWARES = {
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    # the address policy (issue 11): scheme, host, port and resolved address of every
+    # request, redirects and re-queued links included (crawler/addresspolicy.py)
+    "crawler.addresspolicy.AddressPolicyMiddleware": 40,
     # drops a request whose URL was already sent to download (re-queued links, redirects)
     # calibrated mode: a queued link whose score fell as the crawl learned goes back (issue 10)
     "crawler.middlewares.LinkRescoreMiddleware": 40,
@@ -62,6 +65,17 @@ ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
     "crawler.pipelines.StorePipeline": 800,
 }
+
+# -- address policy (issue 11): http and https only, seeds' and allowed hosts and ports only,
+# no internal addresses (crawler/addresspolicy.py) ---------------------------------------------
+#: Scrapy's handlers of other schemes are off: nothing can read a local file or an FTP server.
+DOWNLOAD_HANDLERS = {"file": None, "ftp": None, "s3": None, "data": None}
+#: The policy middleware (off only for experiments).
+TOPICRAWL_ADDRESS_POLICY = True
+#: Allow hosts that resolve to loopback, private, link-local, multicast or reserved addresses.
+TOPICRAWL_ALLOW_PRIVATE_ADDRESSES = False
+#: Networks (CIDR) allowed even so, e.g. ["10.20.0.0/16"] for an intranet crawl.
+TOPICRAWL_ALLOWED_NETWORKS: list[str] = []
 
 # -- topicrawl -------------------------------------------------------------------------------
 #: Database URL; empty means $TOPICRAWL_DB_URL or sqlite:///topicrawl.db.
@@ -82,6 +96,13 @@ TOPICRAWL_MAX_QUERY_VARIANTS = 30
 #: Trap guard: longest URL followed, and most repeats of one path segment.
 TOPICRAWL_MAX_URL_LENGTH = 512
 TOPICRAWL_MAX_SEGMENT_REPEATS = 3
+#: Hostile pages (issue 11): most links taken from one page (the rest counted as
+#: topicrawl/links/capped) and longest main text kept (counted as pages/text_truncated).
+TOPICRAWL_MAX_LINKS_PER_PAGE = 2000
+#: Most bytes of a page's HTML that are parsed (the rest is cut, counted as
+#: topicrawl/pages/html_truncated): bounds the parse time and memory of one page.
+TOPICRAWL_MAX_HTML_BYTES = 1_000_000
+TOPICRAWL_MAX_TEXT_CHARS = 500_000
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.
@@ -119,13 +140,22 @@ TOPICRAWL_PROGRESS_SNAPSHOTS = True
 
 # -- scale-out on scrapy-redis -----------------------------------------------------------------
 REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
+#: Key prefix in Redis: crawls that share a Redis use different prefixes. Every key the crawl
+#: writes is under it (frontier, dupefilter, fetched set, trap sets, page counter, dedup index,
+#: word-affinity cache).
+TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
 if REDIS_URL:
-    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    #: scrapy-redis's scheduler, holding requests in memory through a Redis outage (issue 11)
+    SCHEDULER = "crawler.queues.RedisScheduler"
+    #: scrapy-redis's defaults but 5 s socket timeouts (30 s blocked the event loop per call)
+    REDIS_PARAMS = {"socket_timeout": 5, "socket_connect_timeout": 5,
+                    "retry_on_timeout": True, "encoding": "utf-8"}  # fmt: skip
     DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
-    SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
+    # -- safe serialization (issue 11): the shared frontier holds JSON, never pickle; an
+    # entry that is not a request of ours is counted and skipped (crawler/queues.py)
+    SCHEDULER_QUEUE_CLASS = "crawler.queues.RedisPriorityQueue"
+    SCHEDULER_SERIALIZER = "crawler.serialization"
     SCHEDULER_PERSIST = True
-    #: Key prefix in Redis: crawls that share a Redis use different prefixes.
-    TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
     SCHEDULER_QUEUE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:requests"
     SCHEDULER_DUPEFILTER_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:dupefilter"
     #: FetchOnceMiddleware's Redis set of the URLs sent to download by any worker: a URL

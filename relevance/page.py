@@ -28,10 +28,14 @@ scoring a text costs a segmentation plus dictionary lookups.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from topicrawl.errors import StorageError
+
+log = logging.getLogger(__name__)
 
 def page_relevance(
     candidate_words: Sequence[str],
@@ -80,6 +84,8 @@ class TopicRelevance:
         self.extract = extractor
         self.cache_size = cache_size
         self.shared = shared  # e.g. relevance.cache.RedisAffinityCache (get_many/set_many)
+        #: calls to ``shared`` that failed (the words were computed locally instead)
+        self.shared_failures = 0
         self._aff: dict[str, float] = {}
         # candidate words of short texts (anchors, descriptions): the same menu and headline
         # anchors recur on every page of a site
@@ -104,7 +110,7 @@ class TopicRelevance:
         out = {w: self._aff[w] for w in words if w in self._aff}
         new = [w for w in words if w not in out]
         if new and self.shared is not None:
-            found = self.shared.get_many(new)
+            found = self._shared_call(self.shared.get_many, new) or {}
             if found:
                 out.update(found)
                 self._aff.update(found)
@@ -117,8 +123,21 @@ class TopicRelevance:
             for w, a in zip(new, raw, strict=True):
                 out[w] = self._aff[w] = computed[w] = min(self._cap, float(a) / self.normalizer)
             if self.shared is not None:
-                self.shared.set_many(computed)
+                self._shared_call(self.shared.set_many, computed)
         return out
+
+    def _shared_call(self, method, arg):
+        """A call to the shared cache; on its error (``StorageError``: Redis down) the
+        words are computed here instead, and the failure is counted in
+        ``shared_failures`` (a page is never lost to the cache)."""
+        try:
+            return method(arg)
+        except StorageError as exc:
+            self.shared_failures += 1
+            if self.shared_failures == 1 or self.shared_failures % 1000 == 0:
+                log.warning("shared affinity cache unavailable (%d failures so far): %s",
+                            self.shared_failures, exc)  # fmt: skip
+            return None
 
     def affinity(self, word: str) -> float:
         return self.affinities([word])[word]

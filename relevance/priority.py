@@ -38,11 +38,19 @@ def build_similarity(topic: Topic):
     return _build(topic)
 
 
-def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) -> TopicRelevance:
+def build_relevance(
+    topic: Topic,
+    sim=None,
+    *,
+    shared_cache: str | None = None,
+    shared_namespace: str = "topicrawl",
+) -> TopicRelevance:
     """Formula 3 engine (similarity + candidate extractor + affinity cache) for a topic.
 
     ``shared_cache``: a Redis URL; word affinities are then shared with every process that
-    crawls the same topic (same words, weights and similarity settings).
+    crawls the same topic (same words, weights and similarity settings), under the key
+    prefix ``shared_namespace``. A Redis error falls back to computing the words locally
+    (``TopicRelevance.shared_failures``).
     """
     from relevance.weights import CandidateExtractor
 
@@ -58,7 +66,9 @@ def build_relevance(topic: Topic, sim=None, *, shared_cache: str | None = None) 
     if shared_cache:
         from relevance.cache import RedisAffinityCache, topic_fingerprint
 
-        shared = RedisAffinityCache.from_url(shared_cache, topic_fingerprint(topic))
+        shared = RedisAffinityCache.from_url(
+            shared_cache, topic_fingerprint(topic), namespace=shared_namespace
+        )
     return TopicRelevance(weights, sim, extractor, shared=shared)
 
 
@@ -129,6 +139,7 @@ class SemanticLinkScorer:
         sim=None,
         seed: int | None = 0,
         shared_cache: str | None = None,
+        shared_namespace: str = "topicrawl",
     ) -> SemanticLinkScorer:
         """Build from a topic file (loads its similarity sources; raises when one is missing).
 
@@ -147,7 +158,9 @@ class SemanticLinkScorer:
             b=u.b,
             d=u.d,
         )
-        relevance = build_relevance(topic, sim, shared_cache=shared_cache)
+        relevance = build_relevance(
+            topic, sim, shared_cache=shared_cache, shared_namespace=shared_namespace
+        )
         return cls(
             relevance,
             alpha=p.alpha,
@@ -273,11 +286,20 @@ class SemanticLinkScorer:
         self.structure.add(url)
 
 
-def build_scorer(topic: Topic, *, shared_cache: str | None = None, seed: int | None = 0):
+def build_scorer(
+    topic: Topic,
+    *,
+    shared_cache: str | None = None,
+    shared_namespace: str = "topicrawl",
+    seed: int | None = 0,
+):
     """The topic's link scorer: ``[priority] mode = "calibrated"`` (default) the calibrated
-    scorer with its learned models (:mod:`relevance.calibrated`), ``"paper"`` formula 5."""
+    scorer with its learned models (:mod:`relevance.calibrated`), ``"paper"`` formula 5
+    (its word-affinity cache shared in Redis under ``shared_namespace``)."""
     if topic.priority.mode == "calibrated":
         from relevance.calibrated import CalibratedLinkScorer
 
         return CalibratedLinkScorer.from_topic(topic, seed=seed)
-    return SemanticLinkScorer.from_topic(topic, seed=seed, shared_cache=shared_cache)
+    return SemanticLinkScorer.from_topic(
+        topic, seed=seed, shared_cache=shared_cache, shared_namespace=shared_namespace
+    )

@@ -487,8 +487,14 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
             out[w] = float(v)
         words[t] = out
     if not words["words"] and not words["overrides"]:
+        raise TopicFileError(
+            "no topic words: add a [words] table (topicrawl topic add FILE WORD...)",
+            path=path, line=len(text.splitlines()) or 1,
+        )
+    if not words["words"]:  # overrides adjust the words' weights: they need words
         raise fail(
-            "no topic words: add a [words] table (topicrawl topic add FILE WORD...)", None, None
+            "[overrides] without [words]: list the topic words in a [words] table",
+            "overrides", None,
         )
     final = {**words["words"], **words["overrides"]}
     if not any(v > 0 for v in final.values()):
@@ -645,16 +651,35 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
     )
 
 
+#: Largest topic file accepted, in bytes (the shipped topics are under 20 kB)
+MAX_TOPIC_BYTES = 5_000_000
+
+
 def load_topic(path: str | Path) -> Topic:
     """Load and validate a topic file; raises TopicFileError naming file, line and problem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        size = p.stat().st_size
+        if size > MAX_TOPIC_BYTES:
+            raise TopicFileError(
+                f"topic file of {size / 1e6:.1f} MB is over the {MAX_TOPIC_BYTES / 1e6:.0f} MB "
+                "limit (a topic needs tens to thousands of words, not millions)",
+                path=str(p),
+            )
+        data = p.read_bytes()
     except FileNotFoundError:
         raise TopicFileError(
             "topic file not found (create one with: topicrawl topic init FILE --name NAME)",
             path=str(p),
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise TopicFileError(f"cannot read topic file: {exc}", path=str(p)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TopicFileError(
+            f"not UTF-8 (byte {data[exc.start]:#04x}): save the file as UTF-8",
+            path=str(p), line=line,
+        ) from None
     return parse_topic(text, path=str(p))

@@ -90,6 +90,8 @@ class TopicSpider(scrapy.Spider):
     """Crawls from the seeds, keeps to the allowed hosts, follows links best-first."""
 
     name = "topic"
+    #: the callbacks a request read back from the shared frontier may name (crawler.queues)
+    frontier_callbacks = frozenset({"parse", "on_error"})
 
     def __init__(
         self,
@@ -115,6 +117,8 @@ class TopicSpider(scrapy.Spider):
         self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
         self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
         self.pages_seen = 0  # pages of the budget parsed by this process
+        #: pages taken while the shared counter did not answer (added to it later)
+        self._budget_debt = 0
         #: pages a killed crawl had sent to download but not stored (StorePipeline, resume)
         self.recovered_urls: list[str] = []
         #: crawler.middlewares.TrapGuardMiddleware, when enabled (it registers itself)
@@ -127,6 +131,12 @@ class TopicSpider(scrapy.Spider):
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
         self.harvest_floor = 0.0
+        #: most bytes of HTML parsed per page (TOPICRAWL_MAX_HTML_BYTES; 0: no limit)
+        self.max_html = 0
+        #: most links followed from one page (TOPICRAWL_MAX_LINKS_PER_PAGE; 0: no limit)
+        self.max_links = 0
+        #: longest main text kept per page, in characters (TOPICRAWL_MAX_TEXT_CHARS)
+        self.max_text = 0
         self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
         #: Re-prioritisation: a URL found again with a priority at least this much higher
         #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
@@ -140,10 +150,15 @@ class TopicSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         s = crawler.settings
         spider.scorer = spider._build_scorer(
-            s.get("TOPICRAWL_LINK_SCORER"), s.get("TOPICRAWL_AFFINITY_REDIS") or None
+            s.get("TOPICRAWL_LINK_SCORER"),
+            s.get("TOPICRAWL_AFFINITY_REDIS") or None,
+            s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
+        spider.max_html = max(0, s.getint("TOPICRAWL_MAX_HTML_BYTES"))
+        spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
+        spider.max_text = max(0, s.getint("TOPICRAWL_MAX_TEXT_CHARS"))
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         if spider.max_pages is not None:
@@ -160,23 +175,45 @@ class TopicSpider(scrapy.Spider):
     def take_page(self) -> int | None:
         """Count a fetched page against ``max_pages``: its number in the crawl, or None when
         the budget is spent. Scale-out: one Redis counter for every worker (INCR), so the
-        budget is the crawl's; if Redis does not answer, this worker counts alone (logged,
-        ``topicrawl/pages/budget_unshared``)."""
+        budget is the crawl's; a page refused as over budget gives its count back (DECR),
+        so the counter never passes the budget. If Redis does not answer, this worker counts
+        alone (logged, ``topicrawl/pages/budget_unshared``) and adds the pages it took
+        meanwhile to the shared counter once Redis answers again."""
         if self.pages_redis is not None:
             try:
-                n = int(self.pages_redis.incr(self.pages_key))
+                n = int(self.pages_redis.incrby(self.pages_key, 1 + self._budget_debt))
             except self.pages_redis_errors as exc:
                 self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
                 log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
             else:
+                self._budget_debt = 0
                 if n > self.max_pages:
+                    self._give_back(n)
                     return None
                 self.pages_seen += 1
                 return n
         if self.max_pages is not None and self.pages_seen >= self.max_pages:
             return None
         self.pages_seen += 1
+        if self.pages_redis is not None:
+            self._budget_debt += 1
         return self.pages_seen
+
+    def _give_back(self, n: int) -> None:
+        """Undo the INCR of a page refused as over budget (at most down to the budget)."""
+        try:
+            self.pages_redis.decr(self.pages_key)
+        except self.pages_redis_errors:
+            pass
+
+    def release_page(self) -> None:
+        """Give back the budget of a taken page that will not be stored (it broke)."""
+        self.pages_seen = max(0, self.pages_seen - 1)
+        if self.pages_redis is not None:
+            try:
+                self.pages_redis.decr(self.pages_key)
+            except self.pages_redis_errors:
+                self._budget_debt -= 1
 
     def _fingerprint(self, request_or_url: scrapy.Request | str) -> bytes:
         request = request_or_url
@@ -196,11 +233,13 @@ class TopicSpider(scrapy.Spider):
             saved.update(self.best_priority)
             self.best_priority = saved
 
-    def _build_scorer(self, spec: str | None, shared_cache: str | None = None) -> LinkScorer:
+    def _build_scorer(
+        self, spec: str | None, shared_cache: str | None = None, namespace: str = "topicrawl"
+    ) -> LinkScorer:
         if not spec or spec == "relevance":
             from relevance.priority import build_scorer
 
-            return build_scorer(self.topic, shared_cache=shared_cache)
+            return build_scorer(self.topic, shared_cache=shared_cache, shared_namespace=namespace)
         cls = load_object(spec)
         return cls.from_topic(self.topic)
 
@@ -238,7 +277,11 @@ class TopicSpider(scrapy.Spider):
         header = None
         if isinstance(response, TextResponse):
             header = response._headers_encoding()  # noqa: SLF001 - Scrapy's own header parse
-        text, codec = decode_html(response.body, header)
+        body = response.body
+        if self.max_html and len(body) > self.max_html:  # bounded memory and time per page
+            self.crawler.stats.inc_value("topicrawl/pages/html_truncated")
+            body = body[: self.max_html]
+        text, codec = decode_html(body, header)
         return HtmlResponse(
             url=response.url,
             status=response.status,
@@ -267,8 +310,12 @@ class TopicSpider(scrapy.Spider):
         try:
             page, codec = self.decoded(response)
             extracted = extract_page(page.text, page.url)
+            if self.max_text and len(extracted.text) > self.max_text:
+                stats.inc_value("topicrawl/pages/text_truncated")
+                extracted.text = extracted.text[: self.max_text]
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
             stats.inc_value("topicrawl/pages/broken")
+            self.release_page()
             log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
             return
         meta = response.meta
@@ -281,6 +328,9 @@ class TopicSpider(scrapy.Spider):
             is_seed=bool(meta.get("seed")),
         )
         relevance = float(self.scorer.page_relevance(info))
+        failures = getattr(getattr(self.scorer, "relevance", None), "shared_failures", 0)
+        if failures:  # the shared word cache failed: computed locally, counted
+            stats.set_value("topicrawl/cache/affinity_unshared", failures)
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = relevance >= self.topic.page_threshold
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
@@ -341,7 +391,12 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/links/depth_limited")
             return
         links = []
-        for link in self.extract_links(page):
+        found = self.extract_links(page)
+        if self.max_links and len(found) > self.max_links:  # a link farm: bounded work
+            stats.inc_value("topicrawl/links/capped_pages")
+            stats.inc_value("topicrawl/links/capped", len(found) - self.max_links)
+            found = found[: self.max_links]
+        for link in found:
             parts = urlsplit(link.url)
             if not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")

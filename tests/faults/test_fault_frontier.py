@@ -1,0 +1,166 @@
+"""The shared frontier holds data only: a pickle written into Redis is refused, never run."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import uuid
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+from scrapy.utils.test import get_crawler
+
+from crawler import serialization
+from crawler.queues import RedisPriorityQueue
+from crawler.spiders.topic import TopicSpider
+
+
+class _Payload:
+    """What an attacker writes: unpickling runs ``os.system``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_request_dicts_round_trip_through_json():
+    request = Request(
+        "http://example.com/a?q=1", method="POST", body=b"\x00\xffbody",
+        headers={"X-A": "1"}, priority=123, dont_filter=True,
+        meta={"link_score": {"total": 0.5}, "redirect_urls": ["http://a/"], "$b": "tag"},
+    )  # fmt: skip
+    obj = request.to_dict()
+    back = serialization.loads(serialization.dumps(obj))
+    assert back == {**obj, "headers": {k: list(v) for k, v in obj["headers"].items()}}
+    assert b"\x00\xffbody" == back["body"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"\x80\x04K\x01.", b"{not json", b"[1,2]", b'{"$b": "!!!"}', b'{"url": {"$d": [1]}}'],
+)
+def test_loads_refuses_anything_but_its_format(data):
+    with pytest.raises(ValueError):
+        serialization.loads(data)
+
+
+def test_dumps_refuses_objects():
+    with pytest.raises(TypeError):
+        serialization.dumps({"meta": {"x": object()}})
+
+
+@pytest.mark.redis
+def test_a_pickle_in_the_frontier_is_refused_and_counted(redis_url, tmp_path):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    marker = tmp_path / "pwned"
+    key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:%(spider)s:requests"
+    crawler = get_crawler(TopicSpider)
+    spider = TopicSpider.__new__(TopicSpider)  # only name, crawler and callbacks are used
+    spider.crawler = crawler
+    crawler.stats.open_spider()
+    queue = RedisPriorityQueue(client, spider, key)
+    try:
+        good = Request("http://example.com/", callback=spider.parse, priority=5,
+                       meta={"depth": 1, "link_score": {"x": 1.0}})  # fmt: skip
+        queue.push(good)
+        # hostile entries, ahead of the good one (a higher priority: lower score)
+        hostile = [
+            pickle.dumps(_Payload(marker)),
+            serialization.dumps({"_class": "subprocess.Popen", "url": "x", "args": ["true"]}),
+            serialization.dumps({"url": "http://example.com/", "callback": "close"}),
+            b"garbage",
+        ]
+        for data in hostile:
+            client.execute_command("ZADD", queue.key, -100, data)
+        popped = queue.pop()
+        assert popped is not None and popped.url == "http://example.com/"
+        assert popped.meta["link_score"] == {"x": 1.0} and popped.priority == 5
+        assert not marker.exists()
+        assert crawler.stats.get_value("topicrawl/frontier/malformed") == len(hostile)
+        assert queue.pop() is None
+        # what is pushed is JSON, not a pickle
+        queue.push(good)
+        raw = client.zrange(queue.key, 0, 0)[0]
+        assert raw.startswith(b"{") and serialization.loads(raw)["url"] == good.url
+    finally:
+        client.delete(queue.key)
+
+
+@pytest.mark.redis
+def test_meta_that_json_cannot_carry_is_dropped_not_the_request(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:%(spider)s:requests"
+    crawler = get_crawler(TopicSpider)
+    spider = TopicSpider.__new__(TopicSpider)
+    spider.crawler = crawler
+    crawler.stats.open_spider()
+    queue = RedisPriorityQueue(client, spider, key)
+    try:
+        queue.push(Request("http://example.com/", meta={"ok": 1, "bad": object()}))
+        popped = queue.pop()
+        assert popped.meta == {"ok": 1}
+        assert crawler.stats.get_value("topicrawl/frontier/meta_dropped") == 1
+    finally:
+        client.delete(queue.key)
+
+
+class _FlakyServer:
+    """A Redis client whose every call fails while ``down`` is set."""
+
+    def __init__(self, client):
+        self.client, self.down = client, False
+
+    def __getattr__(self, name):
+        import redis
+
+        if self.down:
+            def fail(*a, **k):
+                raise redis.ConnectionError("down")
+
+            return fail
+        return getattr(self.client, name)
+
+
+@pytest.mark.redis
+def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
+    import redis
+    from scrapy_redis.dupefilter import RFPDupeFilter
+
+    from crawler.queues import RedisScheduler
+
+    client = redis.Redis.from_url(redis_url)
+    flaky = _FlakyServer(client)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    crawler = get_crawler(TopicSpider)
+    spider = TopicSpider.__new__(TopicSpider)
+    spider.crawler = crawler
+    crawler.stats.open_spider()
+    df = RFPDupeFilter(flaky, key=f"{prefix}:df")
+    sched = RedisScheduler(flaky, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
+                           queue_cls="crawler.queues.RedisPriorityQueue", dupefilter=df)  # fmt: skip
+    sched.stats = crawler.stats
+    sched.open(spider)
+    try:
+        sched.enqueue_request(Request("http://a.example/1", priority=3))
+        flaky.down = True
+        for i in (2, 3):
+            assert sched.enqueue_request(Request(f"http://a.example/{i}", priority=i))
+        assert sched.has_pending_requests()  # the worker waits, it does not close
+        assert sched.next_request().url == "http://a.example/2"  # served from memory
+        flaky.down = False
+        urls = []
+        while (request := sched.next_request()) is not None:
+            urls.append(request.url)
+        assert sorted(urls) == ["http://a.example/1", "http://a.example/3"]
+        assert not sched.has_pending_requests()
+        assert crawler.stats.get_value("topicrawl/frontier/redis_errors") >= 3
+    finally:
+        for key in client.scan_iter(f"{prefix}*"):
+            client.delete(key)
