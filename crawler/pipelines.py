@@ -17,12 +17,21 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import CloseSpider, DropItem
 
 from dedup.pipeline import document_replaced
-from models.store import Store, spill_line, spill_row
+from models.store import Store, retry_budget, spill_line, spill_row
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
+from topicrawl.outcome import (
+    DATABASE_UNREACHABLE,
+    DISK_FULL,
+    PAGES_SPILLED,
+    command,
+    finish_reason,
+    is_disk_full,
+    set_outcome,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,7 @@ class StorePipeline:
         stats: Any = None,
         settings_snapshot: dict[str, Any] | None = None,
         clean: bool = True,
+        retry_seconds: float | None = None,
     ):
         self.db_url = db_url or None
         self.batch_size = max(1, batch_size)
@@ -58,6 +68,8 @@ class StorePipeline:
         self.stats = stats
         self.settings_snapshot = settings_snapshot or {}
         self.clean_enabled = clean
+        #: seconds the database is retried when it does not answer (None: the default)
+        self.retry_seconds = retry_seconds
         self.cleaner: Cleaner | None = None
         self.store: Store | None = None
         self.run_id: int | None = None
@@ -83,6 +95,7 @@ class StorePipeline:
             stats=crawler.stats,
             settings_snapshot=snapshot,
             clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
+            retry_seconds=retry_budget(s.get("TOPICRAWL_DB_RETRY_SECONDS")),
         )
         pipe.crawler = crawler
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
@@ -108,7 +121,13 @@ class StorePipeline:
             if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
                 model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)
             self.cleaner = Cleaner.from_config(config, host_model=model)
-        self.store = Store.from_url(self.db_url)
+        try:
+            self.store = Store.from_url(self.db_url, retry_seconds=self.retry_seconds)
+        except StorageError as exc:  # one line and exit status 4, not a traceback
+            reason = DISK_FULL if is_disk_full(exc) else DATABASE_UNREACHABLE
+            set_outcome(self.stats, reason, str(exc))
+            log.error("%s", exc)
+            raise CloseSpider(reason) from exc
         self.run_id = getattr(spider, "run_id", None) or self._saved_run_id()
         run = self.store.get_run(self.run_id) if self.run_id is not None else None
         if run is None:
@@ -197,7 +216,7 @@ class StorePipeline:
         if self.store is None or self.run_id is None:
             return
         stats = dict(self.stats.get_stats()) if self.stats is not None else {}
-        stats["finish_reason"] = reason
+        stats["finish_reason"] = finish_reason(stats, reason)
         try:
             self.store.finish_run(self.run_id, stats)
         except StorageError as exc:
@@ -276,6 +295,13 @@ class StorePipeline:
                 path = self._spill(batch)
                 log.error(
                     "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
+                )
+                set_outcome(
+                    self.stats,
+                    PAGES_SPILLED,
+                    f"{len(batch)} pages could not be stored (the database stayed unreachable) "
+                    f"and wait in {path}: when the database is back, run "
+                    f"{command()} import-spill {path}",
                 )
             else:
                 log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)

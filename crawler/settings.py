@@ -135,6 +135,17 @@ if REDIS_URL:
         "namespace": f"{TOPICRAWL_REDIS_PREFIX}:{{spider}}:dedup",
     }
 
+# -- a command line that tells the truth (issue 18) ---------------------------------------------
+#: Dropped pages are one DEBUG line (URL and reason), counted in the stats, never dumped.
+LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"
+#: Seconds a database that does not answer is retried (at start, and per write) before the
+#: crawl gives up: exit status 4 at start, spilled pages (exit 6) later. The environment
+#: variable of the same name overrides it (and sets it for the topicrawl commands).
+TOPICRAWL_DB_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_DB_RETRY_SECONDS", "30"))
+#: Seconds the scale-out's Redis is retried at start (and during an outage) before the
+#: crawl ends with reason redis_unreachable (exit status 5).
+TOPICRAWL_REDIS_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_REDIS_RETRY_SECONDS", "30"))
+
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 FEED_EXPORT_ENCODING = "utf-8"
