@@ -23,6 +23,16 @@ from topicrawl.console import StatusLine, is_terminal
 log = logging.getLogger(__name__)
 
 
+def failed_requests(stats: dict) -> int:
+    """Requests that failed (network errors, HTTP errors); requests the crawl itself
+    ignored (robots.txt, non-HTML, already fetched) are not failures."""
+    return sum(
+        v
+        for k, v in stats.items()
+        if k.startswith("topicrawl/errors/") and k != "topicrawl/errors/IgnoreRequest"
+    )
+
+
 class CrawlProgress:
     """Logs pages/min, accepted pages, harvest rate (window and overall), duplicates dropped
     per method, frontier size and links dropped; the same figures are in the Scrapy stats."""
@@ -104,9 +114,7 @@ class CrawlProgress:
             "frontier": frontier,
             "links_followed": stats.get_value("topicrawl/links/followed", 0),
             "links_dropped": stats.get_value("topicrawl/links/dropped", 0),
-            "errors": sum(
-                v for k, v in stats.get_stats().items() if k.startswith("topicrawl/errors/")
-            ),
+            "errors": failed_requests(stats.get_stats()),
         }
 
     def line(self, snap: dict[str, float | int | str]) -> str:

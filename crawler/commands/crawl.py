@@ -192,13 +192,14 @@ class Command(ScrapyCrawl):
     def report(self, crawler: Crawler, stats: dict[str, Any], reason: str) -> None:
         """The summary: what was collected, where, the next command; or the one line that
         names the cause and the fix (last line, on standard error)."""
+        from crawler.extensions import failed_requests
         from models.store import absolute_db_url, display_url, resolve_db_url
 
         run_id = stats.get("topicrawl/run_id")
         fetched = stats.get("topicrawl/pages/fetched", 0)
         accepted = stats.get("topicrawl/pages/accepted", 0)
         dups = sum(v for k, v in stats.items() if k.startswith("topicrawl/dedup/dropped/"))
-        errors = sum(v for k, v in stats.items() if k.startswith("topicrawl/errors/"))
+        errors = failed_requests(stats)
         docs = stats.get("topicrawl/storage/documents", 0)
         harvest = f"{accepted / fetched:.2f}" if fetched else "-"
         db = display_url(absolute_db_url(resolve_db_url(crawler.settings.get("TOPICRAWL_DB_URL"))))
