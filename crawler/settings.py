@@ -138,6 +138,9 @@ if REDIS_URL:
 # -- a command line that tells the truth (issue 18) ---------------------------------------------
 #: Dropped pages are one DEBUG line (URL and reason), counted in the stats, never dumped.
 LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"
+#: Print the end-of-crawl summary (what was collected, where, the next command); failures
+#: are printed as one line whatever this says.
+TOPICRAWL_SUMMARY = True
 #: Seconds a database that does not answer is retried (at start, and per write) before the
 #: crawl gives up: exit status 4 at start, spilled pages (exit 6) later. The environment
 #: variable of the same name overrides it (and sets it for the topicrawl commands).

@@ -214,6 +214,8 @@ class Command(ScrapyCrawl):
         message = stats.get(MESSAGE_KEY)
         if self.exitcode != EXIT_OK:
             lines.append(f"topicrawl: {message or reason}")
+        elif not crawler.settings.getbool("TOPICRAWL_SUMMARY", True):
+            return
         elif run_id is not None and docs:
             lines.append(
                 f"next: {command()} export --run {run_id} --format jsonl --out corpus.jsonl"
