@@ -65,12 +65,13 @@ def _expected_network_errors() -> tuple[type[BaseException], ...]:
         tw.DNSLookupError, tw.ConnectError, tw.TimeoutError, tw.ConnectionLost,
         tw.ConnectionDone, TimeoutError, ConnectionError,
     ]  # fmt: skip
-    try:
-        from scrapy.exceptions import CannotResolveHostError
+    from scrapy import exceptions as sx
 
-        kinds.append(CannotResolveHostError)
-    except ImportError:  # older Scrapy
-        pass
+    for name in ("CannotResolveHostError", "DownloadConnectionRefusedError",
+                 "DownloadTimeoutError", "DownloadCancelledError", "DownloadFailedError",
+                 "ResponseDataLossError"):  # fmt: skip
+        if hasattr(sx, name):  # Scrapy >= 2.14 wraps Twisted's errors in these
+            kinds.append(getattr(sx, name))
     try:
         from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
@@ -83,7 +84,8 @@ def _expected_network_errors() -> tuple[type[BaseException], ...]:
 class ExpectedErrorFilter(logging.Filter):
     """Drops the traceback of a record whose exception is an expected network failure
     (the message, which names it, stays), and Scrapy's "Gave up retrying" line per dead
-    link (counted in the stats as ``retry/max_reached``)."""
+    link (counted in the stats as ``retry/max_reached``) and the "Disabled component" line
+    of a component switched off by a setting."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -99,6 +101,9 @@ class ExpectedErrorFilter(logging.Filter):
         if record.name == "scrapy.downloadermiddlewares.retry" and str(record.msg).startswith(
             "Gave up retrying"
         ):
+            return False
+        # a component switched off by a setting is not a warning for the person at the console
+        if record.name == "scrapy.middleware" and str(record.msg).startswith("Disabled "):
             return False
         return True
 
