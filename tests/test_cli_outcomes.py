@@ -313,3 +313,48 @@ def test_finish_reasons_map_to_the_documented_exit_statuses():
     stats = {"topicrawl/finish_reason": "pages_spilled", "finish_reason": "finished"}
     assert finish_reason(stats, "finished") == "pages_spilled"
     assert finish_reason({}, "max_pages") == "max_pages"
+
+
+# -- help everywhere, hints for common mistakes ----------------------------------------------
+def test_every_command_and_option_has_help_text():
+    import argparse
+
+    from topicrawl.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helps = {a.dest: a.help for a in action._choices_actions}
+                for name, sub in action.choices.items():
+                    if not helps.get(name) or not sub.description:
+                        missing.append(" ".join([*path, name]))
+                    walk(sub, [*path, name])
+            elif not action.help and not isinstance(action, argparse._HelpAction):
+                missing.append(" ".join([*path, *(action.option_strings or [action.dest])]))
+
+    walk(build_parser(), [])
+    assert missing == []
+
+
+def test_seed_hints():
+    from crawler.spiders.topic import seed_hint
+
+    assert seed_hint("example.com") == ": did you mean 'http://example.com'?"
+    assert seed_hint("example.com:8080/a") == ": did you mean 'http://example.com:8080/a'?"
+    assert seed_hint("htp://example.com/") == ": did you mean 'http://example.com/'?"
+    assert seed_hint("https:/example.com/") == ": did you mean 'https://example.com/'?"
+    assert seed_hint("ftp://example.com/") == "" and seed_hint("mailto:a@b.cn") == ""
+
+
+def test_dropped_pages_are_one_debug_line():
+    import logging
+
+    from crawler.logformatter import QuietLogFormatter
+
+    entry = QuietLogFormatter().dropped(
+        {"url": "http://a.cn/x", "html": "<html>" + "很长" * 10000}, Exception("off-topic"), None, None
+    )
+    assert entry["level"] == logging.DEBUG
+    assert entry["msg"] % entry["args"] == "Dropped http://a.cn/x: off-topic"
