@@ -292,14 +292,19 @@ class StorePipeline:
             if self.stats is not None:
                 self.stats.inc_value("topicrawl/storage/failed_batches")
             if final:
-                path = self._spill(batch)
+                try:
+                    path = self._spill(batch)
+                except StorageError:  # logged and recorded as the outcome by _spill
+                    return
                 log.error(
                     "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
                 )
                 set_outcome(
                     self.stats,
                     PAGES_SPILLED,
-                    f"{len(batch)} pages could not be stored (the database stayed unreachable) "
+                    f"{len(batch)} pages could not be stored ("
+                    + ("its disk is full" if is_disk_full(exc) else "the database stayed unreachable")
+                    + ") "
                     f"and wait in {path}: when the database is back, run "
                     f"{command()} import-spill {path}",
                 )
@@ -333,6 +338,17 @@ class StorePipeline:
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}.jsonl"
-        with path.open("a", encoding="utf-8") as fh:
-            fh.writelines(spill_line(self.run_id, row) for row in batch)
+        try:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.writelines(spill_line(self.run_id, row) for row in batch)
+        except OSError as exc:  # nowhere left to keep them: say so in one line
+            message = (
+                f"{len(batch)} pages could be neither stored nor spilled to {path}: "
+                f"{exc.strerror or exc}"
+                + ("; free some space" if is_disk_full(exc) else "")
+                + (f" (the journal in {self.jobdir} keeps them for a resume)" if self.jobdir else "")
+            )
+            log.error("%s", message)
+            set_outcome(self.stats, DISK_FULL if is_disk_full(exc) else PAGES_SPILLED, message)
+            raise StorageError(message) from exc
         return path

@@ -37,7 +37,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.orm import CrawlRun, Document, Duplicate, Page, UrlHistory
-from topicrawl.errors import ConfigError, StorageError
+from topicrawl.errors import ConfigError, DiskFullError, StorageError
+from topicrawl.outcome import is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +271,12 @@ class Store:
                 if not transient or last or out_of_time:
                     reason = str(exc.orig or exc).strip().splitlines()[0]
                     waited = time.monotonic() - start
+                    if is_disk_full(exc):
+                        raise DiskFullError(
+                            f"database {self.engine.url.render_as_string(True)}: no space left "
+                            f"({reason}): free some space on its disk, or choose another "
+                            "database with TOPICRAWL_DB_URL / --db"
+                        ) from exc
                     raise StorageError(
                         f"database {self.engine.url.render_as_string(True)} unreachable "
                         f"({reason}; {attempt + 1} attempts in {waited:.0f}s): check that it "

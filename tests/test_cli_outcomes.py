@@ -205,8 +205,37 @@ class CuttableProxy:
                     pass
 
 
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A directory on a tiny tmpfs that is full (skipped where mounting is not allowed)."""
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
+                          capture_output=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    try:
+        with (mnt / "fill").open("wb") as fh:
+            fh.write(b"\0" * 300 * 1024)
+    except OSError:
+        pass
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_database_on_a_full_disk(politics_topic, full_disk):
+    result = crawl("http://a.cn/", politics_topic, f"sqlite:///{full_disk / 'x.db'}")
+    assert_outcome(result, EXIT_DISK_FULL, "no space left", "free some space")
+
+
 @pytest.mark.postgres
-def test_database_lost_during_the_crawl_spills_and_exits_6(proxy, politics_topic, pg_url, tmp_path):
+@pytest.mark.parametrize("spill_to", ["disk", "full disk"])
+def test_database_lost_during_the_crawl_spills_and_exits_6(
+    spill_to, proxy, politics_topic, pg_url, tmp_path, request
+):
+    spill_dir = tmp_path / "spill"
+    if spill_to == "full disk":
+        spill_dir = request.getfixturevalue("full_disk") / "spill"
     from sqlalchemy import make_url
 
     real = make_url(pg_url)
@@ -215,7 +244,7 @@ def test_database_lost_during_the_crawl_spills_and_exits_6(proxy, politics_topic
     cmd, env = user_crawl_command(
         proxy, ["http://news.huaxia-daily.com.cn/"], politics_topic, through,
         args={"max_pages": 15},
-        settings={"TOPICRAWL_DB_BATCH": 1000, "TOPICRAWL_SPILL_DIR": tmp_path / "spill",
+        settings={"TOPICRAWL_DB_BATCH": 1000, "TOPICRAWL_SPILL_DIR": spill_dir,
                   "DOWNLOAD_DELAY": 0.2, "CONCURRENT_REQUESTS": 1},
     )  # fmt: skip
     env = {**env, **FAST}
@@ -228,6 +257,9 @@ def test_database_lost_during_the_crawl_spills_and_exits_6(proxy, politics_topic
     tcp.cut()
     out, err = proc.communicate(timeout=180)
     result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    if spill_to == "full disk":  # nowhere to keep the pages: said so, exit 7
+        assert_outcome(result, EXIT_DISK_FULL, "15 pages could be neither stored nor spilled")
+        return
     line = assert_outcome(result, EXIT_SPILLED, "could not be stored", "import-spill")
     spilled = line.split("import-spill ", 1)[1].split()[0]
     assert Path(spilled).exists()

@@ -46,7 +46,7 @@ class RedisUnavailableError(TopicrawlError):
     exit_status = 5
 
 
-class DiskFullError(TopicrawlError):
+class DiskFullError(StorageError):
     """No space left on the device a file or database is written to."""
 
     exit_status = 7

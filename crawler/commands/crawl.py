@@ -23,7 +23,6 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from topicrawl import console
 from topicrawl.errors import (
     ConfigError,
-    DiskFullError,
     RedisUnavailableError,
     TopicFileError,
     TopicrawlError,
@@ -34,7 +33,6 @@ from topicrawl.outcome import (
     command,
     exit_status,
     finish_reason,
-    is_disk_full,
 )
 
 
@@ -117,13 +115,8 @@ class Command(ScrapyCrawl):
 
         assert self.settings is not None
         budget = retry_budget(self.settings.get("TOPICRAWL_DB_RETRY_SECONDS"))
-        try:
-            store = Store.from_url(self.settings.get("TOPICRAWL_DB_URL") or None,
-                                   retry_seconds=budget)  # fmt: skip
-        except TopicrawlError as exc:
-            if is_disk_full(exc):
-                raise DiskFullError(f"{exc} (the disk is full: free some space)") from exc
-            raise
+        store = Store.from_url(self.settings.get("TOPICRAWL_DB_URL") or None,
+                               retry_seconds=budget)  # fmt: skip
         store.close()
 
     def check_redis(self) -> None:
