@@ -31,7 +31,8 @@ def scaleout_redis(settings: Any) -> Any:
     """The Redis client of a scrapy-redis scale-out (``TOPICRAWL_REDIS_URL`` set, so
     ``REDIS_URL`` and the scrapy-redis scheduler are), else None: state that every worker
     of one crawl must share lives there."""
-    if settings.get("REDIS_URL") and str(settings.get("SCHEDULER", "")).startswith("scrapy_redis"):
+    scheduler = str(settings.get("SCHEDULER", ""))
+    if settings.get("REDIS_URL") and scheduler.startswith(("scrapy_redis", "crawler.scheduler")):
         import redis
 
         return redis.Redis.from_url(settings.get("REDIS_URL"))

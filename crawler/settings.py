@@ -113,7 +113,9 @@ TOPICRAWL_PROGRESS_INTERVAL = 30
 # -- scale-out on scrapy-redis -----------------------------------------------------------------
 REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
 if REDIS_URL:
-    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    #: scrapy-redis' scheduler that waits out a Redis outage for
+    #: TOPICRAWL_REDIS_RETRY_SECONDS, then ends the crawl with reason redis_unreachable
+    SCHEDULER = "crawler.scheduler.RedisScheduler"
     DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
     SCHEDULER_QUEUE_CLASS = "scrapy_redis.queue.PriorityQueue"
     SCHEDULER_PERSIST = True

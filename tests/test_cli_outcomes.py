@@ -151,6 +151,52 @@ def test_redis_unreachable_at_start(politics_topic, tmp_path):
     assert_outcome(result, EXIT_REDIS, "Redis", "unreachable", "TOPICRAWL_REDIS_URL")
 
 
+def test_redis_lost_during_the_crawl_ends_it_with_exit_5(proxy, politics_topic, tmp_path):
+    """Our own redis-server (never the shared one), stopped during the crawl."""
+    import shutil
+
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    port = closed_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        import redis
+
+        client = redis.Redis(port=port)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                client.ping()
+                break
+            except redis.RedisError:
+                time.sleep(0.1)
+        db = f"sqlite:///{tmp_path / 'x.db'}"
+        cmd, env = user_crawl_command(
+            proxy, ["http://news.huaxia-daily.com.cn/"], politics_topic, db,
+            args={"max_pages": 200},
+            settings={"DOWNLOAD_DELAY": 0.3, "CONCURRENT_REQUESTS": 1,
+                      "TOPICRAWL_AFFINITY_REDIS": ""},  # the cache's outage is issue 11's
+        )  # fmt: skip
+        env = {**env, **FAST, "TOPICRAWL_REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (tmp_path / "x.db").exists():
+            time.sleep(0.2)
+        time.sleep(2)  # the crawl is under way
+        server.terminate()
+        server.wait(timeout=10)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    assert_outcome(result, EXIT_REDIS, "Redis at 127.0.0.1", "unreachable for 1s")
+    assert Store.from_url(db).list_runs()[-1].stats["finish_reason"] == "redis_unreachable"
+
+
 # -- pages spilled: exit 6 with the import-spill command -------------------------------------
 class CuttableProxy:
     """A TCP proxy to ``target`` that the test cuts: every connection is closed and new ones

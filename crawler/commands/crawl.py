@@ -124,7 +124,7 @@ class Command(ScrapyCrawl):
         assert self.settings is not None
         url = self.settings.get("REDIS_URL")
         if not url or not str(self.settings.get("SCHEDULER", "")).startswith(
-            ("scrapy_redis", "crawler.")
+            ("scrapy_redis", "crawler.scheduler")
         ):
             return
         import redis
