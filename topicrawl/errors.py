@@ -35,9 +35,8 @@ class StorageError(TopicrawlError):
 
 
 class ConfigError(TopicrawlError):
-    """A setting or configuration value is invalid."""
-
-    exit_status = 2
+    """A setting or configuration value is invalid (``scrapy crawl`` exits with 2 for it;
+    the topicrawl tools keep 1)."""
 
 
 class RedisUnavailableError(TopicrawlError):

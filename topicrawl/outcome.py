@@ -8,8 +8,9 @@ exit  finish reason           what happened
 0     (Scrapy's: finished,    the command did its work
       max_pages, …)
 1     —                       another named failure (a missing resource, an unknown
-                              run …); with a traceback: a bug, please report it
-2     —                       bad usage or configuration (argument, topic, setting)
+                              run, a bad tool option …); with a traceback: a bug
+2     —                       bad usage or configuration (argument, seed, topic file,
+                              crawl setting)
 3     ``no_seed_reachable``   no seed could be fetched (DNS, connection, HTTP error)
 4     ``database_unreachable`` the database did not answer within its retry budget
 5     ``redis_unreachable``   Redis (the scale-out) did not answer within its budget

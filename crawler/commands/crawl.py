@@ -29,6 +29,7 @@ from topicrawl.errors import (
 )
 from topicrawl.outcome import (
     EXIT_OK,
+    EXIT_USAGE,
     MESSAGE_KEY,
     command,
     exit_status,
@@ -83,7 +84,7 @@ class Command(ScrapyCrawl):
                 if self.debug:
                     logging.getLogger(__name__).exception("preflight failed")
                 console.fail(exc)
-                sys.exit(exc.exit_status)
+                sys.exit(EXIT_USAGE if isinstance(exc, ConfigError) else exc.exit_status)
 
     # -- checks before Scrapy starts -------------------------------------------------------
     def preflight(self, spargs: dict[str, str]) -> None:
