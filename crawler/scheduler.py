@@ -64,10 +64,11 @@ class RedisScheduler(Scheduler):
                 f"({exc}); {len(self.held)} requests found meanwhile are not in the shared "
                 "frontier. Start Redis again and run the same command: the crawl resumes",
             )
-            if self.crawler is not None and self.crawler.engine is not None:
+            engine = getattr(self.crawler, "engine", None)
+            if engine is not None and getattr(engine, "_slot", None) is not None:
                 from scrapy.utils.defer import deferred_from_coro
 
-                deferred_from_coro(self.crawler.engine.close_spider_async(reason=REDIS_UNREACHABLE))
+                deferred_from_coro(engine.close_spider_async(reason=REDIS_UNREACHABLE))
 
     def _answered(self) -> None:
         """Redis answered: the outage (if any) is over."""

@@ -200,6 +200,8 @@ class Store:
         if url.startswith("postgresql://"):
             url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
         kwargs.setdefault("retry_seconds", retry_budget())
+        if kwargs["retry_seconds"] is not None:
+            kwargs.setdefault("retries", 10_000)  # the time budget decides
         connect_args = {}
         if url.startswith("postgresql"):  # a host that drops packets fails within the budget
             timeout = max(1, min(10, int(kwargs["retry_seconds"] or 10)))
@@ -252,11 +254,10 @@ class Store:
     # -- retries ---------------------------------------------------------------------------
     def _retry(self, fn: Callable[[], T]) -> T:
         """``fn()``, retried with exponential backoff while the database is unreachable: at
-        most ``retry_seconds`` seconds when set, else ``retries`` times."""
+        most ``retries`` times and, when set, for at most ``retry_seconds`` seconds."""
         delay = self.backoff
         start = time.monotonic()
-        attempts = itertools.count() if self.retry_seconds is not None else range(self.retries + 1)
-        for attempt in attempts:
+        for attempt in itertools.count():
             try:
                 return fn()
             except (OperationalError, DBAPIError) as exc:
@@ -267,7 +268,7 @@ class Store:
                     out_of_time = left <= 0.05
                 else:
                     out_of_time = False
-                last = self.retry_seconds is None and attempt == self.retries
+                last = attempt >= self.retries
                 if not transient or last or out_of_time:
                     reason = str(exc.orig or exc).strip().splitlines()[0]
                     waited = time.monotonic() - start

@@ -179,13 +179,13 @@ def test_redis_lost_during_the_crawl_ends_it_with_exit_5(proxy, politics_topic, 
             settings={"DOWNLOAD_DELAY": 0.3, "CONCURRENT_REQUESTS": 1,
                       "TOPICRAWL_AFFINITY_REDIS": ""},  # the cache's outage is issue 11's
         )  # fmt: skip
-        env = {**env, **FAST, "TOPICRAWL_REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        env = {**env, **FAST, "TOPICRAWL_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+               "TOPICRAWL_REDIS_PREFIX": "topicrawl"}  # fmt: skip
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (tmp_path / "x.db").exists():
-            time.sleep(0.2)
-        time.sleep(2)  # the crawl is under way
+        while time.monotonic() < deadline and not client.get("topicrawl:topic:pages"):
+            time.sleep(0.2)  # until the crawl has counted a page: it is under way
         server.terminate()
         server.wait(timeout=10)
         out, err = proc.communicate(timeout=120)
