@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from models.store import Store, absolute_db_url, resolve_db_url
+from models.store import Store, absolute_db_url, display_url, resolve_db_url
+from topicrawl.errors import ConfigError
+from topicrawl.outcome import command
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TOPIC = ROOT / "topics" / "shizheng.toml"
@@ -23,19 +26,49 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Builds the local test web, serves it through a local proxy and runs "
         "`scrapy crawl topic` on it; the corpus lands in the database.",
     )
-    demo.add_argument("--scale", choices=("small", "large"), default="small")
-    demo.add_argument("--topic", type=Path, default=DEFAULT_TOPIC)
+    demo.add_argument(
+        "--scale", choices=("small", "large"), default="small",
+        help="size of the generated web: small (~300 URLs) or large (default: small)",
+    )  # fmt: skip
+    demo.add_argument(
+        "--topic", type=Path, default=DEFAULT_TOPIC,
+        help=f"topic file to crawl for (default: {DEFAULT_TOPIC.relative_to(ROOT)})",
+    )  # fmt: skip
     demo.add_argument("--db", help="database URL (default: $TOPICRAWL_DB_URL or ./topicrawl.db)")
-    demo.add_argument("--max-pages", type=int, default=300)
-    demo.add_argument("--web", type=Path, help="where to build the web (default: a temp dir)")
+    demo.add_argument(
+        "--max-pages", type=int, default=300, help="page budget of the crawl (default: 300)"
+    )
+    demo.add_argument(
+        "--web", type=Path,
+        help="where to build the web, kept afterwards (default: a temporary directory, "
+        "removed at the end unless --keep)",
+    )  # fmt: skip
+    demo.add_argument(
+        "--keep", action="store_true",
+        help="keep the temporary web after the demo (its path is printed)",
+    )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.max_pages < 1:
+        raise ConfigError(f"--max-pages {args.max_pages} must be at least 1")
+    if args.web is not None:
+        return _demo(args, args.web)
+    web = Path(tempfile.mkdtemp(prefix="topicrawl-web-"))
+    try:
+        return _demo(args, web)
+    finally:
+        if args.keep:
+            print(f"the generated web is kept in {web}")
+        else:
+            shutil.rmtree(web, ignore_errors=True)
+
+
+def _demo(args: argparse.Namespace, web: Path) -> int:
     from sitegen.build import build_web
     from sitegen.server import ServerProcess
 
-    web = args.web or Path(tempfile.mkdtemp(prefix="topicrawl-web-"))
     truth = build_web(web, scale=args.scale, seed=1)
     seeds = truth["seeds"]["portal"]
     print(f"local web: {len(truth['pages'])} URLs in {web}")
@@ -47,8 +80,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                "-a", f"max_pages={args.max_pages}",
                "-s", f"TOPICRAWL_DB_URL={db_url}", "-s", "AUTOTHROTTLE_ENABLED=False",
                "-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-               "-s", "TOPICRAWL_PROGRESS_INTERVAL=5", "-s", "LOG_LEVEL=INFO"]  # fmt: skip
-        print("running:", " ".join(cmd[2:]))
+               "-s", "TOPICRAWL_PROGRESS_INTERVAL=5", "-s", "TOPICRAWL_SUMMARY=False"]  # fmt: skip
+        print(f"running: scrapy crawl topic -a seeds={seeds[0]},... -a topic={args.topic} "
+              f"-a max_pages={args.max_pages}", flush=True)  # fmt: skip
         status = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
     if status != 0:
         return status
@@ -61,9 +95,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         docs = [final.get(d.url, d.url) for d in store.iter_documents(run.id)]
     finally:
         store.close()
-    print(f"run {run.id}: {fetched} pages fetched, {accepted} accepted, {len(docs)} documents")
+    print(
+        f"run {run.id}: {fetched} pages fetched, {accepted} accepted, {len(docs)} documents "
+        f"in {display_url(db_url)}"
+    )
     print(summary(truth, args.topic, seeds, docs))
-    print(f"export: topicrawl export --run {run.id} --format jsonl --out corpus.jsonl")
+    db = "" if db_url == absolute_db_url(resolve_db_url(None)) else f" --db '{db_url}'"
+    print(f"next: {command()} export --run {run.id} --format jsonl --out corpus.jsonl{db}")
     return 0
 
 

@@ -1,11 +1,19 @@
-"""Live progress of a focused crawl: one log line every TOPICRAWL_PROGRESS_INTERVAL seconds,
-and the same figures with the crawl's stats as a row of ``run_snapshots`` (the console)."""
+"""Live progress of a focused crawl.
+
+Where it goes depends on the console: when the log shows INFO lines on standard error
+(``-L INFO``), a ``progress`` log line every ``TOPICRAWL_PROGRESS_INTERVAL`` seconds; else, on
+a terminal, one status line updated every second; else (a CI log, a pipe) a plain line every
+interval. The figures are in the Scrapy stats and in ``crawl_runs.stats`` too, and every
+interval they are written with the crawl's counters as a row of ``run_snapshots`` (the
+console's live figures).
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import socket
+import sys
 import time
 from typing import Any
 
@@ -14,7 +22,19 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from topicrawl.console import StatusLine, is_terminal
+
 log = logging.getLogger(__name__)
+
+
+def failed_requests(stats: dict) -> int:
+    """Requests that failed (network errors, HTTP errors); requests the crawl itself
+    ignored (robots.txt, non-HTML, already fetched) are not failures."""
+    return sum(
+        v
+        for k, v in stats.items()
+        if k.startswith("topicrawl/errors/") and k != "topicrawl/errors/IgnoreRequest"
+    )
 
 
 class CrawlProgress:
@@ -22,7 +42,14 @@ class CrawlProgress:
     per method, frontier size and links dropped; the same figures are in the Scrapy stats."""
 
     def __init__(
-        self, crawler: Crawler, interval: float, *, snapshots: bool = False, db_url: str = ""
+        self,
+        crawler: Crawler,
+        interval: float,
+        mode: str = "log",
+        stream: Any = None,
+        *,
+        snapshots: bool = False,
+        db_url: str = "",
     ):
         self.crawler = crawler
         self.interval = interval
@@ -30,8 +57,29 @@ class CrawlProgress:
         self.db_url = db_url or None
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self._store: Any = None
+        #: "log" (log lines only), "tty" (a live status line) or "plain" (printed lines)
+        self.mode = mode
+        self.stream = stream or sys.stderr
+        self.status = StatusLine(self.stream) if mode == "tty" else None
         self._task: task.LoopingCall | None = None
+        self._live: task.LoopingCall | None = None
         self._start = time.monotonic()
+
+    @staticmethod
+    def console_mode(settings: Any, stream: Any = None) -> str:
+        """"log" when the log already prints INFO lines on standard error, else "tty" on a
+        terminal, else "plain"."""
+        level = settings.get("LOG_LEVEL", "INFO")
+        level = logging.getLevelName(level) if isinstance(level, str) else int(level)
+        logs_info = (
+            settings.getbool("LOG_ENABLED", True)
+            and not settings.get("LOG_FILE")
+            and isinstance(level, int)
+            and level <= logging.INFO
+        )
+        if logs_info:
+            return "log"
+        return "tty" if is_terminal(stream or sys.stderr) else "plain"
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlProgress:
@@ -41,6 +89,7 @@ class CrawlProgress:
         ext = cls(
             crawler,
             interval,
+            cls.console_mode(crawler.settings),
             snapshots=crawler.settings.getbool("TOPICRAWL_PROGRESS_SNAPSHOTS"),
             db_url=crawler.settings.get("TOPICRAWL_DB_URL") or "",
         )
@@ -52,11 +101,20 @@ class CrawlProgress:
         self._start = time.monotonic()
         self._task = task.LoopingCall(self.log_progress, spider)
         self._task.start(self.interval, now=False)
+        if self.status is not None:
+            self._live = task.LoopingCall(self.show_status, spider)
+            self._live.start(1.0, now=True)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        if self._task and self._task.running:
-            self._task.stop()
-        self.log_progress(spider)
+        for loop in (self._task, self._live):
+            if loop and loop.running:
+                loop.stop()
+        if self.status is not None:
+            self.status.clear()
+        if self.mode == "log":
+            self.log_progress(spider)
+        elif self.snapshots:  # the run's last figures, for the console
+            self.record(self.snapshot(spider))
         if self._store is not None:
             self._store.close()
 
@@ -83,13 +141,34 @@ class CrawlProgress:
             "frontier": frontier,
             "links_followed": stats.get_value("topicrawl/links/followed", 0),
             "links_dropped": stats.get_value("topicrawl/links/dropped", 0),
+            "errors": failed_requests(stats.get_stats()),
         }
+
+    def line(self, snap: dict[str, float | int | str]) -> str:
+        """The progress figures a person reads, on one short line."""
+        dups = sum(
+            int(v) for part in str(snap["duplicates"]).split(",") if "=" in part
+            for v in [part.split("=", 1)[1]]
+        )  # fmt: skip
+        elapsed = int(time.monotonic() - self._start)
+        return (
+            f"crawling {elapsed // 60}:{elapsed % 60:02d}  pages {snap['fetched']} "
+            f"({snap['pages_per_min']}/min)  accepted {snap['accepted']}  harvest "
+            f"{snap['harvest']:.2f}  duplicates {dups}  frontier {snap['frontier']}  "
+            f"errors {snap['errors']}"
+        )
+
+    def show_status(self, spider: Spider) -> None:
+        if self.status is not None:
+            self.status.update(self.line(self.snapshot(spider)))
 
     def log_progress(self, spider: Spider) -> None:
         snap = self.snapshot(spider)
         for key in ("pages_per_min", "harvest", "harvest_window", "frontier"):
             self.crawler.stats.set_value(f"topicrawl/progress/{key}", snap[key])
         log.info("progress %s", " ".join(f"{k}={v}" for k, v in snap.items()))
+        if self.mode == "plain":
+            print(self.line(snap), file=self.stream, flush=True)
         if self.snapshots:
             self.record(snap)
 

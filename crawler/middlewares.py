@@ -32,7 +32,7 @@ def scaleout_redis(settings: Any) -> Any:
     ``REDIS_URL`` and the scrapy-redis scheduler are), else None: state that every worker
     of one crawl must share lives there."""
     scheduler = str(settings.get("SCHEDULER", ""))
-    if settings.get("REDIS_URL") and scheduler.startswith(("scrapy_redis", "crawler.queues.Redis")):
+    if settings.get("REDIS_URL") and scheduler.startswith(("scrapy_redis", "crawler.scheduler")):
         import redis
 
         return redis.Redis.from_url(settings.get("REDIS_URL"))
@@ -204,11 +204,11 @@ class TrapGuardMiddleware:
                     continue
             yield obj
 
-    def process_spider_output(self, response: Response, result: Iterable[Any], spider: Spider):
+    def process_spider_output(self, response: Response, result: Iterable[Any]):
         return self._filter(result)
 
     async def process_spider_output_async(
-        self, response: Response, result: AsyncIterator[Any], spider: Spider
+        self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for obj in result:
             for kept in self._filter([obj]):
@@ -251,7 +251,7 @@ class NonHtmlGuardMiddleware:
         if not self._exempt(request) and not self.is_html(self._content_type(headers)):
             raise StopDownload(fail=False)
 
-    def process_response(self, request: Request, response: Response, spider: Spider):
+    def process_response(self, request: Request, response: Response):
         if self._exempt(request) or 300 <= response.status < 400:
             return response
         ctype = self._content_type(response.headers)
@@ -379,7 +379,7 @@ class FetchOnceMiddleware:
             self.file.flush()
         return False
 
-    def process_request(self, request: Request, spider: Spider) -> None:
+    def process_request(self, request: Request) -> None:
         if self.seen(request):
             self.stats.inc_value("topicrawl/links/requeue_superseded")
             raise IgnoreRequest(f"already sent to download: {request.url}")

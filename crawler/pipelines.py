@@ -17,12 +17,21 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import CloseSpider, DropItem
 
 from dedup.pipeline import document_replaced
-from models.store import Store, spill_line, spill_row
+from models.store import Store, retry_budget, spill_line, spill_row
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
+from topicrawl.outcome import (
+    DATABASE_UNREACHABLE,
+    DISK_FULL,
+    PAGES_SPILLED,
+    command,
+    finish_reason,
+    is_disk_full,
+    set_outcome,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +39,6 @@ RUN_STATE_FILE = "topicrawl-run.json"
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
 #: JOBDIR journal of the pages kept in memory until the next batch write (kill -9 safe)
 JOURNAL_FILE = "topicrawl-unwritten.jsonl"
-#: Stats key of a finish reason of ours that the crawl command maps to its exit status
-#: (``pages_spilled``: exit 6, run ``topicrawl import-spill``)
-FINISH_REASON_KEY = "topicrawl/finish_reason"
 
 
 class StorePipeline:
@@ -53,6 +59,7 @@ class StorePipeline:
         stats: Any = None,
         settings_snapshot: dict[str, Any] | None = None,
         clean: bool = True,
+        retry_seconds: float | None = None,
     ):
         self.db_url = db_url or None
         self.batch_size = max(1, batch_size)
@@ -61,6 +68,8 @@ class StorePipeline:
         self.stats = stats
         self.settings_snapshot = settings_snapshot or {}
         self.clean_enabled = clean
+        #: seconds the database is retried when it does not answer (None: the default)
+        self.retry_seconds = retry_seconds
         self.cleaner: Cleaner | None = None
         self.store: Store | None = None
         self.run_id: int | None = None
@@ -87,6 +96,7 @@ class StorePipeline:
             stats=crawler.stats,
             settings_snapshot=snapshot,
             clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
+            retry_seconds=retry_budget(s.get("TOPICRAWL_DB_RETRY_SECONDS")),
         )
         pipe.crawler = crawler
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
@@ -112,7 +122,13 @@ class StorePipeline:
             if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
                 model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)
             self.cleaner = Cleaner.from_config(config, host_model=model)
-        self.store = Store.from_url(self.db_url)
+        try:
+            self.store = Store.from_url(self.db_url, retry_seconds=self.retry_seconds)
+        except StorageError as exc:  # one line and exit status 4, not a traceback
+            reason = DISK_FULL if is_disk_full(exc) else DATABASE_UNREACHABLE
+            set_outcome(self.stats, reason, str(exc))
+            log.error("%s", exc)
+            raise CloseSpider(reason) from exc
         self.run_id = getattr(spider, "run_id", None) or self._saved_run_id()
         run = self.store.get_run(self.run_id) if self.run_id is not None else None
         if run is None:
@@ -201,8 +217,8 @@ class StorePipeline:
         if self.store is None or self.run_id is None:
             return
         stats = dict(self.stats.get_stats()) if self.stats is not None else {}
-        # pages left in a spill file mark the run (the crawl command exits non-zero)
-        stats["finish_reason"] = "pages_spilled" if self.spilled else reason
+        # an outcome of ours (pages left in a spill file, …) wins over Scrapy's reason
+        stats["finish_reason"] = finish_reason(stats, reason)
         learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
         if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
             stats["learned"] = learned()
@@ -281,15 +297,25 @@ class StorePipeline:
             if self.stats is not None:
                 self.stats.inc_value("topicrawl/storage/failed_batches")
             if final:
-                path = self._spill(batch)
+                try:
+                    path = self._spill(batch)
+                except StorageError:  # logged and recorded as the outcome by _spill
+                    return
                 self.spilled += len(batch)
                 if self.stats is not None:
                     self.stats.inc_value("topicrawl/storage/spilled", len(batch))
-                    self.stats.set_value(FINISH_REASON_KEY, "pages_spilled")
                     self.stats.set_value("topicrawl/storage/spill_file", str(path))
                 log.error(
-                    "database unavailable: %d pages written to %s (%s); store them with: "
-                    "topicrawl import-spill %s", len(batch), path, exc, path,
+                    "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
+                )
+                set_outcome(
+                    self.stats,
+                    PAGES_SPILLED,
+                    f"{len(batch)} pages could not be stored ("
+                    + ("its disk is full" if is_disk_full(exc) else "the database stayed unreachable")
+                    + ") "
+                    f"and wait in {path}: when the database is back, run "
+                    f"{command()} import-spill {path}",
                 )
             else:
                 log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)
@@ -321,6 +347,17 @@ class StorePipeline:
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}.jsonl"
-        with path.open("a", encoding="utf-8") as fh:
-            fh.writelines(spill_line(self.run_id, row) for row in batch)
+        try:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.writelines(spill_line(self.run_id, row) for row in batch)
+        except OSError as exc:  # nowhere left to keep them: say so in one line
+            message = (
+                f"{len(batch)} pages could be neither stored nor spilled to {path}: "
+                f"{exc.strerror or exc}"
+                + ("; free some space" if is_disk_full(exc) else "")
+                + (f" (the journal in {self.jobdir} keeps them for a resume)" if self.jobdir else "")
+            )
+            log.error("%s", message)
+            set_outcome(self.stats, DISK_FULL if is_disk_full(exc) else PAGES_SPILLED, message)
+            raise StorageError(message) from exc
         return path

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import PriorityQueue as ScrapyRedisPriorityQueue
-from scrapy_redis.scheduler import Scheduler as ScrapyRedisScheduler
 
 log = logging.getLogger(__name__)
 
@@ -174,77 +172,3 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
                 log.warning("skipped a malformed frontier entry (%s: %s): %r",
                             type(exc).__name__, exc, results[0][:80])  # fmt: skip
         return None
-
-
-class RedisScheduler(ScrapyRedisScheduler):
-    """scrapy-redis's scheduler that rides out a Redis outage.
-
-    A request that cannot be pushed (Redis down) is kept in this worker's memory and pushed
-    when Redis answers again; while Redis is down the worker serves those requests itself and
-    reports pending work, so the crawl neither loses links nor closes. Counted as
-    ``topicrawl/frontier/redis_errors``; requests still held when the crawl closes with
-    Redis down are counted as ``topicrawl/frontier/lost_on_close`` and logged.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        from redis import RedisError
-
-        self.redis_errors: tuple[type[Exception], ...] = (RedisError, OSError)
-        self.held: deque[Any] = deque()
-
-    def _failed(self, what: str, exc: Exception) -> None:
-        if self.stats is not None:
-            self.stats.inc_value("topicrawl/frontier/redis_errors")
-            n = self.stats.get_value("topicrawl/frontier/redis_errors")
-        else:
-            n = 1
-        if n == 1 or n % 100 == 0:
-            log.warning("shared frontier unavailable (%s: %s); %d requests held here "
-                        "(%d errors so far)", what, exc, len(self.held), n)  # fmt: skip
-
-    def _push_held(self) -> None:
-        while self.held:
-            request = self.held[0]
-            super().enqueue_request(request)  # raises while Redis is down
-            self.held.popleft()
-
-    def enqueue_request(self, request: Any) -> bool:
-        try:
-            self._push_held()
-            return super().enqueue_request(request)
-        except self.redis_errors as exc:
-            self.held.append(request)
-            self._failed("push", exc)
-            return True
-
-    def next_request(self) -> Any:
-        try:
-            self._push_held()
-            return super().next_request()
-        except self.redis_errors as exc:
-            self._failed("pop", exc)
-            return self.held.popleft() if self.held else None
-
-    def has_pending_requests(self) -> bool:
-        try:
-            return bool(self.held) or super().__len__() > 0
-        except self.redis_errors as exc:
-            self._failed("size", exc)
-            return True  # unknown: wait for Redis rather than close the crawl
-
-    def __len__(self) -> int:
-        try:
-            return super().__len__() + len(self.held)
-        except self.redis_errors:
-            return len(self.held)
-
-    def close(self, reason: str) -> Any:
-        try:
-            self._push_held()
-        except self.redis_errors as exc:
-            if self.stats is not None:
-                self.stats.set_value("topicrawl/frontier/lost_on_close", len(self.held))
-            log.error("%d requests could not be written back to the shared frontier: %s",
-                      len(self.held), exc)  # fmt: skip
-        return super().close(reason)

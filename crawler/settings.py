@@ -145,8 +145,9 @@ REDIS_URL = os.environ.get("TOPICRAWL_REDIS_URL", "")
 #: word-affinity cache).
 TOPICRAWL_REDIS_PREFIX = os.environ.get("TOPICRAWL_REDIS_PREFIX", "topicrawl")
 if REDIS_URL:
-    #: scrapy-redis's scheduler, holding requests in memory through a Redis outage (issue 11)
-    SCHEDULER = "crawler.queues.RedisScheduler"
+    #: scrapy-redis' scheduler that waits out a Redis outage for
+    #: TOPICRAWL_REDIS_RETRY_SECONDS, then ends the crawl with reason redis_unreachable
+    SCHEDULER = "crawler.scheduler.RedisScheduler"
     #: scrapy-redis's defaults but 5 s socket timeouts (30 s blocked the event loop per call)
     REDIS_PARAMS = {"socket_timeout": 5, "socket_connect_timeout": 5,
                     "retry_on_timeout": True, "encoding": "utf-8"}  # fmt: skip
@@ -171,6 +172,20 @@ if REDIS_URL:
         "url": REDIS_URL,
         "namespace": f"{TOPICRAWL_REDIS_PREFIX}:{{spider}}:dedup",
     }
+
+# -- a command line that tells the truth (issue 18) ---------------------------------------------
+#: Dropped pages are one DEBUG line (URL and reason), counted in the stats, never dumped.
+LOG_FORMATTER = "crawler.logformatter.QuietLogFormatter"
+#: Print the end-of-crawl summary (what was collected, where, the next command); failures
+#: are printed as one line whatever this says.
+TOPICRAWL_SUMMARY = True
+#: Seconds a database that does not answer is retried (at start, and per write) before the
+#: crawl gives up: exit status 4 at start, spilled pages (exit 6) later. The environment
+#: variable of the same name overrides it (and sets it for the topicrawl commands).
+TOPICRAWL_DB_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_DB_RETRY_SECONDS", "30"))
+#: Seconds the scale-out's Redis is retried at start (and during an outage) before the
+#: crawl ends with reason redis_unreachable (exit status 5).
+TOPICRAWL_REDIS_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_REDIS_RETRY_SECONDS", "30"))
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

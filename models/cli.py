@@ -4,33 +4,65 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import IO
 
 from tqdm import tqdm
 
-from models.store import Store, spill_row
-from topicrawl.errors import TopicrawlError
+from models.store import Store, absolute_db_url, display_url, resolve_db_url, spill_row
+from topicrawl.errors import ConfigError, DiskFullError, TopicrawlError
+from topicrawl.outcome import EXIT_BUG as EXIT_BUG_OR_NAMED
+from topicrawl.outcome import is_disk_full
+
+DB_HELP = "database URL (default: $TOPICRAWL_DB_URL, else ./topicrawl.db)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser(
         "export",
         help="write the corpus of a crawl run (streaming)",
-        description="Write the corpus documents of a run as JSON lines or plain text.",
+        description="Write the corpus documents of a run as JSON lines or plain text. "
+        "Reads only: a missing database or run creates nothing, and --out FILE is written "
+        "only when the export succeeds.",
     )
     export.add_argument("--run", type=int, required=True, help="crawl run id (see `runs`)")
-    export.add_argument("--format", choices=("jsonl", "txt"), default="jsonl")
+    export.add_argument(
+        "--format", choices=("jsonl", "txt"), default="jsonl",
+        help="jsonl: one {url, title, text, meta} object a line; txt: texts separated by "
+        "blank lines (default: jsonl)",
+    )  # fmt: skip
     export.add_argument("--out", type=Path, help="output file (default: standard output)")
-    export.add_argument("--db", help="database URL (default: $TOPICRAWL_DB_URL or ./topicrawl.db)")
+    export.add_argument("--db", help=DB_HELP)
     export.add_argument("--no-progress", action="store_true", help="no progress bar")
     export.set_defaults(func=cmd_export)
 
-    runs = sub.add_parser("runs", help="list crawl runs with their figures")
-    runs.add_argument("--db", help="database URL")
+    runs = sub.add_parser(
+        "runs",
+        help="list crawl runs with their figures",
+        description="List the crawl runs of a database: id, topic, start, pages, accepted "
+        "pages, documents, whether it finished and its finish reason. Reads only: a "
+        "missing database is reported, never created.",
+    )
+    runs.add_argument("--db", help=DB_HELP)
     runs.set_defaults(func=cmd_runs)
     register_spill(sub)
+
+
+def open_for_reading(db: str | None) -> Store | None:
+    """The database at ``db`` opened for reading, or None (and a line saying so) when
+    there is none: nothing is created."""
+    url = resolve_db_url(db)
+    store = Store.open_existing(url)
+    if store is None:
+        print(
+            f"no runs yet: no topicrawl database at {display_url(absolute_db_url(url))} "
+            f"(crawl first: scrapy crawl topic ...; or pass --db URL)",
+            file=sys.stderr,
+        )
+    return store
 
 
 def export_corpus(store: Store, run_id: int, out: IO[str], fmt: str, progress: bool) -> int:
@@ -50,20 +82,71 @@ def export_corpus(store: Store, run_id: int, out: IO[str], fmt: str, progress: b
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    store = Store.from_url(args.db)
+    store = open_for_reading(args.db)
+    if store is None:
+        return EXIT_BUG_OR_NAMED
+    if store.get_run(args.run) is None:
+        raise TopicrawlError(f"no crawl run {args.run} in this database (list them: topicrawl runs)")
     progress = not args.no_progress and args.out is not None
     if args.out is None:
-        n = export_corpus(store, args.run, sys.stdout, args.format, progress=False)
+        try:
+            n = export_corpus(store, args.run, sys.stdout, args.format, progress=False)
+            sys.stdout.flush()
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise DiskFullError("disk full writing the export: free some space") from exc
+            raise
     else:
-        with args.out.open("w", encoding="utf-8") as fh:
-            n = export_corpus(store, args.run, fh, args.format, progress=progress)
+        n = export_to_file(store, args.run, args.out, args.format, progress)
     print(f"exported {n} documents of run {args.run}", file=sys.stderr)
     return 0
 
 
+def export_to_file(store: Store, run_id: int, out: Path, fmt: str, progress: bool) -> int:
+    """Export into a temporary file next to ``out``, renamed to ``out`` when complete: a
+    failed export leaves no partial or empty ``out``."""
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory: name a file, e.g. {out / 'corpus.jsonl'}")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"--out {out}: directory {parent} does not exist")
+    if out.exists() and not out.is_file():  # a device or a pipe (/dev/stdout): no rename
+        try:
+            with out.open("w", encoding="utf-8") as fh:
+                return export_corpus(store, run_id, fh, fmt, progress=progress)
+        except OSError as exc:
+            raise _write_error(out, exc) from exc
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            n = export_corpus(store, run_id, fh, fmt, progress=progress)
+        os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _write_error(out, exc) from exc
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _write_error(out: Path, exc: OSError) -> TopicrawlError:
+    if is_disk_full(exc):
+        return DiskFullError(f"disk full writing {out}: free some space or choose another --out")
+    return TopicrawlError(f"cannot write {out}: {exc.strerror or exc}")
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
-    store = Store.from_url(args.db)
-    for run in store.list_runs():
+    store = open_for_reading(args.db)
+    if store is None:
+        return 0
+    runs = store.list_runs()
+    if not runs:
+        print("no runs yet (crawl first: scrapy crawl topic ...)", file=sys.stderr)
+    for run in runs:
         stats = run.stats or {}
         print(
             f"{run.id}\t{run.topic_name}\t{run.started_at:%Y-%m-%d %H:%M}\t"
@@ -79,9 +162,12 @@ def register_spill(sub: argparse._SubParsersAction) -> None:
     spill = sub.add_parser(
         "import-spill",
         help="store pages that a crawl spilled to files while the database was down",
+        description="Store the pages of spill files (topicrawl-spill/*.jsonl, written when "
+        "the database stayed unreachable; the crawl names them) into the database. "
+        "Idempotent: a page already stored is updated, not doubled.",
     )
     spill.add_argument("files", nargs="+", type=Path, help="spill files (JSON lines)")
-    spill.add_argument("--db", help="database URL")
+    spill.add_argument("--db", help=DB_HELP)
     spill.set_defaults(func=cmd_import_spill)
 
 

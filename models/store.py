@@ -7,6 +7,7 @@ short outage loses nothing; reads stream in keyset-paginated batches.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -20,17 +21,31 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, func, make_url, select, text, update
+from sqlalchemy import (
+    Engine,
+    create_engine,
+    event,
+    func,
+    inspect,
+    make_url,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.orm import CrawlRun, Document, Duplicate, Page, RunSnapshot, UrlHistory
-from topicrawl.errors import StorageError
+from topicrawl.errors import ConfigError, DiskFullError, StorageError
+from topicrawl.outcome import is_disk_full
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DB_URL = "sqlite:///topicrawl.db"
+#: Seconds a database that does not answer is retried before the command gives up
+#: (``TOPICRAWL_DB_RETRY_SECONDS``; the crawl's setting of the same name).
+DEFAULT_RETRY_SECONDS = 30.0
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 T = TypeVar("T")
 
@@ -44,6 +59,25 @@ PAGE_FIELDS = (
 def resolve_db_url(url: str | None = None) -> str:
     """The database URL: the argument, else ``$TOPICRAWL_DB_URL``, else ``./topicrawl.db``."""
     return url or os.environ.get("TOPICRAWL_DB_URL") or DEFAULT_DB_URL
+
+
+def retry_budget(value: float | str | None = None) -> float:
+    """The database retry budget in seconds: the argument, else
+    ``$TOPICRAWL_DB_RETRY_SECONDS``, else :data:`DEFAULT_RETRY_SECONDS`."""
+    if value is None or value == "":
+        value = os.environ.get("TOPICRAWL_DB_RETRY_SECONDS") or DEFAULT_RETRY_SECONDS
+    try:
+        budget = float(value)
+    except ValueError:
+        raise ConfigError(
+            f"TOPICRAWL_DB_RETRY_SECONDS={value!r} is not a number of seconds"
+        ) from None
+    return max(0.0, budget)
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password, for messages."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def absolute_db_url(url: str) -> str:
@@ -137,10 +171,19 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 class Store:
     """Reads and writes crawl runs, pages, documents, duplicates and the URL history."""
 
-    def __init__(self, engine: Engine, *, retries: int = 6, backoff: float = 0.5):
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        retries: int = 6,
+        backoff: float = 0.5,
+        retry_seconds: float | None = None,
+    ):
         self.engine = engine
         self.retries = retries
         self.backoff = backoff
+        #: stop retrying once this many seconds have passed (None: ``retries`` only)
+        self.retry_seconds = retry_seconds
         self._session = sessionmaker(engine, expire_on_commit=False)
         dialect = engine.dialect.name
         if dialect not in ("sqlite", "postgresql"):
@@ -149,16 +192,49 @@ class Store:
 
     @classmethod
     def from_url(cls, url: str | None = None, *, migrate: bool = True, **kwargs: Any) -> Store:
-        """Open (and migrate to the newest schema) the database at ``url``."""
+        """Open (and migrate to the newest schema) the database at ``url``.
+
+        A database that does not answer is retried for ``retry_seconds`` (default
+        :func:`retry_budget`), then :class:`StorageError` says which and what to do."""
         url = resolve_db_url(url)
         if url.startswith("postgresql://"):
             url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-        engine = create_engine(url, pool_pre_ping=True)
+        kwargs.setdefault("retry_seconds", retry_budget())
+        if kwargs["retry_seconds"] is not None:
+            kwargs.setdefault("retries", 10_000)  # the time budget decides
+        connect_args = {}
+        if url.startswith("postgresql"):  # a host that drops packets fails within the budget
+            timeout = max(1, min(10, int(kwargs["retry_seconds"] or 10)))
+            connect_args["connect_timeout"] = timeout
+        try:
+            engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+        except Exception as exc:  # a malformed URL or a missing driver
+            raise StorageError(
+                f"cannot use database URL {url!r}: {exc}; "
+                "expected sqlite:///FILE or postgresql+psycopg://user@host/db"
+            ) from exc
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
         store = cls(engine, **kwargs)
         if migrate:
             store._retry(store.migrate)
+        return store
+
+    @classmethod
+    def open_existing(cls, url: str | None = None, **kwargs: Any) -> Store | None:
+        """Open a database for reading, creating nothing: None when there is no topicrawl
+        database at ``url`` (no SQLite file, or no ``crawl_runs`` table). A database of an
+        older schema is migrated (it could not be read otherwise)."""
+        url = resolve_db_url(url)
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            if not Path(parsed.database).is_file():
+                return None
+        store = cls.from_url(url, migrate=False, **kwargs)
+        if not store._retry(lambda: inspect(store.engine).has_table("crawl_runs")):
+            store.close()
+            return None
+        store._retry(store.migrate)
         return store
 
     def migrate(self) -> None:
@@ -177,20 +253,47 @@ class Store:
 
     # -- retries ---------------------------------------------------------------------------
     def _retry(self, fn: Callable[[], T]) -> T:
+        """``fn()``, retried with exponential backoff while the database is unreachable: at
+        most ``retries`` times and, when set, for at most ``retry_seconds`` seconds."""
         delay = self.backoff
-        for attempt in range(self.retries + 1):
+        start = time.monotonic()
+        for attempt in itertools.count():
             try:
                 return fn()
             except (OperationalError, DBAPIError) as exc:
                 transient = isinstance(exc, OperationalError) or exc.connection_invalidated
-                if not transient or attempt == self.retries:
+                if self.retry_seconds is not None:
+                    left = self.retry_seconds - (time.monotonic() - start)
+                    delay = min(delay, max(left, 0.0))
+                    out_of_time = left <= 0.05
+                else:
+                    out_of_time = False
+                last = attempt >= self.retries
+                if not transient or last or out_of_time:
+                    reason = str(exc.orig or exc).strip().splitlines()[0]
+                    waited = time.monotonic() - start
+                    if is_disk_full(exc):
+                        raise DiskFullError(
+                            f"database {self.engine.url.render_as_string(True)}: no space left "
+                            f"({reason}): free some space on its disk, or choose another "
+                            "database with TOPICRAWL_DB_URL / --db"
+                        ) from exc
                     raise StorageError(
-                        f"database {self.engine.url.render_as_string(True)} failed after "
-                        f"{attempt + 1} attempts: {exc.orig or exc}; check that it is running"
+                        f"database {self.engine.url.render_as_string(True)} unreachable "
+                        f"({reason}; {attempt + 1} attempts in {waited:.0f}s): check that it "
+                        "is running and TOPICRAWL_DB_URL / --db names it"
                     ) from exc
-                log.warning(
-                    "database unavailable (%s); retry %d in %.1fs", exc.orig, attempt + 1, delay
-                )
+                if attempt == 0:
+                    budget = (f"for up to {self.retry_seconds:g}s"
+                              if self.retry_seconds is not None else f"{self.retries} times")  # fmt: skip
+                    log.warning(
+                        "database %s unavailable (%s); retrying %s",
+                        self.engine.url.render_as_string(True),
+                        str(exc.orig or exc).strip().splitlines()[0],
+                        budget,
+                    )
+                else:
+                    log.debug("database unavailable; retry %d in %.1fs", attempt + 1, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
         raise AssertionError("unreachable")

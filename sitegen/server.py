@@ -278,9 +278,9 @@ def add_arguments(sub) -> None:
     from sitegen.build import SCALES
 
     b = sub.add_parser("build", help="generate the local test web into OUT")
-    b.add_argument("out", type=Path, metavar="OUT")
-    b.add_argument("--scale", choices=sorted(SCALES), default="small")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("out", type=Path, metavar="OUT", help="directory to build the web in")
+    b.add_argument("--scale", choices=sorted(SCALES), default="small", help="size of the web (small)")
+    b.add_argument("--seed", type=int, default=0, help="generator seed: another web (0)")
     b.add_argument(
         "--categories",
         nargs="+",
@@ -302,7 +302,7 @@ def add_arguments(sub) -> None:
     )
     b.set_defaults(func=_cmd_build)
     s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy on 127.0.0.1")
-    s.add_argument("out", type=Path, metavar="OUT")
+    s.add_argument("out", type=Path, metavar="OUT", help="a directory built by sitegen build")
     s.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
     s.add_argument("--latency-ms", type=float, default=0.0, help="delay added to every request")
     s.set_defaults(func=_cmd_serve)

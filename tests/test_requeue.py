@@ -112,29 +112,29 @@ def fetch_once(jobdir: Path | None = None) -> tuple[FetchOnceMiddleware, object]
 def test_url_is_never_downloaded_twice(tmp_path):
     mw, stats = fetch_once(tmp_path / "job")
     spider = None
-    assert mw.process_request(Request("http://a.cn/x?b=2&a=1", priority=10), spider) is None
+    assert mw.process_request(Request("http://a.cn/x?b=2&a=1", priority=10)) is None
     for again in (
         Request("http://a.cn/x?b=2&a=1", priority=900, dont_filter=True),
         Request("http://a.cn/x?a=1&b=2#frag", dont_filter=True),  # the same canonical URL
     ):
         with pytest.raises(IgnoreRequest):
-            mw.process_request(again, spider)
+            mw.process_request(again)
     assert stats.get_value("topicrawl/links/requeue_superseded") == 2
     # a retry of a failed download and robots.txt pass
     assert (
-        mw.process_request(Request("http://a.cn/x?a=1&b=2", meta={"retry_times": 1}), spider)
+        mw.process_request(Request("http://a.cn/x?a=1&b=2", meta={"retry_times": 1}))
         is None
     )
-    assert mw.process_request(Request("http://a.cn/robots.txt"), spider) is None
-    assert mw.process_request(Request("http://a.cn/robots.txt"), spider) is None
-    assert mw.process_request(Request("http://a.cn/y"), spider) is None
+    assert mw.process_request(Request("http://a.cn/robots.txt")) is None
+    assert mw.process_request(Request("http://a.cn/robots.txt")) is None
+    assert mw.process_request(Request("http://a.cn/y")) is None
     mw.spider_closed(spider)
     # a resumed crawl (same JOBDIR) remembers what was sent
     resumed, stats2 = fetch_once(tmp_path / "job")
     for url in ("http://a.cn/x?a=1&b=2", "http://a.cn/y"):
         with pytest.raises(IgnoreRequest):
-            resumed.process_request(Request(url, dont_filter=True), spider)
-    assert resumed.process_request(Request("http://a.cn/z"), spider) is None
+            resumed.process_request(Request(url, dont_filter=True))
+    assert resumed.process_request(Request("http://a.cn/z")) is None
     resumed.spider_closed(spider)
 
 
@@ -192,15 +192,15 @@ def test_workers_share_the_fetched_set_in_redis(redis_url):
     fp = crawler.request_fingerprinter.fingerprint
     try:
         one, two = (FetchOnceMiddleware(crawler.stats, fp, redis=client, key=key) for _ in "12")
-        assert one.process_request(Request("http://a.cn/x"), None) is None
+        assert one.process_request(Request("http://a.cn/x")) is None
         with pytest.raises(IgnoreRequest):  # the other worker's re-queued copy
-            two.process_request(Request("http://a.cn/x", dont_filter=True), None)
-        assert two.process_request(Request("http://a.cn/y"), None) is None
+            two.process_request(Request("http://a.cn/x", dont_filter=True))
+        assert two.process_request(Request("http://a.cn/y")) is None
         assert client.scard(key) == 2
     finally:
         client.delete(key)
     # Redis down: the request passes (downloaded at worst twice, never lost) and is counted
     down = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     mw = FetchOnceMiddleware(crawler.stats, fp, redis=down, key=key)
-    assert mw.process_request(Request("http://a.cn/z"), None) is None
+    assert mw.process_request(Request("http://a.cn/z")) is None
     assert crawler.stats.get_value("topicrawl/links/fetch_once_unavailable") == 1

@@ -90,7 +90,7 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     texts = [log.read_text() for log in logs]
     fetched = [final_stat(t, "topicrawl/pages/fetched") for t in texts]
     assert all(n > 0 for n in fetched), fetched
-    assert all("crawler.queues.RedisScheduler" in t for t in texts)  # scrapy-redis, outage-safe
+    assert all("crawler.scheduler.RedisScheduler" in t for t in texts)  # scrapy-redis
     shared = Store.from_url(db)
     assert [r.id for r in shared.list_runs()] == [77]
     urls = [p.url for p in shared.iter_pages(77)]

@@ -13,7 +13,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from topicrawl.errors import TopicFileError, TopicrawlError
+from topicrawl import console
+from topicrawl.errors import TopicrawlError
+from topicrawl.outcome import EXIT_DISK_FULL, is_disk_full
 
 #: Modules whose ``register(subparsers)`` adds subcommands, in help order.
 COMMAND_MODULES = (
@@ -33,7 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Tools for topic corpora: everything that is not a crawl "
         "(crawls run with `scrapy crawl topic`).",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument(
+        "-v", "--verbose", "--debug", dest="verbose", action="store_true",
+        help="log debug messages and print the traceback of a failure",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -43,7 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand's ``-h`` starts with its one-line help when it has no description."""
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps subparsers here
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            helps = {a.dest: a.help for a in action._choices_actions}  # noqa: SLF001
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    sub.description = helps[name]
+                _describe(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,17 +70,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    console.install_filters(debug=args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
-    except TopicFileError as exc:
-        print(f"topicrawl: {exc}", file=sys.stderr)
-        return 2
-    except TopicrawlError as exc:
-        print(f"topicrawl: {exc}", file=sys.stderr)
-        return 1
+    except TopicrawlError as exc:  # expected: one line, the documented exit status
+        if args.verbose:
+            logging.getLogger("topicrawl").exception("%s failed", args.command)
+        console.fail(exc)
+        return exc.exit_status
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        if args.verbose:
+            logging.getLogger("topicrawl").exception("%s failed", args.command)
+        console.fail(f"no space left on the device ({exc.filename or exc}): free some space")
+        return EXIT_DISK_FULL
 
 
 if __name__ == "__main__":

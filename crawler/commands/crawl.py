@@ -1,36 +1,221 @@
-"""``scrapy crawl``, checking the topic file and seeds before the first request.
+"""``scrapy crawl``, checked before the first request and ending with a named outcome.
 
-A bad topic file or seed list ends the command with one clear line naming the file, the
-line and the problem, and exit status 2, instead of a traceback from inside the engine.
+Before Scrapy starts (and prints anything), the topic file, the seeds, the spider arguments,
+the database and, for the scale-out, Redis are checked: a problem ends the command with one
+line naming the cause and the fix. After the crawl, the finish reason of the run (Scrapy's
+close reason, or the outcome a component recorded: ``topicrawl.outcome``) decides the exit
+status, and a summary says what was collected, where, and the next command.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+import time
+from typing import Any
 
+from scrapy import signals
 from scrapy.commands.crawl import Command as ScrapyCrawl
+from scrapy.crawler import Crawler
+from scrapy.settings import SETTINGS_PRIORITIES
 
-from topicrawl.errors import TopicFileError, TopicrawlError
+from topicrawl import console
+from topicrawl.errors import (
+    ConfigError,
+    RedisUnavailableError,
+    TopicFileError,
+    TopicrawlError,
+)
+from topicrawl.outcome import (
+    EXIT_OK,
+    EXIT_USAGE,
+    MESSAGE_KEY,
+    command,
+    exit_status,
+    finish_reason,
+)
 
 
 class Command(ScrapyCrawl):
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def short_desc(self) -> str:
+        return "Run a spider (topic: the focused crawl; see README 'Crawling')"
+
+    def long_desc(self) -> str:
+        return (
+            "Run a spider. The focused crawl: scrapy crawl topic -a seeds=URL[,URL...]|@FILE "
+            "-a topic=FILE [-a max_pages=N] [-a max_depth=N] [-a run_id=N]. Exit status: 0 "
+            "done, 2 bad usage or configuration, 3 no seed reachable, 4 database "
+            "unreachable, 5 Redis unreachable, 6 pages spilled (run topicrawl import-spill), "
+            "7 disk full (README 'Exit status')."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            "--debug",
+            dest="debug",
+            action="store_true",
+            help="log at DEBUG level and print tracebacks of expected failures too",
+        )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        self.debug = bool(opts.debug)
+        explicit = (
+            self.settings.getpriority("LOG_LEVEL") >= SETTINGS_PRIORITIES["cmdline"]
+            or not self.settings.getbool("LOG_ENABLED")
+            or bool(self.settings.get("LOG_FILE"))
+        )
+        if self.debug:
+            self.settings.set("LOG_LEVEL", "DEBUG", priority="cmdline")
+        elif not explicit:
+            # a console a person reads: warnings and our own progress and summary only
+            self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
+        self.settings.set("LOG_VERSIONS", [], priority="cmdline")
+        console.quiet_libraries(debug=self.debug)
         if args and args[0] == "topic":
             try:
-                self.check_topic_args(opts.spargs)
+                self.preflight(opts.spargs)
             except TopicrawlError as exc:
-                print(f"topicrawl: {exc}", file=sys.stderr)
-                self.exitcode = 2 if isinstance(exc, TopicFileError) else 1
-                return
-        super().run(args, opts)
+                if self.debug:
+                    logging.getLogger(__name__).exception("preflight failed")
+                console.fail(exc)
+                sys.exit(EXIT_USAGE if isinstance(exc, ConfigError) else exc.exit_status)
+
+    # -- checks before Scrapy starts -------------------------------------------------------
+    def preflight(self, spargs: dict[str, str]) -> None:
+        """Everything a crawl needs, checked in the order a user fixes it."""
+        self.check_topic_args(spargs)
+        self.check_database()
+        self.check_redis()
 
     @staticmethod
     def check_topic_args(spargs: dict[str, str]) -> None:
-        from crawler.spiders.topic import parse_seeds
+        from crawler.spiders.topic import SPIDER_ARGS, parse_seeds, parse_spider_args
         from relevance.topic import load_topic
 
+        unknown = sorted(set(spargs) - set(SPIDER_ARGS))
+        if unknown:
+            raise ConfigError(
+                f"unknown spider argument {unknown[0]!r}: the topic spider takes "
+                + ", ".join(f"-a {name}=..." for name in SPIDER_ARGS)
+            )
+        parse_spider_args(spargs)
         if not spargs.get("topic"):
             raise TopicFileError("no topic file: pass -a topic=FILE (see topics/ for examples)")
-        load_topic(spargs["topic"])
         parse_seeds(spargs.get("seeds"))
+        load_topic(spargs["topic"])
+
+    def check_database(self) -> None:
+        """Open (create, migrate) the crawl's database within its retry budget."""
+        from models.store import Store, retry_budget
+
+        assert self.settings is not None
+        budget = retry_budget(self.settings.get("TOPICRAWL_DB_RETRY_SECONDS"))
+        store = Store.from_url(self.settings.get("TOPICRAWL_DB_URL") or None,
+                               retry_seconds=budget)  # fmt: skip
+        store.close()
+
+    def check_redis(self) -> None:
+        """The scale-out's Redis answers a PING within ``TOPICRAWL_REDIS_RETRY_SECONDS``."""
+        assert self.settings is not None
+        url = self.settings.get("REDIS_URL")
+        if not url or not str(self.settings.get("SCHEDULER", "")).startswith(
+            ("scrapy_redis", "crawler.scheduler")
+        ):
+            return
+        import redis
+
+        budget = self.settings.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0)
+        deadline = time.monotonic() + budget
+        delay = 0.25
+        client = redis.Redis.from_url(url, socket_connect_timeout=min(5, max(budget, 0.5)))
+        shown = redis.connection.parse_url(url).get("host", url) if "://" in url else url
+        while True:
+            try:
+                client.ping()
+                client.close()
+                return
+            except redis.RedisError as exc:
+                if time.monotonic() + delay > deadline:
+                    raise RedisUnavailableError(
+                        f"Redis at {shown} unreachable ({exc}; retried for {budget:g}s): "
+                        "check that it is running and TOPICRAWL_REDIS_URL names it"
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    # -- the crawl -------------------------------------------------------------------------
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args or args[0] != "topic":
+            super().run(args, opts)
+            return
+        if len(args) > 1:
+            super().run(args, opts)  # Scrapy's usage error
+            return
+        assert self.crawler_process is not None
+        console.install_filters(debug=self.debug)
+        crawler = self._create_crawler(args[0])
+        closed: dict[str, Any] = {}
+
+        def engine_started() -> None:  # the crawler has installed its own log handler
+            console.install_filters(debug=self.debug)
+
+        crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
+
+        def spider_closed(spider: Any, reason: str) -> None:
+            closed["reason"] = reason
+            closed["stats"] = dict(crawler.stats.get_stats()) if crawler.stats else {}
+
+        crawler.signals.connect(spider_closed, signal=signals.spider_closed, weak=False)
+        self.crawler_process.crawl(crawler, **opts.spargs)
+        self.crawler_process.start()
+        console.clear_status()
+        if self.crawler_process.bootstrap_failed and "reason" not in closed:
+            self.exitcode = 1
+            return
+        stats = closed.get("stats") or (dict(crawler.stats.get_stats()) if crawler.stats else {})
+        reason = finish_reason(stats, closed.get("reason"))
+        self.exitcode = exit_status(reason)
+        self.report(crawler, stats, reason)
+
+    def report(self, crawler: Crawler, stats: dict[str, Any], reason: str) -> None:
+        """The summary: what was collected, where, the next command; or the one line that
+        names the cause and the fix (last line, on standard error)."""
+        from crawler.extensions import failed_requests
+        from models.store import absolute_db_url, display_url, resolve_db_url
+
+        run_id = stats.get("topicrawl/run_id")
+        fetched = stats.get("topicrawl/pages/fetched", 0)
+        accepted = stats.get("topicrawl/pages/accepted", 0)
+        dups = sum(v for k, v in stats.items() if k.startswith("topicrawl/dedup/dropped/"))
+        errors = failed_requests(stats)
+        docs = stats.get("topicrawl/storage/documents", 0)
+        harvest = f"{accepted / fetched:.2f}" if fetched else "-"
+        db = display_url(absolute_db_url(resolve_db_url(crawler.settings.get("TOPICRAWL_DB_URL"))))
+        run = f"run {run_id}" if run_id is not None else "crawl"
+        lines = [
+            f"{run} ended ({reason}): {fetched} pages fetched, {accepted} accepted "
+            f"(harvest {harvest}), {dups} duplicates dropped, {errors} failed requests, "
+            f"{docs} documents",
+        ]
+        if run_id is not None:
+            lines.append(f"stored in {db}")
+        message = stats.get(MESSAGE_KEY)
+        if self.exitcode != EXIT_OK:
+            lines.append(f"topicrawl: {message or reason}")
+        elif not crawler.settings.getbool("TOPICRAWL_SUMMARY", True):
+            return
+        elif run_id is not None and docs:
+            lines.append(
+                f"next: {command()} export --run {run_id} --format jsonl --out corpus.jsonl"
+                + ("" if not crawler.settings.get("TOPICRAWL_DB_URL") else f" --db '{db}'")
+            )
+        elif run_id is not None:
+            lines.append(f"next: {command()} runs  (no documents: see README 'Crawling')")
+        for line in lines:
+            print(line, file=sys.stderr)

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
@@ -26,6 +27,7 @@ from crawler.items import PageItem
 from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
 from topicrawl.errors import ConfigError, TopicFileError
+from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +52,60 @@ def parse_seeds(value: str | None) -> list[str]:
     seeds = [s.strip() for s in lines if s.strip() and not s.strip().startswith("#")]
     for seed in seeds:
         if urlsplit(seed).scheme not in ("http", "https") or not urlsplit(seed).hostname:
-            raise ConfigError(f"seed {seed!r} is not an http(s) URL")
+            raise ConfigError(f"seed {seed!r} is not an http(s) URL{seed_hint(seed)}")
     if not seeds:
         raise ConfigError(f"no seeds in {value!r}")
     return seeds
+
+
+def seed_hint(seed: str) -> str:
+    """A hint for a common mistake in a seed: no scheme (``example.com``), a typo in the
+    scheme (``htp://``) or a missing slash (``http:/example.com``)."""
+    head = seed.split("/", 1)[0]
+    if "://" not in seed and not seed.lower().startswith(("http:", "https:")):
+        host, colon, port = head.partition(":")
+        if ("." in host or host == "localhost") and (not colon or port.isdigit()):
+            return f": did you mean 'http://{seed}'?"
+        return ""
+    scheme, _, rest = seed.partition(":")
+    scheme = scheme.lower()
+    if scheme in ("http", "https") or scheme in _SCHEME_TYPOS:
+        fixed = scheme if scheme in ("http", "https") else "http"
+        return f": did you mean '{fixed}://{rest.lstrip('/')}'?"
+    return ""
+
+
+_SCHEME_TYPOS = ("htp", "htps", "hhtp", "htttp", "ttp", "http;", "https;", "hppt", "htpp")
+
+
+#: the arguments of the topic spider (``-a NAME=VALUE``)
+SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id")
+
+
+def parse_count(
+    name: str, value: str | int | None, *, minimum: int, example: int = 100
+) -> int | None:
+    """A whole-number spider argument (None when not given), at least ``minimum``."""
+    if value is None or value == "":
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(
+            f"-a {name}={value!r} is not a whole number: pass e.g. -a {name}={example}"
+        ) from None
+    if number < minimum:
+        raise ConfigError(f"-a {name}={number} must be at least {minimum}")
+    return number
+
+
+def parse_spider_args(args: dict[str, Any]) -> dict[str, int | None]:
+    """``max_pages`` (>= 1), ``max_depth`` (>= 0) and ``run_id`` (>= 1), checked."""
+    return {
+        "max_pages": parse_count("max_pages", args.get("max_pages"), minimum=1, example=300),
+        "max_depth": parse_count("max_depth", args.get("max_depth"), minimum=0, example=5),
+        "run_id": parse_count("run_id", args.get("run_id"), minimum=1, example=1),
+    }
 
 
 def host_allowed(host: str, patterns: list[str]) -> bool:
@@ -67,6 +119,25 @@ def host_allowed(host: str, patterns: list[str]) -> bool:
         elif host == pattern:
             return True
     return False
+
+
+def describe_failure(failure: Any) -> str:
+    """A short cause of a failed request: "DNS lookup failed", "HTTP 404" …"""
+    value = failure.value
+    response = getattr(value, "response", None)
+    if response is not None and getattr(response, "status", None):
+        return f"HTTP {response.status}"
+    name = type(value).__name__
+    if "DNS" in name or "Resolve" in name:
+        return "DNS lookup failed: no such host"
+    if "Refused" in name:
+        return "connection refused"
+    if "Timeout" in name or "TimedOut" in name:
+        return "timed out"
+    if name == "IgnoreRequest":
+        return str(value) or "ignored"
+    text = " ".join(failure.getErrorMessage().split())
+    return f"{name}: {text}" if text else name
 
 
 class HarvestWindow:
@@ -110,9 +181,14 @@ class TopicSpider(scrapy.Spider):
         self.topic = load_topic(topic)
         self.topic_path = topic
         self.seeds = parse_seeds(seeds)
-        self.max_pages = int(max_pages) if max_pages else None
-        self.max_depth = int(max_depth) if max_depth is not None and max_depth != "" else None
-        self.run_id = int(run_id) if run_id else None
+        numbers = parse_spider_args(
+            {"max_pages": max_pages, "max_depth": max_depth, "run_id": run_id}
+        )
+        self.max_pages = numbers["max_pages"]
+        self.max_depth = numbers["max_depth"]
+        self.run_id = numbers["run_id"]
+        #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
+        self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
         self.host_patterns = list(dict.fromkeys([*seed_hosts, *self.topic.allowed_hosts]))
         self.allowed_domains = [p.removeprefix("*.") for p in self.host_patterns]
@@ -164,7 +240,28 @@ class TopicSpider(scrapy.Spider):
         if spider.max_pages is not None:
             key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
             spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
+        crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         return spider
+
+    def spider_idle(self) -> None:
+        """Ends a crawl that fetched no page because every seed failed with reason
+        ``no_seed_reachable`` (exit status 3) and one line naming the seeds' errors."""
+        stats = self.crawler.stats
+        if stats.get_value("topicrawl/pages/fetched", 0) or not self.seed_failures:
+            return
+        if any(url not in self.seed_failures for url in self.seeds):
+            return  # a seed was fetched (an empty or non-HTML page): not unreachable
+        causes = "; ".join(f"{url} ({why})" for url, why in list(self.seed_failures.items())[:3])
+        more = len(self.seed_failures) - 3
+        if more > 0:
+            causes += f"; and {more} more"
+        set_outcome(
+            stats,
+            NO_SEED_REACHABLE,
+            f"no seed was reachable: {causes}. Check the seed URLs, the network and the "
+            "proxy (http_proxy), then run the same command again",
+        )
+        raise CloseSpider(NO_SEED_REACHABLE)
 
     def share_page_budget(self, client: Any, key: str) -> None:
         """Count ``max_pages`` in the Redis counter ``key`` that every worker shares (no
@@ -469,4 +566,8 @@ class TopicSpider(scrapy.Spider):
         if failure.check(RequestDeferred):  # back in the frontier (LinkRescoreMiddleware)
             return
         self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")
-        log.debug("request failed: %s", failure.getErrorMessage())
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        log.debug("request failed: %s: %s", url, failure.getErrorMessage())
+        if request is not None and request.meta.get("seed"):
+            self.seed_failures[request.url] = describe_failure(failure)

@@ -133,7 +133,7 @@ def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
     import redis
     from scrapy_redis.dupefilter import RFPDupeFilter
 
-    from crawler.queues import RedisScheduler
+    from crawler.scheduler import RedisScheduler
 
     client = redis.Redis.from_url(redis_url)
     flaky = _FlakyServer(client)

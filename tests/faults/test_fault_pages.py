@@ -9,8 +9,9 @@ from scrapy.utils.test import get_crawler
 from test_store import FailingStore, page
 
 from crawler.extract import decode_html
-from crawler.pipelines import FINISH_REASON_KEY, StorePipeline
+from crawler.pipelines import StorePipeline
 from models.store import Store
+from topicrawl.outcome import REASON_KEY
 
 TEXT = "<html><head><meta charset='{cs}'></head><body>国务院召开常务会议，部署经济工作。</body></html>"
 
@@ -49,7 +50,7 @@ def test_a_spilled_run_is_marked_and_names_the_import_command(tmp_path, caplog):
         except DropItem:
             pass
     pipe.flush(final=True)
-    assert stats.get_value(FINISH_REASON_KEY) == "pages_spilled"
+    assert stats.get_value(REASON_KEY) == "pages_spilled"
     assert stats.get_value("topicrawl/storage/spilled") == 3
     assert "topicrawl import-spill" in caplog.text
     pipe.store = real
