@@ -5,8 +5,10 @@ With the Chinese adaptation of Li, Xu, Wu & Gan (2017): jieba tokens, the antece
 learn-antecedents``), chain c=1 at spot distance d=1.
 
 * A *spot signature* is an antecedent (a frequent stopword) followed by a chain of the next
-  ``c`` non-stopword tokens, each ``d`` tokens after the previous one (stopwords skipped):
-  ``the:south:carolina`` (:func:`spot_signatures`).
+  ``c`` tokens, each ``d`` tokens after the previous one, skipping the chain's skip list:
+  ``the:south:carolina`` (:func:`spot_signatures`). Paper 004 (Li et al. 2017) skips the
+  antecedents only (``skip="antecedents"``, the default); the original English code skips
+  every stopword (``skip="stopwords"``).
 * Documents are multisets of signatures compared by the multiset Jaccard similarity
   ``|A ∩ B| / |A ∪ B| = Σ min / Σ max`` (:func:`multiset_jaccard`).
 * Length partitioning (Section 4): the partition starting at ``p`` ends at the largest
@@ -343,6 +345,11 @@ class _LangConfig:
     chain: int
 
 
+#: What a chain skips: ``"antecedents"`` (paper 004, Li et al. 2017: the chain takes the next
+#: tokens that are not antecedents) or ``"stopwords"`` (the whole packaged stopword list).
+SKIP_MODES = ("antecedents", "stopwords")
+
+
 @register("spotsigs")
 class SpotSigsDetector(Detector):
     """SpotSigs as a detector: an in-memory :class:`SpotSigsIndex` mirrored into storage.
@@ -358,7 +365,9 @@ class SpotSigsDetector(Detector):
     Options: ``tau`` (0.7), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
     ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
     {lang: list} map), ``antecedent_set`` ("optimized" | "basic"), ``max_length`` (1000: the
-    last partition start), ``bounds`` ("safe" | "paper").
+    last partition start), ``bounds`` ("safe" | "paper"), ``skip`` ("antecedents": the
+    chain skips antecedents only, as paper 004 does; "stopwords": it skips the 794-word
+    packaged stopword list, the behaviour before).
     """
 
     def __init__(
@@ -372,8 +381,12 @@ class SpotSigsDetector(Detector):
         antecedent_set: str = "optimized",
         max_length: int = 1000,
         bounds: str = "safe",
+        skip: str = "antecedents",
     ):
         super().__init__(storage)
+        if skip not in SKIP_MODES:
+            raise ConfigError(f"SpotSigs skip must be one of {', '.join(SKIP_MODES)}, not {skip!r}")
+        self.skip = skip
         self.tau = float(tau)
         self.chain = chain
         self.distance = int(distance)
@@ -408,7 +421,8 @@ class SpotSigsDetector(Detector):
             if not spots:
                 raise ConfigError("SpotSigs needs at least one antecedent")
             chain = self.chain if self.chain is not None else (2 if code == "en" else 1)
-            cfg = _LangConfig(spots, stopwords(code), chain)
+            skipped = frozenset(spots) if self.skip == "antecedents" else stopwords(code)
+            cfg = _LangConfig(spots, skipped, chain)
             self._langs[code] = cfg
         return cfg
 
@@ -429,7 +443,8 @@ class SpotSigsDetector(Detector):
     # -- storage mirror ----------------------------------------------------------------
     def _config_fingerprint(self) -> str:
         return json.dumps(
-            {"tau": self.tau, "max_length": self.max_length, "bounds": self.bounds},
+            {"tau": self.tau, "max_length": self.max_length, "bounds": self.bounds,
+             "skip": self.skip},
             sort_keys=True,
         )
 
