@@ -30,6 +30,9 @@ For each body X (original page: X in template A):
   page for real bodies) in template B (same event / same topic, different article);
 * negative ``same_template``: another article in template A itself (same boilerplate).
 
+Also writes ``antecedent_pages/``: People's Daily pseudo-articles, cnews articles and the
+real bodies in the tuning templates, for ``topicrawl dedup learn-antecedents``.
+
 Writes ``pages/*.html``, ``pairs_tune.jsonl``, ``pairs_unseen.jsonl`` (``{"a", "b",
 "label", "kind", "edits"}``, paths relative to the file) and ``templates.json``.
 Output goes to ``bench/out/`` (gitignored); the pages stay in ``../shared``.
@@ -246,7 +249,51 @@ def reprint(art: Article, rng: random.Random, conv) -> tuple[Article, list[str]]
     return rep.with_changes(title=title, paragraphs=paras), edits
 
 
-def build(out: Path, *, seed: int = 1, cnews: int = 240) -> dict:
+def peoples_daily_articles(per_article: int = 6) -> list[Article]:
+    """People's Daily (January 1998, segmented) as pseudo-articles of ``per_article``
+    consecutive paragraphs (the file has no article boundaries), first line as the title."""
+    path = data_path("corpus", "peoples_daily_199801.txt")
+    lines = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            words = [tok.rsplit("/", 1)[0] for tok in line.split()]
+            if words:
+                lines.append("".join(words))
+    out = []
+    for i in range(0, len(lines) - per_article, per_article):
+        chunk = lines[i : i + per_article]
+        out.append(Article(f"pd{i}", "pd", chunk[0][:40], chunk[1:], None, date(1998, 1, 1)))
+    return out
+
+
+def antecedent_pages(
+    out: Path,
+    templates: list[Template],
+    bodies: list[Article],
+    articles: list[Article],
+    rng: random.Random,
+    *,
+    count: int,
+) -> dict[str, int]:
+    """Pages for ``topicrawl dedup learn-antecedents``: People's Daily, cnews and the real
+    pages' bodies in the *tuning* templates only (t1 = main text, t2 = whole page)."""
+    out.mkdir(parents=True, exist_ok=True)
+    pd = peoples_daily_articles()
+    picks = {
+        "peoples_daily": rng.sample(pd, min(count, len(pd))),
+        "cnews": rng.sample(articles, min(count, len(articles))),
+        "real": bodies,
+    }
+    n = 0
+    for kind, arts in picks.items():
+        for art in arts:
+            n += 1
+            tpl = rng.choice(templates)
+            (out / f"{kind}-{n:05d}.html").write_text(tpl.fill(art.title, art.paragraphs), "utf-8")
+    return {k: len(v) for k, v in picks.items()}
+
+
+def build(out: Path, *, seed: int = 1, cnews: int = 240, antecedents: int = 300) -> dict:
     rng = random.Random(seed)
     pages = load_real_pages()
     templates = [t for t in (load_template(*p) for p in pages) if t is not None]
@@ -263,7 +310,8 @@ def build(out: Path, *, seed: int = 1, cnews: int = 240) -> dict:
     by_cat: dict[str, list[Article]] = defaultdict(list)
     for a in articles:
         by_cat[a.category].append(a)
-    sample = rng.sample(articles, cnews)
+    long_enough = [a for a in articles if len(_norm(a.text)) >= 200]
+    sample = rng.sample(long_enough, cnews)
     conv = _t2s()
     pages_dir = out / "pages"
     pages_dir.mkdir(parents=True, exist_ok=True)
@@ -302,6 +350,8 @@ def build(out: Path, *, seed: int = 1, cnews: int = 240) -> dict:
             counts[f"{split}/{row['kind']}"] += 1
     for fh in files.values():
         fh.close()
+    learn = antecedent_pages(out / "antecedent_pages", by_split["tune"], bodies, articles,
+                             rng, count=antecedents)  # fmt: skip
     info = {
         "seed": seed,
         "templates": {t.name: split_of[t.name] for t in templates},
@@ -311,6 +361,7 @@ def build(out: Path, *, seed: int = 1, cnews: int = 240) -> dict:
         "real_bodies": len(bodies),
         "cnews_bodies": len(sample),
         "pairs": dict(sorted(counts.items())),
+        "antecedent_pages": learn,
     }
     (out / "templates.json").write_text(json.dumps(info, ensure_ascii=False, indent=1), "utf-8")
     return info
@@ -321,8 +372,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "neardup_real")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cnews", type=int, default=240, help="cnews articles used as bodies")
+    ap.add_argument("--antecedent-pages", type=int, default=300,
+                    help="People's Daily and cnews pages each for learn-antecedents")  # fmt: skip
     args = ap.parse_args(argv)
-    info = build(args.out, seed=args.seed, cnews=args.cnews)
+    info = build(args.out, seed=args.seed, cnews=args.cnews, antecedents=args.antecedent_pages)
     print(json.dumps({k: v for k, v in info.items() if k != "templates"}, ensure_ascii=False,
                      indent=1))  # fmt: skip
     return 0

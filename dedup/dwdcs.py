@@ -62,6 +62,7 @@ from dedup.base import Doc, PostingIndexDetector, register
 from dedup.cilin import load_cilin, synonym_groups
 from dedup.featurecode import method_lang
 from dedup.storage import IndexStorage
+from dedup.text import to_simplified
 from topicrawl.data import data_path
 from topicrawl.errors import ConfigError, ResourceMissingError
 from topicrawl.segment import segment_zh
@@ -129,7 +130,7 @@ def tokenize(
     if lang != "zh":
         raise ConfigError(f"DWDCS supports lang 'zh' and 'en', not {lang!r}")
     out = []
-    for tok in segment_zh(text):  # of the NFKC text, shared with relevance and SpotSigs
+    for tok in segment_zh(to_simplified(text)):  # shared with relevance and SpotSigs
         tok = tok.strip().lower()
         if (
             len(tok) >= min_chars

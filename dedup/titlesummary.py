@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from dedup.base import Doc, PostingIndexDetector, register
 from dedup.featurecode import length_ok, method_lang, text_length
 from dedup.storage import IndexStorage
+from dedup.text import to_simplified
 
 _SEPARATORS = re.compile(
     r"\s*(?:[|｜_＿—–－]+|(?<=\s)-+(?=\s)|(?<=[\u4e00-\u9fff])-+|-+(?=[\u4e00-\u9fff]))\s*"
@@ -53,7 +54,7 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 def normalize(text: str) -> str:
     """NFKC, lower case, spaces and punctuation removed."""
-    return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).lower())
+    return _NON_WORD.sub("", unicodedata.normalize("NFKC", to_simplified(text)).lower())
 
 
 def title_parts(title: str) -> list[str]:
