@@ -13,6 +13,11 @@ from topicrawl.segment import normalize, segment_zh
 _WS = re.compile(r"\s+")
 #: a token worth keeping: has a letter, digit or CJK character
 _WORDY = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0400-\u04ff\u3400-\u9fff\uf900-\ufaff]")
+#: a token (between NUL separators) without any character that _WORDY accepts, with the
+#: separator before it
+_NON_WORD_TOKEN = re.compile(
+    "\x00[^\x000-9A-Za-z\u00c0-\u024f\u0400-\u04ff\u3400-\u9fff\uf900-\ufaff]+(?=\x00)"
+)
 #: English tokens (after SpotSigs' delimiter-based tokenizer: letters/digits/apostrophes)
 _EN_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -63,10 +68,25 @@ def tokenize(text: str, lang: str = "zh") -> list[str]:
     :func:`topicrawl.segment.segment_zh` (case kept while segmenting: A股 stays one word),
     the segmentation that page relevance has already done (and memoised) for a crawled
     page's text. Text in traditional characters is converted first (:func:`to_simplified`).
+    The last result is memoised (keyed by the text object), so the methods of a cascade
+    share one tokenization of a page. Do not modify the returned list.
     """
+    memo = _TOKENS_MEMO
+    if memo[0] is text and memo[1] == lang:
+        return memo[2]
     if is_english(lang):
-        return _EN_TOKEN.findall(normalize(text).lower())
-    return [t.lower() for t in segment_zh(to_simplified(text or "")) if _WORDY.search(t)]
+        out = _EN_TOKEN.findall(normalize(text).lower())
+    else:
+        toks = segment_zh(to_simplified(text or ""))
+        # one pass over the joined tokens: lowercase, drop the tokens without a word
+        # character (punctuation, spaces), split
+        joined = _NON_WORD_TOKEN.sub("", "\x00" + "\x00".join(toks).lower() + "\x00")
+        out = joined.split("\x00")[1:-1] if toks and len(joined) > 1 else []
+    _TOKENS_MEMO[:] = [text, lang, out]
+    return out
+
+
+_TOKENS_MEMO: list = [None, None, None]
 
 
 @lru_cache(maxsize=8)
