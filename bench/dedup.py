@@ -411,7 +411,9 @@ def quality_real(set_dir: Path, lines: list[str]) -> None:
     for codes in ("first", "multi"):
         for tol in (1, 2):
             opts = {"codes": codes, "tol": tol}
-            label = f"featurecode codes={codes} tol={tol}" + (" (L−2, the paper)" if tol == 2 else "")
+            label = f"featurecode codes={codes} tol={tol}" + (
+                " (L−2, the paper)" if tol == 2 else ""
+            )
             fc_t[(codes, tol)] = detector_scores(tune, docs, "featurecode", opts, label)
             fc_u[(codes, tol)] = detector_scores(unseen, docs, "featurecode", opts, label)
     out += [_row(s) for s in fc_u.values()]

@@ -225,7 +225,7 @@ def reprint(art: Article, rng: random.Random, conv) -> tuple[Article, list[str]]
     edits = ["note/source/editor", "rebreak", "chars", "title"]
     paras = list(rep.paragraphs)
     body = [p for p in paras if not p.startswith(("来源：", "责任编辑："))]
-    tail = paras[len(body):]
+    tail = paras[len(body) :]
     if rng.random() < 0.35:  # truncation: drop trailing paragraphs, at most 20% of the text
         total = sum(len(p) for p in body)
         cut = 0

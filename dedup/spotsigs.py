@@ -109,8 +109,11 @@ def spot_signatures(
     else:
         spots = dict.fromkeys(antecedents, distance)
     stop = stopwords if isinstance(stopwords, frozenset | set) else frozenset(stopwords)
-    if chain == 1 and with_antecedent and all(v == 1 for v in spots.values()) and (
-        stop.issuperset(spots)
+    if (
+        chain == 1
+        and with_antecedent
+        and all(v == 1 for v in spots.values())
+        and (stop.issuperset(spots))
     ):
         return _signatures_c1d1(tokens, spots, stop)
     n = len(tokens)
