@@ -516,7 +516,7 @@ def quality_real(set_dir: Path, lines: list[str]) -> None:
         *casc_lines,
         "",
         f"The default cascade `{','.join(DEFAULT_METHODS)}` (SpotSigs: paper 004's chains, "
-        "the learned optimized antecedents, τ = 0.5 chosen on tune, MinHash LSH candidate "
+        "the learned optimized antecedents, τ = 0.5 (in the tied best range on tune), MinHash LSH candidate "
         "stage over the spot signatures + exact multiset Jaccard) on unseen templates, by kind "
         "(pairs judged duplicate / pairs): "
         + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in per_kind.items())
