@@ -95,7 +95,7 @@ def test_lsh_index_finds_what_the_exact_index_finds():
         got = dict(lsh.query(d))
         assert got.keys() <= want.keys()  # verified exactly: never a false match
         strong = {k for k, v in want.items() if v >= 0.75}
-        assert strong <= got.keys()  # 1 - (1 - 0.75^3)^40 > 0.9999
+        assert strong <= got.keys()  # 1 - (1 - 0.75^5)^150 > 0.9999
         for k, v in got.items():
             assert v == pytest.approx(multiset_jaccard(d, docs[int(k)]))
     assert lsh.remove("0") and "0" not in lsh and not lsh.remove("0")
