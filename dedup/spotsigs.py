@@ -33,9 +33,11 @@ learn-antecedents``), chain c=1 at spot distance d=1.
   the previous partition when ``τ·|q| ≤ begin − 1``.
 
 The score of a match is the exact multiset Jaccard similarity. The detector's default
-τ = 0.7 sits between the hard negatives (half an article, or an article with commentary at
-least as long: J ≈ 0.5 by construction) and reprints (J ≈ 0.85–1.0); see
-docs/benchmarks/dedup.md for the sweep.
+τ = 0.5 lies in the range (0.45–0.65) that gives the best F1 on the tuning templates of the
+real-page set and in paper 004's best range (0.35–0.5); a half article or an article with
+long commentary (J ≈ 0.5) is containment, issue 17's. See docs/benchmarks/dedup.md.
+:class:`SpotSigsLSHIndex` (the default index) replaces the partitions by a MinHash LSH
+candidate stage with the same exact verification.
 """
 
 from __future__ import annotations
