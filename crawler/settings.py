@@ -109,7 +109,7 @@ TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 TOPICRAWL_DEDUP_ENABLED = True
 #: Cascade order; the first method that finds a match decides.
 TOPICRAWL_DEDUP_METHODS = ["exact", "spotsigs"]
-#: Per-method options, e.g. {"spotsigs": {"tau": 0.7}}.
+#: Per-method options, e.g. {"spotsigs": {"tau": 0.5}}.
 TOPICRAWL_DEDUP_OPTIONS: dict = {}
 #: Index storage ({"type": "memory"|"sqlite"|"redis", ...}); None: SQLite in JOBDIR when set,
 #: else memory. With the scrapy-redis scale-out it is the shared Redis (below).

@@ -62,6 +62,7 @@ from dedup.base import Doc, PostingIndexDetector, register
 from dedup.cilin import load_cilin, synonym_groups
 from dedup.featurecode import method_lang
 from dedup.storage import IndexStorage
+from dedup.text import to_simplified
 from topicrawl.data import data_path
 from topicrawl.errors import ConfigError, ResourceMissingError
 from topicrawl.segment import segment_zh
@@ -129,7 +130,7 @@ def tokenize(
     if lang != "zh":
         raise ConfigError(f"DWDCS supports lang 'zh' and 'en', not {lang!r}")
     out = []
-    for tok in segment_zh(text):  # of the NFKC text, shared with relevance and SpotSigs
+    for tok in segment_zh(to_simplified(text)):  # shared with relevance and SpotSigs
         tok = tok.strip().lower()
         if (
             len(tok) >= min_chars
@@ -224,9 +225,16 @@ class ConceptLexicon:
     """Word -> concept id.  A word belongs to the concept of the first group (Cilin first, then
     HowNet) that lists it; a word in no group is its own concept.  Read-only, mapping-like."""
 
-    def __init__(self, word_concept: Mapping[str, str], labels: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        word_concept: Mapping[str, str],
+        labels: Mapping[str, str] | None = None,
+        senses: Mapping[str, tuple[str, ...]] | None = None,
+    ):
         self._map = dict(word_concept)
         self._labels = dict(labels or {})
+        #: word -> every concept of its groups, in group order (only words with several)
+        self._senses = {w: tuple(c) for w, c in (senses or {}).items() if len(c) > 1}
 
     @classmethod
     def from_groups(
@@ -236,13 +244,17 @@ class ConceptLexicon:
         root = merge_groups(groups, rel_thr=rel_thr)
         word_concept: dict[str, str] = {}
         labels: dict[str, str] = {}
+        senses: dict[str, list[str]] = {}
         for key, words in groups.items():
             r = root[key]
             if r == key and words:
                 labels[r] = words[0]
             for w in words:
                 word_concept.setdefault(w, r)
-        return cls(word_concept, labels)
+                have = senses.setdefault(w, [])
+                if r not in have:
+                    have.append(r)
+        return cls(word_concept, labels, senses)
 
     @classmethod
     def from_paths(
@@ -279,9 +291,30 @@ class ConceptLexicon:
     def __len__(self) -> int:
         return len(self._map)
 
-    def concepts(self, words: Iterable[str]) -> list[str]:
+    def concepts(self, words: Iterable[str], *, senses: str = "first") -> list[str]:
+        """The concept of each word. ``senses="first"``: the concept of the word's first group;
+        ``"all"``: every group of the word is a candidate, and the document decides -- a word
+        with several concepts takes the one that the document's words name most often (ties:
+        the first group), so synonyms that share only a secondary sense still meet."""
         get = self._map.get
-        return [get(w, w) for w in words]
+        if senses == "first" or not self._senses:
+            return [get(w, w) for w in words]
+        if senses != "all":
+            raise ConfigError(f"DWDCS senses must be 'first' or 'all', not {senses!r}")
+        words = list(words)
+        many = self._senses
+        votes: Counter[str] = Counter()
+        for w in words:
+            cs = many.get(w)
+            if cs is not None:
+                votes.update(cs)
+            else:
+                votes[get(w, w)] += 1
+        out = []
+        for w in words:
+            cs = many.get(w)
+            out.append(get(w, w) if cs is None else max(cs, key=lambda c: votes[c]))
+        return out
 
 
 @lru_cache(maxsize=4)
@@ -603,12 +636,13 @@ def extract_features(
     window: int = 2,
     l: int = 30,  # noqa: E741
     p: int = 20,
+    senses: str = "first",
 ) -> DWDCSFeatures:
     """Text -> DWDCS features.  ``lexicon=None`` uses :func:`default_lexicon` for Chinese and
-    no merging for English."""
+    no merging for English; ``senses``: see :meth:`ConceptLexicon.concepts`."""
     if lexicon is None:
         lexicon = default_lexicon() if lang == "zh" else ConceptLexicon.identity()
-    seq = lexicon.concepts(tokenize(text, lang=lang, stopwords=stopwords))
+    seq = lexicon.concepts(tokenize(text, lang=lang, stopwords=stopwords), senses=senses)
     return features_of_sequence(seq, fthr=fthr, window=window, l=l, p=p)
 
 
@@ -626,7 +660,10 @@ def cosine(a: DWDCSFeatures, b: DWDCSFeatures) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def position_variance(a: DWDCSFeatures, b: DWDCSFeatures) -> float:
+PAIRINGS = ("nearest", "jth")
+
+
+def position_variance(a: DWDCSFeatures, b: DWDCSFeatures, *, pairing: str = "nearest") -> float:
     """Mean variance ``S`` of the key-concept position distances (formulas 10-13).
 
     For each key concept ``k`` shared by both documents, with positions ``P_k`` (in ``a``) and
@@ -640,10 +677,22 @@ def position_variance(a: DWDCSFeatures, b: DWDCSFeatures) -> float:
     the shift of their first occurrences.  Text added or removed before a passage shifts every
     distance alike (``S = 0``); one occurrence lost to an edit or a different segmentation
     does not misalign the others, as pairing the j-th occurrences would.  ``inf`` when no key
-    concept is shared."""
+    concept is shared.
+
+    ``pairing="jth"`` is the paper's pairing: the j-th occurrence of the shorter list with the
+    j-th of the other (``d_j = q_j − p_j``, j = 1..|P_k|)."""
+    if pairing not in PAIRINGS:
+        raise ConfigError(f"DWDCS pairing must be one of {', '.join(PAIRINGS)}, not {pairing!r}")
     shared = [k for k in a.keys if k in b.positions and a.positions[k] and b.positions[k]]
     if not shared:
         return math.inf
+    if pairing == "jth":
+        total = 0.0
+        for k in shared:
+            p, q = a.positions[k], b.positions[k]
+            m = min(len(p), len(q))
+            total += float(np.var(np.subtract(q[:m], p[:m], dtype=np.float64)))
+        return total / len(shared)
     delta = float(np.median([b.positions[k][0] - a.positions[k][0] for k in shared]))
     total = 0.0
     for k in shared:
@@ -669,6 +718,7 @@ def similarity(
     *,
     sim_thr: float = 0.9,
     s_thr: float = 50.0,
+    pairing: str = "nearest",
 ) -> tuple[bool, float, float]:
     """``(is_near_duplicate, cosine, S)``: near-duplicate when ``cosine > sim_thr`` (the
     paper's Simthr = 0.9) and ``S < s_thr``.  ``s_thr`` is in squared word positions and is
@@ -679,7 +729,7 @@ def similarity(
     cos = cosine(a, b)
     if cos <= sim_thr:
         return False, cos, math.inf
-    s = position_variance(a, b)
+    s = position_variance(a, b, pairing=pairing)
     return s < s_thr, cos, s
 
 
@@ -711,9 +761,18 @@ class DWDCSDetector(PostingIndexDetector[DWDCSFeatures]):
         n_index: int = 5,
         max_def_group: int = 20,
         lexicon: ConceptLexicon | None = None,
+        pairing: str = "nearest",
+        senses: str = "first",
         **params: object,
     ):
         super().__init__(storage, **params)
+        if pairing not in PAIRINGS:
+            raise ConfigError(
+                f"DWDCS pairing must be one of {', '.join(PAIRINGS)}, not {pairing!r}"
+            )
+        if senses not in ("first", "all"):
+            raise ConfigError(f"DWDCS senses must be 'first' or 'all', not {senses!r}")
+        self.pairing, self.senses = pairing, senses
         self.sim_thr, self.s_thr = sim_thr, s_thr
         self.rel_thr, self.max_def_group = rel_thr, max_def_group
         self.fthr, self.window, self.l, self.p, self.n_index = fthr, window, l, p, n_index
@@ -735,6 +794,7 @@ class DWDCSDetector(PostingIndexDetector[DWDCSFeatures]):
             window=self.window,
             l=self.l,
             p=self.p,
+            senses=self.senses,
         )
 
     def posting_keys(self, feats: DWDCSFeatures) -> list[str]:
@@ -745,5 +805,7 @@ class DWDCSDetector(PostingIndexDetector[DWDCSFeatures]):
         return bool(feats.keys)
 
     def score(self, query: DWDCSFeatures, stored: DWDCSFeatures) -> float:
-        dup, cos, _ = similarity(query, stored, sim_thr=self.sim_thr, s_thr=self.s_thr)
+        dup, cos, _ = similarity(
+            query, stored, sim_thr=self.sim_thr, s_thr=self.s_thr, pairing=self.pairing
+        )
         return min(1.0, cos) if dup else 0.0

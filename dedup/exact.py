@@ -7,7 +7,7 @@ import re
 
 from dedup.base import Detector, Doc, Match, register
 from dedup.storage import IndexStorage
-from dedup.text import normalize_text
+from dedup.text import normalize_text, tokenize
 
 _NO_SPACE = re.compile(r"\s+")
 
@@ -22,16 +22,40 @@ def text_fingerprint(text: str) -> str:
     return hashlib.sha1(norm.encode("utf-8")).hexdigest()
 
 
+def token_fingerprint(text: str, lang: str = "zh") -> str | None:
+    """SHA-1 of the text's word tokens (:func:`dedup.text.tokenize`: NFKC, lowercased,
+    traditional characters simplified, whitespace and punctuation dropped), or None when it
+    has none. It reuses the tokenization that SpotSigs (and page relevance) share, so the
+    exact stage costs one hash."""
+    toks = tokenize(text, lang)
+    if not toks:
+        return None
+    return hashlib.sha1("\x00".join(toks).encode("utf-8")).hexdigest()
+
+
 @register("exact")
 class ExactDetector(Detector):
     """Index ``fingerprint -> doc_id`` (hash ``exact:h``) and ``doc_id -> fingerprint``
-    (hash ``exact:d``, for removal). A match has score 1.0. Empty texts are never matched."""
+    (hash ``exact:d``, for removal). A match has score 1.0. Empty texts are never matched.
+
+    The fingerprint is :func:`token_fingerprint` (same words in the same order; punctuation,
+    spacing, width, case and traditional/simplified characters do not count). An index built
+    with the earlier whole-text hash (:func:`text_fingerprint`) does not match new pages'
+    hashes; SpotSigs still finds such copies (J = 1)."""
 
     def __init__(self, storage: IndexStorage, **params):
         super().__init__(storage, **params)
+        self._last: tuple[str, str, str | None] | None = None
 
     def features(self, doc: Doc) -> str | None:
-        return text_fingerprint(doc.text) if doc.text and doc.text.strip() else None
+        if not doc.text or not doc.text.strip():
+            return None
+        last = self._last
+        if last is not None and last[0] is doc.text and last[1] == doc.lang:
+            return last[2]
+        fp = token_fingerprint(doc.text, doc.lang)
+        self._last = (doc.text, doc.lang, fp)
+        return fp
 
     def query(self, doc: Doc) -> list[Match]:
         fp = self.features(doc)

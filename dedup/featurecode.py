@@ -41,6 +41,7 @@ from itertools import combinations
 
 from dedup.base import Doc, PostingIndexDetector, register
 from dedup.storage import IndexStorage
+from dedup.text import to_simplified
 from topicrawl.errors import ConfigError
 
 Code = tuple[tuple[str, ...], tuple[str, ...]]
@@ -56,7 +57,7 @@ def units(text: str, *, lang: str = "zh") -> tuple[list[str], list[int]]:
     English: lower-cased words, with ``.`` markers where a full stop ends a sentence.
     Returns ``(units without markers, positions of sentence ends)``, a position ``q`` meaning
     "between unit ``q-1`` and unit ``q``"."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", to_simplified(text) if lang == "zh" else text)
     out: list[str] = []
     ends: list[int] = []
     if lang == "zh":

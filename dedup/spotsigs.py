@@ -5,8 +5,10 @@ With the Chinese adaptation of Li, Xu, Wu & Gan (2017): jieba tokens, the antece
 learn-antecedents``), chain c=1 at spot distance d=1.
 
 * A *spot signature* is an antecedent (a frequent stopword) followed by a chain of the next
-  ``c`` non-stopword tokens, each ``d`` tokens after the previous one (stopwords skipped):
-  ``the:south:carolina`` (:func:`spot_signatures`).
+  ``c`` tokens, each ``d`` tokens after the previous one, skipping the chain's skip list:
+  ``the:south:carolina`` (:func:`spot_signatures`). Paper 004 (Li et al. 2017) skips the
+  antecedents only (``skip="antecedents"``, the default); the original English code skips
+  every stopword (``skip="stopwords"``).
 * Documents are multisets of signatures compared by the multiset Jaccard similarity
   ``|A ∩ B| / |A ∪ B| = Σ min / Σ max`` (:func:`multiset_jaccard`).
 * Length partitioning (Section 4): the partition starting at ``p`` ends at the largest
@@ -31,9 +33,11 @@ learn-antecedents``), chain c=1 at spot distance d=1.
   the previous partition when ``τ·|q| ≤ begin − 1``.
 
 The score of a match is the exact multiset Jaccard similarity. The detector's default
-τ = 0.7 sits between the hard negatives (half an article, or an article with commentary at
-least as long: J ≈ 0.5 by construction) and reprints (J ≈ 0.85–1.0); see
-docs/benchmarks/dedup.md for the sweep.
+τ = 0.5 lies in the range (0.45–0.65) that gives the best F1 on the tuning templates of the
+real-page set and in paper 004's best range (0.35–0.5); a half article or an article with
+long commentary (J ≈ 0.5) is containment, issue 17's. See docs/benchmarks/dedup.md.
+:class:`SpotSigsLSHIndex` (the default index) replaces the partitions by a MinHash LSH
+candidate stage with the same exact verification.
 """
 
 from __future__ import annotations
@@ -107,6 +111,13 @@ def spot_signatures(
     else:
         spots = dict.fromkeys(antecedents, distance)
     stop = stopwords if isinstance(stopwords, frozenset | set) else frozenset(stopwords)
+    if (
+        chain == 1
+        and with_antecedent
+        and all(v == 1 for v in spots.values())
+        and (stop.issuperset(spots))
+    ):
+        return _signatures_c1d1(tokens, spots, stop)
     n = len(tokens)
     out: Counter[str] = Counter()
     get = spots.get
@@ -126,6 +137,25 @@ def spot_signatures(
         if len(parts) > (1 if with_antecedent else 0):
             out[":".join(parts)] += 1
     return out
+
+
+def _signatures_c1d1(
+    tokens: Sequence[str], spots: Mapping[str, int], skip: frozenset[str] | set[str]
+) -> Counter[str]:
+    """:func:`spot_signatures` for chain 1, distance 1 and antecedents that the chain skips:
+    every antecedent takes the next token outside the skip list (one pass)."""
+    sigs: list[str] = []
+    pending: list[str] = []
+    for tok in tokens:
+        if tok in skip:
+            if tok in spots:
+                pending.append(tok)
+            continue
+        if pending:
+            for a in pending:
+                sigs.append(a + ":" + tok)
+            pending.clear()
+    return Counter(sigs)
 
 
 def multiset_jaccard(a: Mapping[str, int], b: Mapping[str, int]) -> float:
@@ -336,11 +366,132 @@ class SpotSigsIndex:
         return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+class SpotSigsLSHIndex:
+    """SpotSigs with a MinHash LSH candidate stage (rensa, Rust) and the exact verifier.
+
+    Same interface as :class:`SpotSigsIndex`. A signature multiset is expanded to a set
+    (``s``, ``s#2`` … ``s#c`` for a signature seen ``c`` times), so the set Jaccard that
+    MinHash estimates *is* the multiset Jaccard of SpotSigs. ``bands`` bands of ``rows``
+    minhashes each make a document a candidate with probability ``1 − (1 − J^rows)^bands``
+    (rows 5, bands 150: 0.991 at J = 0.5, 0.9995 at 0.55, 0.0015 at 0.1; with 3 rows the
+    unrelated documents that share a few common signatures became candidates often enough
+    that the candidates per query grew with the index); every candidate whose
+    length ratio can reach τ is verified by the exact multiset Jaccard, so precision is
+    SpotSigs' own and only recall near τ is probabilistic. The work per document does not
+    grow with the index: a bucket lookup per band, and a few candidates.
+    Hashes are per process (the index is rebuilt from the storage log in each process).
+    """
+
+    def __init__(self, tau: float = 0.5, *, rows: int = 5, bands: int = 150, seed: int = 1):
+        import rensa
+
+        if not 0 < tau < 1:
+            raise ConfigError(f"SpotSigs threshold tau must be in (0, 1), got {tau}")
+        if rows < 1 or bands < 1:
+            raise ConfigError("SpotSigs LSH needs rows >= 1 and bands >= 1")
+        self.tau = tau
+        self.num_perm = rows * bands
+        self.seed = seed
+        self._rensa = rensa
+        self._lsh = rensa.RMinHashLSH(0.5, self.num_perm, bands)
+        self.docs: dict[str, tuple[None, _Entry]] = {}
+        self._keys: dict[str, int] = {}
+        self._entries: dict[int, _Entry] = {}
+        self._next = 0
+        self._memo: tuple[Mapping[str, int], Any] | None = None
+        self.last_compared = 0
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self.docs
+
+    def _minhash(self, sigs: Mapping[str, int]):
+        memo = self._memo  # a cascade queries, then adds, the same signature object
+        if memo is not None and memo[0] is sigs:
+            return memo[1]
+        items = []
+        for s, c in sigs.items():
+            items.append(s)
+            for k in range(2, c + 1):
+                items.append(f"{s}#{k}")
+        mh = self._rensa.RMinHash(self.num_perm, self.seed)
+        mh.update(items)
+        self._memo = (sigs, mh)
+        return mh
+
+    def add(self, doc_id: str, sigs: Mapping[str, int], minhash: Any = None) -> None:
+        """Index a signature multiset (replacing ``doc_id``; empty ones are remembered only)."""
+        if doc_id in self.docs:
+            self.remove(doc_id)
+        if minhash is None and any(c > 0 for c in sigs.values()):
+            minhash = self._minhash(sigs)
+        sigs = {s: c for s, c in sigs.items() if c > 0}
+        entry = _Entry(doc_id, sum(sigs.values()), sigs)
+        self.docs[doc_id] = (None, entry)
+        if entry.length:
+            key = self._next
+            self._next += 1
+            self._keys[doc_id] = key
+            self._entries[key] = entry
+            self._lsh.insert(key, minhash)
+
+    def remove(self, doc_id: str) -> bool:
+        """Remove ``doc_id``; return whether it was indexed."""
+        if self.docs.pop(doc_id, None) is None:
+            return False
+        key = self._keys.pop(doc_id, None)
+        if key is not None:
+            self._lsh.remove(key)
+            del self._entries[key]
+        return True
+
+    def query(
+        self,
+        sigs: Mapping[str, int],
+        *,
+        first: bool = False,
+        exclude: str | None = None,
+        minhash: Any = None,
+    ) -> list[tuple[str, float]]:
+        """Indexed documents with multiset Jaccard ≥ τ among the LSH candidates, best first."""
+        n = sum(sigs.values())
+        self.last_compared = 0
+        if not n or not self._entries:
+            return []
+        tau = self.tau
+        found: dict[str, float] = {}
+        entries = self._entries
+        for key in self._lsh.query(minhash if minhash is not None else self._minhash(sigs)):
+            e = entries.get(key)
+            if e is None or e.doc_id == exclude:
+                continue
+            lo, hi = (n, e.length) if n < e.length else (e.length, n)
+            if lo < tau * hi:
+                continue
+            self.last_compared += 1
+            sim = multiset_jaccard(sigs, e.sigs)
+            if sim >= tau:
+                found[e.doc_id] = sim
+        ranked = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:1] if first else ranked
+
+
 @dataclass(frozen=True)
 class _LangConfig:
     antecedents: dict[str, int]
     stopwords: frozenset[str]
     chain: int
+
+
+#: What a chain skips: ``"antecedents"`` (paper 004, Li et al. 2017: the chain takes the next
+#: tokens that are not antecedents) or ``"stopwords"`` (the whole packaged stopword list).
+SKIP_MODES = ("antecedents", "stopwords")
+#: The in-memory index: ``"lsh"`` (MinHash LSH candidates + exact verification,
+#: :class:`SpotSigsLSHIndex`) or ``"partitions"`` (the paper's length partitions and inverted
+#: lists with early termination, :class:`SpotSigsIndex`, exact).
+INDEX_KINDS = ("lsh", "partitions")
 
 
 @register("spotsigs")
@@ -355,25 +506,36 @@ class SpotSigsDetector(Detector):
     shared by processes, survives restarts (SQLite/Redis), and each insert costs one list
     append in the backend.
 
-    Options: ``tau`` (0.7), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
+    Options: ``tau`` (0.5, chosen on the tuning templates of the real-page set), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
     ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
     {lang: list} map), ``antecedent_set`` ("optimized" | "basic"), ``max_length`` (1000: the
-    last partition start), ``bounds`` ("safe" | "paper").
+    last partition start), ``bounds`` ("safe" | "paper"), ``skip`` ("antecedents": the
+    chain skips antecedents only, as paper 004 does; "stopwords": it skips the 794-word
+    packaged stopword list, the behaviour before), ``index`` ("lsh": MinHash LSH candidates
+    with ``rows`` × ``bands`` minhashes, then the exact Jaccard; "partitions": the paper's
+    exact index; see docs/benchmarks/dedup.md).
     """
 
     def __init__(
         self,
         storage: IndexStorage,
         *,
-        tau: float = 0.7,
+        tau: float = 0.5,
         chain: int | None = None,
         distance: int = 1,
         antecedents: Any = None,
         antecedent_set: str = "optimized",
         max_length: int = 1000,
         bounds: str = "safe",
+        skip: str = "antecedents",
+        index: str = "lsh",
+        rows: int = 5,
+        bands: int = 150,
     ):
         super().__init__(storage)
+        if skip not in SKIP_MODES:
+            raise ConfigError(f"SpotSigs skip must be one of {', '.join(SKIP_MODES)}, not {skip!r}")
+        self.skip = skip
         self.tau = float(tau)
         self.chain = chain
         self.distance = int(distance)
@@ -381,12 +543,23 @@ class SpotSigsDetector(Detector):
         self.antecedent_set = antecedent_set
         self.max_length = int(max_length)
         self.bounds = bounds
-        self.index = SpotSigsIndex(self.tau, max_length=self.max_length, bounds=bounds)
+        if index not in INDEX_KINDS:
+            raise ConfigError(
+                f"SpotSigs index must be one of {', '.join(INDEX_KINDS)}, not {index!r}"
+            )
+        self.index_kind = index
+        self.rows, self.bands = int(rows), int(bands)
+        self.index = self._new_index()
         self._cursor = 0
         self._epoch: int | None = None
         self._langs: dict[str, _LangConfig] = {}
         self._config_checked = False
         self._last: tuple[str, str, Counter[str]] | None = None
+
+    def _new_index(self) -> SpotSigsIndex | SpotSigsLSHIndex:
+        if self.index_kind == "lsh":
+            return SpotSigsLSHIndex(self.tau, rows=self.rows, bands=self.bands)
+        return SpotSigsIndex(self.tau, max_length=self.max_length, bounds=self.bounds)
 
     # -- features ----------------------------------------------------------------------
     def _lang_config(self, lang: str) -> _LangConfig:
@@ -408,7 +581,8 @@ class SpotSigsDetector(Detector):
             if not spots:
                 raise ConfigError("SpotSigs needs at least one antecedent")
             chain = self.chain if self.chain is not None else (2 if code == "en" else 1)
-            cfg = _LangConfig(spots, stopwords(code), chain)
+            skipped = frozenset(spots) if self.skip == "antecedents" else stopwords(code)
+            cfg = _LangConfig(spots, skipped, chain)
             self._langs[code] = cfg
         return cfg
 
@@ -429,7 +603,12 @@ class SpotSigsDetector(Detector):
     # -- storage mirror ----------------------------------------------------------------
     def _config_fingerprint(self) -> str:
         return json.dumps(
-            {"tau": self.tau, "max_length": self.max_length, "bounds": self.bounds},
+            {
+                "tau": self.tau,
+                "max_length": self.max_length,
+                "bounds": self.bounds,
+                "skip": self.skip,
+            },
             sort_keys=True,
         )
 
@@ -455,9 +634,7 @@ class SpotSigsDetector(Detector):
             epoch = int(self.storage.get(self.key("epoch")) or 0)
             if epoch != self._epoch:
                 if self._epoch is not None or self._cursor:
-                    self.index = SpotSigsIndex(
-                        self.tau, max_length=self.max_length, bounds=self.bounds
-                    )
+                    self.index = self._new_index()
                 self._epoch, self._cursor = epoch, 0
         new = self.storage.lrange(self._log_key(), self._cursor, -1)
         for raw in new:

@@ -13,6 +13,11 @@ from topicrawl.segment import normalize, segment_zh
 _WS = re.compile(r"\s+")
 #: a token worth keeping: has a letter, digit or CJK character
 _WORDY = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0400-\u04ff\u3400-\u9fff\uf900-\ufaff]")
+#: a token (between NUL separators) without any character that _WORDY accepts, with the
+#: separator before it
+_NON_WORD_TOKEN = re.compile(
+    "\x00[^\x000-9A-Za-z\u00c0-\u024f\u0400-\u04ff\u3400-\u9fff\uf900-\ufaff]+(?=\x00)"
+)
 #: English tokens (after SpotSigs' delimiter-based tokenizer: letters/digits/apostrophes)
 _EN_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -27,17 +32,61 @@ def normalize_text(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text or "")).strip().lower()
 
 
+#: The 80 most frequent traditional-only characters of news text (OpenCC s2t of the cnews
+#: articles; none of them is also a simplified character): a short text in traditional
+#: characters holds several of them, a simplified one none.
+_TRADITIONAL = re.compile(
+    "[國這爲個業來學時對會們場發經產現後資於過說還開價進實將與內機數長電動報記沒點體當關從費"
+    "銀問間計隊樣據麼賽總應並規兩萬設無務員調讓顯題節選華裝級戰證單種該風變銷爾]"
+)
+
+
+@lru_cache(maxsize=1)
+def _t2s():
+    from opencc import OpenCC
+
+    return OpenCC("t2s")
+
+
+def to_simplified(text: str, *, min_share: float = 0.01) -> str:
+    """``text`` in simplified characters (OpenCC t2s, phrase-aware) when common
+    traditional-only characters make up at least ``min_share`` of it (and at least 3), else
+    ``text`` itself. A reprint in traditional characters (Hong Kong and Taiwan sites) is then
+    the same document; simplified text costs one regex scan."""
+    if not text:
+        return text
+    found = len(_TRADITIONAL.findall(text))
+    if found >= 3 and found >= min_share * len(text):
+        return _t2s().convert(text)
+    return text
+
+
 def tokenize(text: str, lang: str = "zh") -> list[str]:
     """Word tokens of ``text``: jieba for Chinese, a regex for English; punctuation dropped.
 
     Tokens are NFKC-normalized and lowercased. Chinese tokens come from
     :func:`topicrawl.segment.segment_zh` (case kept while segmenting: A股 stays one word),
     the segmentation that page relevance has already done (and memoised) for a crawled
-    page's text.
+    page's text. Text in traditional characters is converted first (:func:`to_simplified`).
+    The last result is memoised (keyed by the text object), so the methods of a cascade
+    share one tokenization of a page. Do not modify the returned list.
     """
+    memo = _TOKENS_MEMO
+    if memo[0] is text and memo[1] == lang:
+        return memo[2]
     if is_english(lang):
-        return _EN_TOKEN.findall(normalize(text).lower())
-    return [t.lower() for t in segment_zh(text or "") if _WORDY.search(t)]
+        out = _EN_TOKEN.findall(normalize(text).lower())
+    else:
+        toks = segment_zh(to_simplified(text or ""))
+        # one pass over the joined tokens: lowercase, drop the tokens without a word
+        # character (punctuation, spaces), split
+        joined = _NON_WORD_TOKEN.sub("", "\x00" + "\x00".join(toks).lower() + "\x00")
+        out = joined.split("\x00")[1:-1] if toks and len(joined) > 1 else []
+    _TOKENS_MEMO[:] = [text, lang, out]
+    return out
+
+
+_TOKENS_MEMO: list = [None, None, None]
 
 
 @lru_cache(maxsize=8)
