@@ -152,11 +152,31 @@ class StorePipeline:
             self.store.reopen_run(self.run_id)
         spider.run_id = self.run_id
         self._save_run_id()
+        self._give_labels(spider)
         if self.jobdir:
             self.jobdir.mkdir(parents=True, exist_ok=True)
             self.journal = (self.jobdir / JOURNAL_FILE).open("a", encoding="utf-8")
         if self.stats is not None:
             self.stats.set_value("topicrawl/run_id", self.run_id)
+
+    def _give_labels(self, spider: Spider) -> None:
+        """The topic's labels from the console go to the scorer's learning models, where
+        they override pseudo-labels (``relevance.learning.labels``)."""
+        set_labels = getattr(getattr(spider, "scorer", None), "set_labels", None)
+        topic = getattr(spider, "topic", None)
+        if set_labels is None or topic is None or self.store is None:
+            return
+        from relevance.learning.labels import UserLabels
+
+        try:
+            rows = self.store.topic_labels(topic.name)
+        except StorageError as exc:  # the crawl goes on with pseudo-labels alone
+            log.warning("labels of topic %r not read: %s", topic.name, exc)
+            return
+        if rows:
+            set_labels(UserLabels.from_rows(rows))
+            if self.stats is not None:
+                self.stats.set_value("topicrawl/learning/labels", len(rows))
 
     def _saved_run_id(self) -> int | None:
         if self.jobdir and (self.jobdir / RUN_STATE_FILE).exists():
@@ -306,7 +326,8 @@ class StorePipeline:
                     self.stats.inc_value("topicrawl/storage/spilled", len(batch))
                     self.stats.set_value("topicrawl/storage/spill_file", str(path))
                 log.error(
-                    "database unavailable: %d pages written to %s (%s)", len(batch), path, exc
+                    "database unavailable: %d pages written to %s (%s); store them with: "
+                    "topicrawl import-spill %s", len(batch), path, exc, path,
                 )
                 set_outcome(
                     self.stats,

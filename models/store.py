@@ -36,7 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from models.orm import CrawlRun, Document, Duplicate, Page, RunSnapshot, UrlHistory
+from models.orm import CrawlRun, Document, Duplicate, Label, Page, RunSnapshot, UrlHistory
 from topicrawl.errors import ConfigError, DiskFullError, StorageError
 from topicrawl.outcome import is_disk_full
 
@@ -586,6 +586,14 @@ class Store:
         row = {"run_id": run_id, "worker": worker, "at": datetime.now(UTC),
                "stats": jsonable(stats)}  # fmt: skip
         self._write(lambda s: s.execute(self._insert(RunSnapshot).values(row)))
+
+    def topic_labels(self, topic_name: str) -> list[tuple[str, str, bool]]:
+        """A topic's labels from the console, as ``(scope, target, label)`` rows."""
+        query = select(Label.scope, Label.target, Label.label).where(
+            Label.topic_name == topic_name
+        )
+        with self._session() as session:
+            return [(r.scope, r.target, bool(r.label)) for r in session.execute(query)]
 
     def iter_history(self, run_id: int) -> Iterator[str]:
         query = select(UrlHistory.url).where(UrlHistory.run_id == run_id).order_by(UrlHistory.id)

@@ -251,3 +251,33 @@ def test_topic_learn_writes_the_model_into_the_topic(tmp_path):
     # the next crawl starts from the saved model
     assert CalibratedLinkScorer.from_topic(t).page_model.ready
     assert main(["topic", "learn", str(topic), "--run", str(empty), "--db", db]) == 1
+
+
+def test_a_crawl_reads_the_console_labels_of_its_topic(tmp_path):
+    from sqlalchemy.orm import Session
+
+    from crawler.pipelines import StorePipeline
+    from models.orm import Label
+    from models.store import Store
+
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    store = Store.from_url(db)
+    with Session(store.engine) as s, s.begin():
+        s.add_all([
+            Label(topic_name="体育", scope="section", target="http://a.cn/finance/", label=True),
+            Label(topic_name="体育", scope="host", target="b.cn", label=False),
+            Label(topic_name="财经", scope="host", target="a.cn", label=False),
+        ])  # fmt: skip
+    store.close()
+    spider = SimpleNamespace(name="topic", run_id=None, seeds=[], scorer=scorer(),
+                             topic=SimpleNamespace(name="体育", raw="", clean=None))  # fmt: skip
+    pipe = StorePipeline(db, clean=False)
+    pipe.open_spider(spider)
+    try:
+        labels = spider.scorer.labels
+        assert len(labels) == 2  # the topic's own labels only
+        assert labels.lookup("http://a.cn/finance/3.html") is True
+        assert labels.lookup("http://b.cn/x.html") is False
+        assert labels.lookup("http://a.cn/sports/1.html") is None
+    finally:
+        pipe.store.close()
