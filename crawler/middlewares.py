@@ -415,10 +415,10 @@ class LinkRescoreMiddleware:
         return cls(crawler, margin=s.getfloat("TOPICRAWL_RESCORE_MARGIN", 0.1),
                    max_deferrals=s.getint("TOPICRAWL_RESCORE_MAX", 2))  # fmt: skip
 
-    def process_request(self, request: Request, spider: Spider) -> None:
+    def process_request(self, request: Request) -> None:
         from crawler.linkscore import quantize
 
-        rescore = getattr(getattr(spider, "scorer", None), "rescore", None)
+        rescore = getattr(getattr(self.crawler.spider, "scorer", None), "rescore", None)
         meta = request.meta
         old = meta.get("link_score")
         deferred = meta.get("topicrawl_deferred", 0)

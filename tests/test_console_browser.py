@@ -48,6 +48,9 @@ language = "zh"
 
 [page]
 threshold = 0.1  # below: off-topic
+
+[priority]
+mode = "paper"  # formula 3 scores every page through the word weights (HowNet similarity)
 """
 
 

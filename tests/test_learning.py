@@ -204,24 +204,25 @@ def test_rescore_middleware_defers_a_link_whose_score_fell():
 
     crawled = []
     stats = {}
+    spider = SimpleNamespace(scorer=StubScorer(0.75))
     crawler = SimpleNamespace(
         engine=SimpleNamespace(crawl=crawled.append),
         stats=SimpleNamespace(inc_value=lambda k: stats.__setitem__(k, stats.get(k, 0) + 1)),
+        spider=spider,
     )
     mw = LinkRescoreMiddleware(crawler, margin=0.1, max_deferrals=1)
     meta = {"anchor": "基金", "link_score": {"p": 0.8, "parent": 0.9, "features": ["h:a"]}}
-    spider = SimpleNamespace(scorer=StubScorer(0.75))
-    assert mw.process_request(Request("http://a.cn/1", priority=800, meta=meta), spider) is None
+    assert mw.process_request(Request("http://a.cn/1", priority=800, meta=meta)) is None
     spider.scorer.value = 0.3
     with pytest.raises(RequestDeferred):
-        mw.process_request(Request("http://a.cn/1", priority=800, meta=meta), spider)
+        mw.process_request(Request("http://a.cn/1", priority=800, meta=meta))
     (again,) = crawled
     assert again.priority == 300 and again.dont_filter
     assert again.meta["link_score"]["rescored_from"] == 0.8
     assert stats == {"topicrawl/links/deferred": 1}
-    assert mw.process_request(again, spider) is None  # at most max_deferrals times
+    assert mw.process_request(again) is None  # at most max_deferrals times
     seed = Request("http://a.cn/", meta={"link_score": {"seed": True}})
-    assert mw.process_request(seed, spider) is None
+    assert mw.process_request(seed) is None
 
 
 def test_topic_learn_writes_the_model_into_the_topic(tmp_path):
