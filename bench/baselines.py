@@ -7,7 +7,7 @@ and storage as topicrawl; only the frontier order differs.
 * breadth-first: :class:`BreadthFirstLinkScorer` — every link followed with the same score;
   with ``DEPTH_PRIORITY=1`` and FIFO queues (:data:`BREADTH_FIRST_SETTINGS`) Scrapy fetches
   in breadth-first order (Scrapy's documented BFO recipe).
-* best-first keyword: :class:`crawler.linkscore.KeywordLinkScorer` (priority = topic words
+* best-first keyword: :class:`relevance.linkscore.KeywordLinkScorer` (priority = topic words
   in the anchor text), the classic baseline of the focused-crawling literature
   (Cho, Garcia-Molina & Page 1998; Menczer et al. 2004).
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawler.linkscore import KeywordLinkScorer, Link, LinkScore, PageInfo
+from relevance.linkscore import KeywordLinkScorer, Link, LinkScore, PageInfo
 
 #: Scrapy settings that turn the priority frontier into a breadth-first (FIFO by depth) one.
 BREADTH_FIRST_SETTINGS: dict[str, object] = {
@@ -32,7 +32,7 @@ BREADTH_FIRST_SETTINGS: dict[str, object] = {
 
 #: Scrapy settings of the best-first keyword baseline (topicrawl's frontier, keyword scores).
 KEYWORD_SETTINGS: dict[str, object] = {
-    "TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer",
+    "TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
 }
 
 

@@ -9,7 +9,7 @@
 
    * trafilatura alone: ``trafilatura.extract(html, url=url)``;
    * the focused pipeline, every step the ``topic`` spider and its item pipelines do per
-     page: charset decoding (``crawler.extract.decode_html``), ``extract_page`` (metadata +
+     page: charset decoding (``topicrawl.extract.decode_html``), ``extract_page`` (metadata +
      trafilatura main text), the page's links (``TopicSpider.extract_links``, host filter,
      ``SemanticLinkScorer.score_links`` — formula 5 — and one ``scrapy.Request`` per followed
      link), page relevance (formula 3), ``DedupPipeline.process_item`` (exact + SpotSigs,
@@ -51,14 +51,14 @@ from scrapy.exceptions import DropItem  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
 
 from bench.harvest import OUT, ensure_web, write_doc  # noqa: E402
-from crawler.extract import decode_html, extract_page  # noqa: E402
 from crawler.items import PageItem  # noqa: E402
-from crawler.linkscore import PageInfo  # noqa: E402
 from crawler.pipelines import StorePipeline  # noqa: E402
 from crawler.spiders.topic import _BINARY_SUFFIXES, TopicSpider, host_allowed  # noqa: E402
 from dedup.pipeline import DedupPipeline  # noqa: E402
 from models.store import Store  # noqa: E402
+from relevance.linkscore import PageInfo  # noqa: E402
 from sitegen.server import ServerProcess, crawl_command  # noqa: E402
+from topicrawl.extract import decode_html, extract_page  # noqa: E402
 from topicrawl.segment import memo_clear as segment_memo_clear  # noqa: E402
 
 BLOCK = 100  # pages per interleaved block of a round

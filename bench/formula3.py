@@ -21,14 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.extract import decode_html, extract_page  # noqa: E402
-from crawler.linkscore import PageInfo  # noqa: E402
 from relevance.evaluate import precision_at_recall, roc_auc  # noqa: E402
+from relevance.linkscore import PageInfo  # noqa: E402
 from relevance.page import TopicRelevance  # noqa: E402
 from relevance.priority import SemanticLinkScorer, build_similarity  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
 from relevance.weights import CandidateExtractor  # noqa: E402
 from sitegen.build import article_bodies  # noqa: E402
+from topicrawl.extract import decode_html, extract_page  # noqa: E402
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ home pages; ``domain``: seed = the single-topic site of the category), real
    and ``topicrawl:<file>[+<scorer>]`` for the alternative topic files and scorers;
 2. ``breadth-first`` — every link on the allowed hosts, FIFO by depth (``bench.baselines``);
 3. ``keyword`` — best-first, priority = topic words in the anchor text
-   (``crawler.linkscore.KeywordLinkScorer``);
+   (``relevance.linkscore.KeywordLinkScorer``);
 4. ``oracle`` — best-first on the ground truth: the ceiling the web and budget allow.
 
 Budget: ``-a max_pages = 2 × N``, N = the on-topic pages on the crawled hosts. Fetch order =
@@ -370,9 +370,9 @@ def classifier_figures(
     web: Path, truth: dict, category: str, topic_paths: list[str]
 ) -> list[dict[str, object]]:
     """Page relevance as a classifier of every article page of the web (uniform sample)."""
-    from crawler.extract import decode_html, extract_page
-    from crawler.linkscore import PageInfo
+    from relevance.linkscore import PageInfo
     from relevance.priority import SemanticLinkScorer
+    from topicrawl.extract import decode_html, extract_page
 
     pages, labels = [], []
     for url, page, body, header in article_bodies(web, truth):

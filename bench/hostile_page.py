@@ -18,7 +18,7 @@ CHILD = r"""
 import json, resource, sys, time
 from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
-from crawler.extract import decode_html, extract_page
+from topicrawl.extract import decode_html, extract_page
 n, cap = int(sys.argv[1]), int(sys.argv[2])
 html = ("<html><body><article><p>中央政府会议</p>"
         + "".join(f'<a href="/p/{i}.html">link {i}</a>' for i in range(n))

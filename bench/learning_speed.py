@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     import jieba
 
     from bench.topics import topic_paths, web_pages
-    from crawler.linkscore import Link, PageInfo
     from relevance.calibrated import CalibratedLinkScorer
+    from relevance.linkscore import Link, PageInfo
     from relevance.topic import load_topic
     from topicrawl import segment
 

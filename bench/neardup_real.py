@@ -9,7 +9,7 @@ Templates: the real article pages of ``data_path("html", "news_zh")`` (13 sites)
 is emptied and refilled with another article's paragraphs; ``<title>`` (its longest part,
 the site name kept) and the ``<h1>`` get the new title. Every other part of the page (menus,
 related links, footers, the site's own boilerplate) stays. A template is kept only if the
-crawl's extraction (``crawler.extract.extract_page``) finds ≥ 80% of an inserted test body
+crawl's extraction (``topicrawl.extract.extract_page``) finds ≥ 80% of an inserted test body
 again, so a template whose layout the extractor cannot read is not blamed on dedup.
 
 Template *sites* are split at random (seed) into ``tune`` and ``unseen``; every pair uses
@@ -57,10 +57,10 @@ if str(ROOT) not in sys.path:
 import lxml.html  # noqa: E402
 from lxml import etree  # noqa: E402
 
-from crawler.extract import decode_html, extract_page  # noqa: E402
 from sitegen.articles import Article, load_articles, split_paragraphs  # noqa: E402
 from sitegen.reprint import make_reprint  # noqa: E402
 from topicrawl.data import data_path  # noqa: E402
+from topicrawl.extract import decode_html, extract_page  # noqa: E402
 
 ADS = (
     "【广告】扫码关注官方微信，第一时间获取最新资讯！",

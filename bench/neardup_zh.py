@@ -146,7 +146,7 @@ def build(out: Path, *, per_category: int = 20, seed: int = 1, real_pages: bool 
 def _real_pairs(w: Writer, rng: random.Random, sites: list[Site], articles: list[Article]) -> None:
     """Real news pages against a reprint of their text on a test-web template, and against
     another real page."""
-    from crawler.extract import decode_html, extract_page
+    from topicrawl.extract import decode_html, extract_page
 
     root = data_path("html", "news_zh")
     real = []

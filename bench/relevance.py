@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crawler.linkscore import KeywordLinkScorer, Link, PageInfo  # noqa: E402
 from relevance.evaluate import evaluate_similarity, read_pairs, roc_auc  # noqa: E402
 from relevance.hownet import HowNetSimilarity  # noqa: E402
+from relevance.linkscore import KeywordLinkScorer, Link, PageInfo  # noqa: E402
 from relevance.priority import SemanticLinkScorer  # noqa: E402
 from relevance.topic import load_topic, parse_topic  # noqa: E402
 from relevance.urls import StructureSample  # noqa: E402

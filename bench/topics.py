@@ -63,7 +63,7 @@ def ensure_web(family: str, seed: int) -> tuple[Path, dict]:
 def web_pages(family: str, seed: int) -> list[dict]:
     """Every article and list page of a web, extracted as the crawl extracts it (cached in
     the web's directory): url, kind, category, title, description, keywords, text."""
-    from crawler.extract import decode_html, extract_page
+    from topicrawl.extract import decode_html, extract_page
 
     out, truth = ensure_web(family, seed)
     cache = out / "pages_extracted.json"

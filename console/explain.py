@@ -17,7 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from crawler.linkscore import PageInfo
+from relevance.linkscore import PageInfo
 from relevance.priority import SemanticLinkScorer, build_similarity
 from relevance.topic import Topic, parse_topic
 from topicrawl.errors import TopicrawlError

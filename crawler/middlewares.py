@@ -416,7 +416,7 @@ class LinkRescoreMiddleware:
                    max_deferrals=s.getint("TOPICRAWL_RESCORE_MAX", 2))  # fmt: skip
 
     def process_request(self, request: Request) -> None:
-        from crawler.linkscore import quantize
+        from relevance.linkscore import quantize
 
         rescore = getattr(getattr(self.crawler.spider, "scorer", None), "rescore", None)
         meta = request.meta

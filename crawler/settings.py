@@ -86,7 +86,7 @@ TOPICRAWL_DB_BATCH = 50
 #: `topicrawl import-spill`): nothing accepted is lost.
 TOPICRAWL_SPILL_DIR = "topicrawl-spill"
 #: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
-#: ``from_topic(topic)`` classmethod, e.g. "crawler.linkscore.KeywordLinkScorer".
+#: ``from_topic(topic)`` classmethod, e.g. "relevance.linkscore.KeywordLinkScorer".
 TOPICRAWL_LINK_SCORER = "relevance"
 #: Redis URL of the cross-process word-affinity cache of the relevance engine (workers of
 #: one topic share their word scores); empty: an in-process cache only.

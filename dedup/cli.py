@@ -157,7 +157,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _iter_html_dir(root: Path):
-    from crawler.extract import decode_html
+    from topicrawl.extract import decode_html
 
     if not root.is_dir():
         raise ResourceMissingError(f"--pages {root}: not a directory")

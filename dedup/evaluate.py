@@ -2,7 +2,7 @@
 
 Pairs file: JSON lines ``{"a": PATH, "b": PATH, "label": 0|1}`` with paths relative to the
 file; ``.html``/``.htm`` files go through the crawl's extraction
-(:func:`crawler.extract.extract_page`: trafilatura main text, title and meta description
+(:func:`topicrawl.extract.extract_page`: trafilatura main text, title and meta description
 via lxml), ``.txt`` files are used as text. ``label`` 1 means near-duplicate.
 
 Each pair is judged on its own: a fresh in-memory index receives ``a`` and is queried with
@@ -117,7 +117,7 @@ def load_document(path: str | Path) -> Doc:
         raise ResourceMissingError(f"document {path} not found")
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm", ".xhtml"):
-        from crawler.extract import decode_html, extract_page
+        from topicrawl.extract import decode_html, extract_page
 
         html, _ = decode_html(path.read_bytes())
         ex = extract_page(html)
@@ -136,7 +136,7 @@ def load_document(path: str | Path) -> Doc:
 
 
 def _guess_lang(text: str) -> str:
-    from crawler.extract import detect_language
+    from topicrawl.extract import detect_language
 
     lang = detect_language(text)
     return lang if lang in ("zh", "en") else "zh"
@@ -315,8 +315,8 @@ def select_antecedents(
 
 def page_layers(html: str) -> tuple[str, str, str]:
     """``(main text, whole-page visible text, language)`` of one HTML page."""
-    from crawler.extract import extract_page
     from dedup.pipeline import visible_text
+    from topicrawl.extract import extract_page
 
     ex = extract_page(html)
     lang = ex.language if ex.language in ("zh", "en") else _guess_lang(ex.text)

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawler.linkscore import Link, LinkScore, PageInfo
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.selftrain import SelfTrainingPageModel
+from relevance.linkscore import Link, LinkScore, PageInfo
 
 
 class CalibratedLinkScorer:
     """Calibrated page and link relevance with the self-trained page model and the online
-    link model (a :class:`crawler.linkscore.LinkScorer`)."""
+    link model (a :class:`relevance.linkscore.LinkScorer`)."""
 
     def __init__(
         self,

@@ -276,11 +276,11 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import json as _json
 
-    from crawler.extract import decode_html, extract_page
-    from crawler.linkscore import PageInfo
+    from relevance.linkscore import PageInfo
     from relevance.priority import SemanticLinkScorer
     from relevance.topic import load_topic
     from sitegen.build import article_bodies
+    from topicrawl.extract import decode_html, extract_page
 
     ap = argparse.ArgumentParser(prog="python -m relevance.evaluate pages")
     ap.add_argument("web", type=Path, help="a local test web (python -m sitegen build)")

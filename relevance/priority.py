@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawler.linkscore import Link, LinkScore, PageInfo
 from relevance.classifier import TopicClassifier, mix, read_examples
+from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
 from relevance.urls import PerHostStructureSample, StructureSample, same_path
@@ -89,7 +89,7 @@ def build_classifier(topic: Topic, relevance: TopicRelevance) -> TopicClassifier
 
 
 class SemanticLinkScorer:
-    """The relevance engine's :class:`crawler.linkscore.LinkScorer` (formula 5)."""
+    """The relevance engine's :class:`relevance.linkscore.LinkScorer` (formula 5)."""
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from conftest import run_crawl
 from models.store import Store
 from sitegen.server import ServerProcess
 
-KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
 
 
 def ground_truth(web: Path) -> dict:

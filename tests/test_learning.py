@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from crawler.linkscore import Link, PageInfo
 from relevance.calibrated import CalibratedLinkScorer
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels, section_of
 from relevance.learning.linkmodel import OnlineLinkModel, link_features, url_features
 from relevance.learning.selftrain import SelfTrainingPageModel
+from relevance.linkscore import Link, PageInfo
 from relevance.topic import load_topic, parse_topic
 from topicrawl.errors import ResourceMissingError, TopicFileError
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crawler.linkscore import Link, PageInfo
 from relevance.classifier import TopicClassifier, mix, read_examples
+from relevance.linkscore import Link, PageInfo
 from relevance.page import TopicRelevance
 from relevance.priority import SemanticLinkScorer, build_classifier
 from relevance.topic import parse_topic

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crawler.linkscore import Link, LinkScorer, PageInfo
+from relevance.linkscore import Link, LinkScorer, PageInfo
 from relevance.page import TopicRelevance, page_relevance
 from relevance.priority import SemanticLinkScorer
 from relevance.topic import load_topic, parse_topic

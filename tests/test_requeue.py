@@ -14,12 +14,12 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from crawler.linkscore import Link, LinkScore, PageInfo
 from crawler.middlewares import FetchOnceMiddleware
 from crawler.spiders.topic import TopicSpider
 from models.store import Store
+from relevance.linkscore import Link, LinkScore, PageInfo
 
-KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
 HOME = "http://news.example.cn/"
 
 

@@ -15,7 +15,7 @@ from conftest import ROOT, crawl_command, run_crawl
 from models.store import Store
 from sitegen.server import ServerProcess
 
-KEYWORD = {"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"}
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
 
 
 def _stored(db: str, at_least: int = 10) -> bool:

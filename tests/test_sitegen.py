@@ -328,8 +328,8 @@ def test_categories_subset(tmp_path):
 def test_heads_without_section_names(tmp_path):
     """--no-section-in-head: no article's <title> or keywords name its section or category;
     the body (breadcrumb) still does, and everything else is the same web."""
-    from crawler.extract import decode_html, extract_page
     from sitegen.build import article_bodies
+    from topicrawl.extract import decode_html, extract_page
 
     truth = build_web(tmp_path, scale="small", seed=3, section_in_head=False)
     assert truth["section_in_head"] is False

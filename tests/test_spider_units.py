@@ -53,7 +53,7 @@ def test_seeds_and_hosts(tmp_path):
 
 def test_extract_page_metadata_without_trafilatura_metadata_step():
     """Date by htmldate, title/description from <title>/<meta> with og: and <h1> fallbacks."""
-    from crawler.extract import extract_page
+    from topicrawl.extract import extract_page
 
     body = "".join(f"<p>第{i}段：国务院常务会议研究部署深化改革的有关工作，会议强调要抓好落实。</p>"
                    for i in range(6))  # fmt: skip

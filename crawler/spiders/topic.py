@@ -22,11 +22,11 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.utils.misc import load_object
 
-from crawler.extract import decode_html, extract_page
 from crawler.items import PageItem
-from crawler.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
+from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.errors import ConfigError, TopicFileError
+from topicrawl.extract import decode_html, extract_page
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
 
 log = logging.getLogger(__name__)
@@ -370,7 +370,7 @@ class TopicSpider(scrapy.Spider):
 
     # -- parsing -----------------------------------------------------------------------------
     def decoded(self, response: Response) -> tuple[HtmlResponse, str]:
-        """The response re-decoded by :func:`crawler.extract.decode_html`, and the codec."""
+        """The response re-decoded by :func:`topicrawl.extract.decode_html`, and the codec."""
         header = None
         if isinstance(response, TextResponse):
             header = response._headers_encoding()  # noqa: SLF001 - Scrapy's own header parse

@@ -197,7 +197,7 @@ def test_a_crawl_refuses_file_links_other_ports_and_internal_redirects(
     db = f"sqlite:///{tmp_path / 'c.db'}"
     cmd, env = crawl_command("http://unused", [f"{site}/"], topic, db,
                              args={"max_pages": 20, "run_id": 1},
-                             settings={"TOPICRAWL_LINK_SCORER": "crawler.linkscore.KeywordLinkScorer"})  # fmt: skip
+                             settings={"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"})  # fmt: skip
     for key in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
         env.pop(key, None)
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

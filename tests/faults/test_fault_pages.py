@@ -8,9 +8,9 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from test_store import FailingStore, page
 
-from crawler.extract import decode_html
 from crawler.pipelines import StorePipeline
 from models.store import Store
+from topicrawl.extract import decode_html
 from topicrawl.outcome import REASON_KEY
 
 TEXT = "<html><head><meta charset='{cs}'></head><body>国务院召开常务会议，部署经济工作。</body></html>"

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from crawler import serialization
 from crawler.addresspolicy import AddressPolicy
-from crawler.extract import decode_html
 from relevance.topic import parse_topic
 from topicrawl.errors import TopicFileError
+from topicrawl.extract import decode_html
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
