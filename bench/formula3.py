@@ -14,21 +14,17 @@ of the topic is not used: this is formula 3 alone.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from relevance.evaluate import precision_at_recall, roc_auc  # noqa: E402
-from relevance.linkscore import PageInfo  # noqa: E402
+from relevance.evaluate import article_texts, precision_at_recall, roc_auc  # noqa: E402
 from relevance.page import TopicRelevance  # noqa: E402
-from relevance.priority import SemanticLinkScorer, build_similarity  # noqa: E402
+from relevance.priority import build_similarity  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
 from relevance.weights import CandidateExtractor  # noqa: E402
-from sitegen.build import article_bodies  # noqa: E402
-from topicrawl.extract import decode_html, extract_page  # noqa: E402
 
 
 def main() -> int:
@@ -38,20 +34,7 @@ def main() -> int:
     ap.add_argument("--category", default="时政")
     ap.add_argument("--strip", action="append", default=[])
     args = ap.parse_args()
-    truth = json.loads((args.web / "ground_truth.json").read_text(encoding="utf-8"))
-    infos, texts, labels = [], [], []
-    for url, page, body, header in article_bodies(args.web, truth):
-        html, _ = decode_html(body, header)
-        ex = extract_page(html, url)
-        info = SemanticLinkScorer.description_text(
-            PageInfo(url, ex.title, ex.description, ex.keywords, ex.text)
-        )
-        text = ex.text or ""
-        for w in args.strip:
-            info, text = info.replace(w, ""), text.replace(w, "")
-        infos.append(info)
-        texts.append(text)
-        labels.append(page["category"] == args.category)
+    infos, texts, labels = article_texts(args.web, args.category, args.strip)
     strip = f", {' '.join(args.strip)} deleted from every page" if args.strip else ""
     print(f"{len(labels)} article pages, {sum(labels)} {args.category}{strip}")
     print("| topic | form | description AUC / P@R0.85 | text | mean (w = 0.5) |")

@@ -269,6 +269,33 @@ def description_weight_table(
     return rows
 
 
+def article_texts(
+    web: Path, category: str, strip: list[str] | tuple[str, ...] = ()
+) -> tuple[list[str], list[str], list[bool]]:
+    """The article pages of a local test web as (description texts, main texts, is
+    ``category``), with each word of ``strip`` deleted from every page first."""
+    from relevance.linkscore import PageInfo
+    from relevance.priority import SemanticLinkScorer
+    from sitegen.build import article_bodies
+    from topicrawl.extract import decode_html, extract_page
+
+    truth = json.loads((web / "ground_truth.json").read_text(encoding="utf-8"))
+    infos, texts, labels = [], [], []
+    for url, page, body, header in article_bodies(web, truth):
+        html, _ = decode_html(body, header)
+        ex = extract_page(html, url)
+        info = SemanticLinkScorer.description_text(
+            PageInfo(url, ex.title, ex.description, ex.keywords, ex.text)
+        )
+        text = ex.text or ""
+        for word in strip:
+            info, text = info.replace(word, ""), text.replace(word, "")
+        infos.append(info)
+        texts.append(text)
+        labels.append(page["category"] == category)
+    return infos, texts, labels
+
+
 def _pages_main(argv: Sequence[str] | None = None) -> int:
     """``python -m relevance.evaluate pages WEB_DIR --topic FILE [--category C] [--drop W]
     [--strip W] [--set KEY=VALUE]``: the description-weight table over every article page of
@@ -276,11 +303,8 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import json as _json
 
-    from relevance.linkscore import PageInfo
     from relevance.priority import SemanticLinkScorer
     from relevance.topic import load_topic
-    from sitegen.build import article_bodies
-    from topicrawl.extract import decode_html, extract_page
 
     ap = argparse.ArgumentParser(prog="python -m relevance.evaluate pages")
     ap.add_argument("web", type=Path, help="a local test web (python -m sitegen build)")
@@ -292,20 +316,7 @@ def _pages_main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a topic value, e.g. similarity.th2=0.95")  # fmt: skip
     args = ap.parse_args(argv)
-    truth = _json.loads((args.web / "ground_truth.json").read_text(encoding="utf-8"))
-    infos, texts, labels = [], [], []
-    for url, page, body, header in article_bodies(args.web, truth):
-        html, _ = decode_html(body, header)
-        ex = extract_page(html, url)
-        info = SemanticLinkScorer.description_text(
-            PageInfo(url, ex.title, ex.description, ex.keywords, ex.text)
-        )
-        text = ex.text or ""
-        for word in args.strip:
-            info, text = info.replace(word, ""), text.replace(word, "")
-        infos.append(info)
-        texts.append(text)
-        labels.append(page["category"] == args.category)
+    infos, texts, labels = article_texts(args.web, args.category, args.strip)
     stripped = f" ({', '.join(args.strip)} deleted from every page)" if args.strip else ""
     print(f"{len(labels)} article pages, {sum(labels)} {args.category}{stripped}")
     for path in args.topic:
