@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from redis_outage import FlakyRedis
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
@@ -111,23 +112,6 @@ def test_meta_that_json_cannot_carry_is_dropped_not_the_request(redis_url):
         client.delete(queue.key)
 
 
-class _FlakyServer:
-    """A Redis client whose every call fails while ``down`` is set."""
-
-    def __init__(self, client):
-        self.client, self.down = client, False
-
-    def __getattr__(self, name):
-        import redis
-
-        if self.down:
-            def fail(*a, **k):
-                raise redis.ConnectionError("down")
-
-            return fail
-        return getattr(self.client, name)
-
-
 @pytest.mark.redis
 def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
     import redis
@@ -136,7 +120,7 @@ def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
     from crawler.scheduler import RedisScheduler
 
     client = redis.Redis.from_url(redis_url)
-    flaky = _FlakyServer(client)
+    flaky = FlakyRedis(client)
     prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
     crawler = get_crawler(TopicSpider)
     spider = TopicSpider.__new__(TopicSpider)

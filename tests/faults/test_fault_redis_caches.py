@@ -7,6 +7,7 @@ import uuid
 import numpy as np
 import pytest
 import redis
+from redis_outage import FlakyRedis
 
 from relevance.cache import RedisAffinityCache
 from relevance.page import TopicRelevance
@@ -42,21 +43,6 @@ class _Stats:
         self.values[key] = self.values.get(key, 0) + count
 
 
-class _Flaky:
-    """A Redis client whose connection drops while ``down`` is set."""
-
-    def __init__(self, client):
-        self.client, self.down = client, False
-
-    def __getattr__(self, name):
-        if self.down:
-            def fail(*a, **k):
-                raise redis.ConnectionError("down")
-
-            return fail
-        return getattr(self.client, name)
-
-
 @pytest.mark.redis
 def test_budget_is_exact_through_an_outage(redis_url, tmp_path):
     """Over-budget pages give their count back; pages taken while Redis was down are added
@@ -67,7 +53,7 @@ def test_budget_is_exact_through_an_outage(redis_url, tmp_path):
     topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
     client = redis.Redis.from_url(redis_url)
     key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:pages"
-    flaky = _Flaky(client)
+    flaky = FlakyRedis(client)
     workers = [TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=6) for _ in "ab"]
     for w in workers:
         w.share_page_budget(flaky, key)
