@@ -31,7 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from relevance.evaluate import evaluate_similarity, read_pairs, roc_auc  # noqa: E402
+from relevance.evaluate import (  # noqa: E402
+    evaluate_similarity,
+    precision_recall_f1,
+    read_pairs,
+    roc_auc,
+)
 from relevance.hownet import HowNetSimilarity  # noqa: E402
 from relevance.linkscore import KeywordLinkScorer, Link, PageInfo  # noqa: E402
 from relevance.priority import SemanticLinkScorer  # noqa: E402
@@ -292,20 +297,13 @@ def _struct_prf(arts, pos, mode, th, rng) -> tuple[float, float, float]:
         used = set(sample_src[: len(sample_src) // 2])
         for u in sample_src[: len(sample_src) // 2]:
             s.add(u)
-        tp = fp = fn = 0
-        for u, c in arts:
-            if u in used:
-                continue
-            hit = s.struct(u) == 1.0
-            y = c == CATEGORY
-            tp += hit and y
-            fp += hit and not y
-            fn += (not hit) and y
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
+        kept = [(u, c) for u, c in arts if u not in used]
+        p, r, f = precision_recall_f1(
+            [s.struct(u) == 1.0 for u, _ in kept], [c == CATEGORY for _, c in kept]
+        )
         ps.append(p)
         rs.append(r)
-        fs.append(2 * p * r / (p + r) if p + r else 0.0)
+        fs.append(f)
     return statistics.mean(ps), statistics.mean(rs), statistics.mean(fs)
 
 

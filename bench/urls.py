@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from relevance.evaluate import precision_recall_f1  # noqa: E402
 from relevance.urls import _host_contains, _split, char_jaccard, jaccard  # noqa: E402
 
 PAPER = dict(contain="decide", align="min", agg="sum", www="both", grams=1)
@@ -73,20 +74,14 @@ def struct_prf(arts, pos, v, th, category):
         used = set(src[: len(src) // 2])
         sample = random.Random(rep).sample(sorted(used), min(20, len(used)))
         need = len(sample) // 2 + 1
-        tp = fp = fn = 0
-        for u, c in arts:
-            if u in used:
-                continue
-            hit = sum(score(u, s, v) > th for s in sample) >= need
-            y = c == category
-            tp += hit and y
-            fp += hit and not y
-            fn += (not hit) and y
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
+        kept = [(u, c) for u, c in arts if u not in used]
+        p, r, f = precision_recall_f1(
+            [sum(score(u, s, v) > th for s in sample) >= need for u, _ in kept],
+            [c == category for _, c in kept],
+        )
         ps.append(p)
         rs.append(r)
-        fs.append(2 * p * r / (p + r) if p + r else 0.0)
+        fs.append(f)
     return statistics.mean(ps), statistics.mean(rs), statistics.mean(fs)
 
 

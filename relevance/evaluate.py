@@ -230,6 +230,20 @@ def tune_priority(
 # -- page relevance as a classifier ([page] description_weight) ------------------------------
 
 
+def precision_recall_f1(
+    predicted: Iterable[bool], labels: Iterable[bool]
+) -> tuple[float, float, float]:
+    """Precision, recall and F1 of binary predictions against labels (0.0 where undefined)."""
+    tp = fp = fn = 0
+    for hit, y in zip(predicted, labels, strict=True):
+        tp += hit and y
+        fp += hit and not y
+        fn += (not hit) and y
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return p, r, 2 * p * r / (p + r) if p + r else 0.0
+
+
 def precision_at_recall(scores: Sequence[float], labels: Sequence[bool], recall: float) -> float:
     """Precision of the highest-scored items that reach ``recall`` of the positives."""
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")

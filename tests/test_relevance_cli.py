@@ -12,6 +12,7 @@ import pytest
 from relevance.evaluate import (
     description_weight_table,
     precision_at_recall,
+    precision_recall_f1,
     roc_auc,
     tune_priority,
 )
@@ -218,3 +219,11 @@ def test_precision_at_recall_and_description_weight_table():
     assert [r.weight for r in rows] == [0, 0.5, 1]
     assert rows[0].auc == 0.0 and rows[1].auc == 0.5 and rows[2].auc == 1.0
     assert rows[2].p_at_recall == 1.0
+
+
+def test_precision_recall_f1():
+    p, r, f = precision_recall_f1([True, True, False, False], [True, False, True, False])
+    assert (p, r, f) == (0.5, 0.5, 0.5)
+    assert precision_recall_f1([False, False], [True, False]) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        precision_recall_f1([True], [True, False])
