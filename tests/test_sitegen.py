@@ -255,8 +255,9 @@ def _links(out: Path, truth: dict, url: str) -> list[tuple[str, str]]:
     ]
 
 
-def test_every_internal_link_is_known(web):
-    out, truth = web
+def _internal_links_known(out, truth) -> set[str]:
+    """Every on-web link of every served page, each asserted known to the ground truth (a
+    page or a trap)."""
     hosts = {s["host"] for s in truth["sites"]}
     linked: set[str] = set()
     for url, page in truth["pages"].items():
@@ -269,6 +270,12 @@ def test_every_internal_link_is_known(web):
             assert link in truth["pages"] or any(link.startswith(t) for t in truth["traps"]), (
                 f"{url} links to {link}, which the ground truth does not know"
             )
+    return linked
+
+
+def test_every_internal_link_is_known(web):
+    out, truth = web
+    linked = _internal_links_known(out, truth)
     for kind in ("redirect", "missing", "binary", "real", "robots_disallowed"):
         assert any(truth["pages"].get(u, {}).get("kind") == kind for u in linked), kind
     assert any(any(u.startswith(t) for t in truth["traps"]) for u in linked)
@@ -548,18 +555,7 @@ def test_family_b_differs_from_family_a(web, web_b):
 
 def test_family_b_every_hazard_is_linked(web_b):
     out, truth = web_b
-    hosts = {s["host"] for s in truth["sites"]}
-    linked: set[str] = set()
-    for url, page in truth["pages"].items():
-        if page["status"] != 200 or page["kind"] in ("binary", "robots", "real"):
-            continue
-        for link, _ in _links(out, truth, url):
-            if urlsplit(link).hostname not in hosts:
-                continue
-            linked.add(link)
-            assert link in truth["pages"] or any(link.startswith(t) for t in truth["traps"]), (
-                f"{url} links to {link}, which the ground truth does not know"
-            )
+    linked = _internal_links_known(out, truth)
     for kind in ("article", "list", "notice", "redirect", "missing", "binary", "real",
                  "robots_disallowed"):  # fmt: skip
         assert any(truth["pages"].get(u, {}).get("kind") == kind for u in linked), kind
