@@ -23,12 +23,13 @@ THUCNews headline set of the shared data.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from relevance.learning.base import sigmoid
 from topicrawl.errors import ResourceMissingError
 
 FORMATS = ("label-text", "text-label")
@@ -104,6 +105,32 @@ def read_examples(
     return Examples(texts, labels, pos)
 
 
+def term_probabilities(
+    terms: Mapping[str, tuple[float, float]], intercept: float, docs: Sequence[Sequence[str]]
+) -> list[float | None]:
+    """P(topic | words) of each word list from a fitted TF-IDF + logistic regression model's
+    word -> (idf, coefficient) table: tf' = 1 + ln tf, x = tf'·idf / ‖tf'·idf‖₂,
+    P = σ(b + w·x) (scikit-learn's ``sublinear_tf`` TF-IDF arithmetic). None where no word
+    of a list is in the table."""
+    out: list[float | None] = []
+    for doc in docs:
+        counts: dict[str, int] = {}
+        for w in doc:
+            if w in terms:
+                counts[w] = counts.get(w, 0) + 1
+        if not counts:
+            out.append(None)
+            continue
+        dot = norm = 0.0
+        for w, c in counts.items():
+            idf, coef = terms[w]
+            v = (1.0 + math.log(c)) * idf
+            dot += v * coef
+            norm += v * v
+        out.append(sigmoid(intercept + dot / math.sqrt(norm)))
+    return out
+
+
 class TopicClassifier:
     """P(topic | text): logistic regression over TF-IDF of candidate words (scikit-learn).
 
@@ -165,24 +192,7 @@ class TopicClassifier:
         without scikit-learn's per-call input validation, which costs more than the sums on
         the few dozen short texts of a page.
         """
-        terms, out = self._terms, []
-        for doc in docs:
-            counts: dict[str, int] = {}
-            for w in doc:
-                if w in terms:
-                    counts[w] = counts.get(w, 0) + 1
-            if not counts:
-                out.append(None)
-                continue
-            dot = norm = 0.0
-            for w, c in counts.items():
-                idf, coef = terms[w]
-                v = (1.0 + math.log(c)) * idf
-                dot += v * coef
-                norm += v * v
-            z = self._intercept + dot / math.sqrt(norm)
-            out.append(1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z)))
-        return out
+        return term_probabilities(self._terms, self._intercept, docs)
 
     def probability_sklearn(self, docs: Sequence[Sequence[str]]) -> list[float | None]:
         """:meth:`probability_words` through scikit-learn's transform and predict_proba."""

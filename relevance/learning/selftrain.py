@@ -26,13 +26,13 @@ counts of its first ``max_words`` candidate words.
 
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from relevance.learning.base import LearnedModel, sigmoid
+from relevance.classifier import term_probabilities
+from relevance.learning.base import LearnedModel
 
 
 def _identity(words):
@@ -164,23 +164,7 @@ class SelfTrainingPageModel(LearnedModel):
         """P(topic | words) of each word list, the fitted model's own arithmetic (tf' = 1 +
         ln tf, l2-normalised tf'·idf, σ(b + w·x)); None before the first training or when
         no word is known."""
-        terms, out = self.terms, []
-        for doc in docs:
-            counts: dict[str, int] = {}
-            for word in doc:
-                if word in terms:
-                    counts[word] = counts.get(word, 0) + 1
-            if not counts:
-                out.append(None)
-                continue
-            dot = norm = 0.0
-            for word, k in counts.items():
-                idf, coef = terms[word]
-                v = (1.0 + math.log(k)) * idf
-                dot += v * coef
-                norm += v * v
-            out.append(sigmoid(self.intercept + dot / math.sqrt(norm)))
-        return out
+        return term_probabilities(self.terms, self.intercept, docs)
 
     def top_words(self, n: int = 30) -> list[tuple[str, float]]:
         """The words that most raise P(topic) (coefficient × idf), best first."""
