@@ -35,6 +35,7 @@ def topic_fingerprint(topic) -> str:
             getattr(s, "hybrid_weight", 0.5),
             getattr(s, "step1", "paper"),
         ],
+        "formula3": getattr(topic, "page_formula3", "normalized"),
         "v": 2,
     }
     return hashlib.sha1(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:16]

@@ -69,7 +69,7 @@ def build_relevance(
         shared = RedisAffinityCache.from_url(
             shared_cache, topic_fingerprint(topic), namespace=shared_namespace
         )
-    return TopicRelevance(weights, sim, extractor, shared=shared)
+    return TopicRelevance(weights, sim, extractor, shared=shared, form=topic.page_formula3)
 
 
 def _rounded(x: float | None) -> float | None:

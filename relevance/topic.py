@@ -42,6 +42,9 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     description_weight = 0.5           # page relevance = w·Rel(description) + (1-w)·Rel(text)
     struct_weight = 0.5                # μ: that × (1 ± μ) by struct(page url) (Algorithm 3;
                                        # 0 = the paper's page relevance)
+    formula3 = "normalized"            # paper mode's formula 3: "normalized" (affinity / Z,
+                                       # capped at 1, w_d = tf) | "paper" (w_d = tf·idf, as
+                                       # published; relevance.page)
 
     [priority]                         # formula 5
     mode = "calibrated"                # "calibrated" (default: relevance.calibrated, every
@@ -228,6 +231,7 @@ class Topic:
     page_threshold: float = 0.25
     page_description_weight: float = 0.5
     page_struct_weight: float = 0.5
+    page_formula3: str = "normalized"
     similarity: SimilarityConfig = field(default_factory=SimilarityConfig)
     hownet: HowNetConfig = field(default_factory=HowNetConfig)
     candidates: CandidateConfig = field(default_factory=CandidateConfig)
@@ -305,6 +309,7 @@ _TABLES: dict[str, _Spec] = {
         "threshold": ((int, float), (0.0, 1.0)),
         "description_weight": ((int, float), (0.0, 1.0)),
         "struct_weight": ((int, float), (0.0, 1.0)),
+        "formula3": (str, None),
     },
     "priority": {
         "mode": (str, None),
@@ -362,6 +367,7 @@ _CHOICES = {
     ("priority", "focus"): ("soft", "hard"),
     ("priority", "mode"): ("calibrated", "paper"),
     ("urls", "mode"): ("path", "paper"),
+    ("page", "formula3"): ("normalized", "paper"),
     ("classifier", "format"): ("label-text", "text-label"),
 }
 
@@ -637,6 +643,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         page_threshold=float(doc.get("page", {}).get("threshold", 0.5 if calibrated else 0.25)),
         page_description_weight=float(doc.get("page", {}).get("description_weight", 0.5)),
         page_struct_weight=float(doc.get("page", {}).get("struct_weight", 0.5)),
+        page_formula3=str(doc.get("page", {}).get("formula3", "normalized")),
         similarity=similarity,
         hownet=hownet,
         candidates=candidates,

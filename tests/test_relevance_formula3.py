@@ -39,3 +39,24 @@ def test_default_form_normalises_and_caps():
     assert rel.relevance("政府 足球") == pytest.approx(0.5)
     with pytest.raises(ValueError):
         TopicRelevance(WEIGHTS, TableSim(), str.split, form="nope")
+
+
+def test_topic_file_selects_the_form(monkeypatch):
+    """``[page] formula3`` picks the form for a topic; a wrong value names its line."""
+    from relevance import priority
+    from relevance.cache import topic_fingerprint
+    from relevance.topic import parse_topic
+    from topicrawl.errors import TopicFileError
+
+    base = 'name = "t"\n[words]\n"政府" = 1.0\n"经济" = 0.5\n'
+    default = parse_topic(base)
+    paper = parse_topic(base + '[page]\nformula3 = "paper"\n')
+    assert (default.page_formula3, paper.page_formula3) == ("normalized", "paper")
+    # the shared affinity cache never mixes the two forms' affinities
+    assert topic_fingerprint(default) != topic_fingerprint(paper)
+    rel = priority.build_relevance(paper, TableSim())
+    assert rel.form == "paper" and rel.affinity("财政") > 1.0
+    assert priority.build_relevance(default, TableSim()).form == "normalized"
+    with pytest.raises(TopicFileError, match="not one of") as err:
+        parse_topic(base + '[page]\nformula3 = "tfidf"\n')
+    assert err.value.line == 6
