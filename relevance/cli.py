@@ -229,7 +229,12 @@ def cmd_similarity(args) -> int:
 
 
 def _similarity_eval(args, path: str) -> int:
-    from relevance.evaluate import evaluate_similarity, read_pairs, split_pairs
+    from relevance.evaluate import (
+        compare_on_part_pairs,
+        evaluate_similarity,
+        read_pairs,
+        split_pairs,
+    )
 
     pairs = read_pairs(path)
     if args.half != "all":
@@ -240,14 +245,32 @@ def _similarity_eval(args, path: str) -> int:
         f"{'source':27s} {'spearman(covered)':>17s} {'coverage':>9s} {'spearman(all)':>13s} "
         f"{'pearson(covered)':>16s}"
     )
-    for name, src in _sources(args).items():
+    sources = _sources(args)
+    for name, src in sources.items():
         r = evaluate_similarity(name, pairs, src.similarity, src.__contains__)
         print(
             f"{name:27s} {_fmt(r.spearman_covered):>17s} "
             f"{r.covered:4d}/{r.pairs:<4d} {_fmt(r.spearman_all):>13s} "
             f"{_fmt(r.pearson_covered):>16s}"
         )
+    rows = [(name, part) for name in sources for part in _parts_of(name, sources)]
+    if rows:
+        print("\ncombination vs each part, Spearman on the pairs the part covers:")
+        print(f"{'combination':27s} {'part':10s} {'pairs':>5s} {'combination':>11s} {'part':>6s}")
+    for name, part in rows:
+        comb, own = sources[name], sources[part]
+        n, rc, rp = compare_on_part_pairs(pairs, comb.similarity, own.similarity, own.__contains__)
+        print(f"{name:27s} {part:10s} {n:5d} {_fmt(rc):>11s} {_fmt(rp):>6s}")
     return 0
+
+
+def _parts_of(name: str, sources: dict) -> list[str]:
+    """The parts of a combination row of :func:`_combos` ([] for a single source)."""
+    if name == "hybrid":
+        return ["hownet" if "hownet" in sources else "openhownet", "cilin"]
+    if name.startswith("algorithm1(") and name.endswith("+word2vec)"):
+        return [name[len("algorithm1(") : -len("+word2vec)")], "word2vec"]
+    return []
 
 
 def _fmt(x: float) -> str:

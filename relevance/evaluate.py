@@ -116,6 +116,35 @@ def evaluate_similarity(
     )
 
 
+def compare_on_part_pairs(
+    pairs: Sequence[tuple[str, str, float]],
+    combination: Callable[[str, str], float],
+    part: Callable[[str, str], float],
+    part_covers: Callable[[str], bool],
+) -> tuple[int, float, float]:
+    """Spearman of a combination and of one of its parts on the pairs that part covers.
+
+    "A combination is at least as good as each of its parts" is a statement about the same
+    pairs: a combination covers more pairs than its part, and Spearman over two different
+    pair sets does not compare them. Returns (pairs, Spearman of the combination, of the
+    part); nan when fewer than 3 pairs or a constant score."""
+    from scipy.stats import spearmanr
+
+    gold, comb, own = [], [], []
+    for a, b, g in pairs:
+        if part_covers(a) and part_covers(b):
+            gold.append(g)
+            comb.append(combination(a, b))
+            own.append(part(a, b))
+
+    def rho(y: list[float]) -> float:
+        if len(gold) < 3 or len(set(y)) < 2:
+            return float("nan")
+        return float(spearmanr(gold, y).statistic)
+
+    return len(gold), rho(comb), rho(own)
+
+
 def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
     """ROC AUC by the rank-sum (Mann-Whitney) formula, ties counted half."""
     from scipy.stats import rankdata

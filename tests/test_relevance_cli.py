@@ -39,9 +39,13 @@ def test_similarity_words_and_eval(tmp_path, capsys):
     assert main(["similarity", "eval", str(pairs)]) == 0
     out = capsys.readouterr().out
     assert "6 pairs" in out and "5/6" in out  # coverage: one pair has an unknown word
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    first, second = out.split("\n\n")
+    rows = {line.split()[0]: line.split() for line in first.splitlines()[2:]}
     assert set(rows) == {"hownet", "cilin", "hybrid"}  # each source and the combination
     assert "pearson(covered)" in out and all(len(r) == 5 for r in rows.values())
+    # the combination against each part on that part's pairs: (combination, part, pairs)
+    compared = {tuple(line.split()[:3]) for line in second.splitlines()[2:]}
+    assert compared == {("hybrid", "hownet", "5"), ("hybrid", "cilin", "5")}
     assert main(["similarity", "eval", str(pairs), "--half", "tune"]) == 0
     assert "3 pairs (tune)" in capsys.readouterr().out
 
@@ -58,7 +62,19 @@ def test_similarity_eval_with_vectors_rows(tmp_path, capsys):
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("中国\t国家\t3.5\n政治\t经济\t2.0\n人民\t群众\t4.0\n", encoding="utf-8")
     assert main(["similarity", "eval", str(pairs), "--vectors", str(vec)]) == 0
-    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    first, second = capsys.readouterr().out.split("\n\n")
+    names = [line.split()[0] for line in first.splitlines()[2:]]
+    compared = [tuple(line.split()[:2]) for line in second.splitlines()[2:]]
+    assert compared == [
+        ("hybrid", "hownet"),
+        ("hybrid", "cilin"),
+        ("algorithm1(hownet+word2vec)", "hownet"),
+        ("algorithm1(hownet+word2vec)", "word2vec"),
+        ("algorithm1(cilin+word2vec)", "cilin"),
+        ("algorithm1(cilin+word2vec)", "word2vec"),
+        ("algorithm1(hybrid+word2vec)", "hybrid"),
+        ("algorithm1(hybrid+word2vec)", "word2vec"),
+    ]
     assert names == [
         "hownet",
         "cilin",
@@ -227,3 +243,16 @@ def test_precision_recall_f1():
     assert precision_recall_f1([False, False], [True, False]) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
         precision_recall_f1([True], [True, False])
+
+
+def test_compare_on_part_pairs_by_hand():
+    from relevance.evaluate import compare_on_part_pairs
+
+    pairs = [("a", "b", 3.0), ("a", "c", 2.0), ("b", "c", 1.0), ("a", "x", 0.5)]
+    comb = {("a", "b"): 0.9, ("a", "c"): 0.8, ("b", "c"): 0.1, ("a", "x"): 0.95}
+    part = {("a", "b"): 0.1, ("a", "c"): 0.5, ("b", "c"): 0.9}
+    n, rc, rp = compare_on_part_pairs(
+        pairs, lambda a, b: comb[a, b], lambda a, b: part.get((a, b), 0.0), lambda w: w != "x"
+    )
+    # the pair with the word the part does not know is left out of both
+    assert (n, rc, rp) == (3, pytest.approx(1.0), pytest.approx(-1.0))
