@@ -120,6 +120,12 @@ _EDITOR_TAIL = re.compile(
     r"(?:\s+|(?<=[。！？”」）)]))(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编|编辑)[:：]\s*"
     r"[^\s，。：:]{1,20}\s*){1,3}$"
 )
+_ORIGINAL_TITLE = re.compile(_LEAD + r"(?:原标题|原標題|原文标题)" + _SEP)
+#: The same fields in the middle of a merged table cell, between two sentences.
+_EDITOR_MID = re.compile(
+    r"(?<=[。！？”」）)])\s*(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编)[:：]\s*"
+    r"[^\s，。：:]{1,20}\s+){1,3}(?=\S)"
+)
 #: Reprint markers around a title: "[转载]…", "转载：…", "…（转载）".
 _TITLE_MARKS = re.compile(r"^(?:\[转载\]|【转载】|转载[:：])|(?:[（(]转载?[）)])$")
 _EDITOR_ANY = re.compile(r"(?:责任编辑|責任編輯|责编|責編)\s*[:：]")
@@ -613,8 +619,11 @@ class Cleaner:
             (
                 n <= c["max_editor_line_chars"]
                 and _EDITOR_START.match(core)
-                and (n <= 40 or "。" not in core[:-1])  # not a paragraph that opens with a byline
+                # not a paragraph that opens with a byline ("作者：某某 新款…")
+                and (n <= 40 or _ORIGINAL_TITLE.match(core)
+                     or len(_FILLER.sub("", _META_PARTS.sub("", core))) <= 20)
             )
+            or (_NOTE_HEAD.match(core) and _NOTE_HEAD.match(core).end() >= len(core))
             or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)))
             or (n <= 100 and _META_HAS.search(core) and len(_FILLER.sub("", _META_PARTS.sub(
                 "", core))) <= 8)  # fmt: skip
@@ -717,6 +726,13 @@ class Cleaner:
                 for ln, lc, size in zip(kept, link, sizes, strict=True)
             ]
             if c["related"]:
+                for i, ln in enumerate(kept):  # a box's heading: "热点推荐" over its links
+                    if not is_link[i] and _short(ln) and _heads_link_box(tree, ln):
+                        is_link[i] = True
+                        removed["related"] += 1
+                        kept[i] = ""
+                pairs = [(ln, f) for ln, f in zip(kept, is_link, strict=True) if ln]
+                kept, is_link = [p[0] for p in pairs], [p[1] for p in pairs]
                 cut = _related_tail(kept, is_link)
                 if cut < len(kept):
                     removed["related"] += len(kept) - cut
@@ -767,6 +783,9 @@ class Cleaner:
         if m and m.start() > 20:
             line = line[: m.start()].rstrip()
             removed["editor"] += 1
+        line, n = _EDITOR_MID.subn(" ", line)
+        if n:
+            removed["editor"] += n
         return line
 
 
@@ -800,6 +819,35 @@ def _is_title(line: str, heads: str) -> bool:
     core = _TITLE_MARKS.sub("", _strip_markers(line)).strip()
     letters = _letters(core)
     return 4 <= len(letters) <= 60 and "。" not in core[:-1] and letters in heads
+
+
+def _short(line: str) -> bool:
+    """A heading-like line: at most 15 letters, no sentence end."""
+    return 0 < len(_letters(line)) <= 15 and not re.search(r"[。！？!?]$", line.strip())
+
+
+def _heads_link_box(tree: Any, line: str) -> bool:
+    """Whether ``line`` is the text of an element whose box (the element or one of its three
+    nearest ancestors) is at least twice as long as the line and at least half anchor text:
+    the heading of a link list ("热点推荐", "相关阅读")."""
+    try:
+        found = tree.xpath("//*[normalize-space(text())=$t]", t=line.strip())[:3]
+    except (AttributeError, ValueError):
+        return False
+    n = len(_letters(line))
+    for el in found:
+        box = el
+        for _ in range(3):
+            box = box.getparent()
+            if box is None:
+                break
+            total = len(_letters(box.text_content() or ""))
+            if total >= 2 * n:
+                linked = sum(len(_letters(a.text_content() or "")) for a in box.iter("a"))
+                if linked >= 0.5 * total:
+                    return True
+                break
+    return False
 
 
 def _related_tail(lines: list[str], is_link: list[bool]) -> int:

@@ -103,6 +103,11 @@ def main_block_text(tree: Any, min_chars: int = 200) -> str:
     best, n = max(score.items(), key=lambda kv: kv[1])
     if n < min_chars:
         return ""
+    while True:  # a child that holds nearly all of it is the tighter block
+        child = max((c for c in best if score.get(c, 0) >= 0.8 * n), key=score.get, default=None)
+        if child is None:
+            break
+        best, n = child, score[child]
     paras = [
         re.sub(r"\s+", " ", p.text_content() or "").strip()
         for p in best.iter("p")
