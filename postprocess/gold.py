@@ -153,3 +153,41 @@ def summarize(rows: list[tuple[GoldDoc, TokenScore]]) -> list[GroupScore]:
                        sum(f >= 0.95 for f in f1s) / len(f1s), worst)  # fmt: skip
         )
     return out
+
+
+# -- the article-extraction-benchmark's measure (English pages) ------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def shingle_counts(true: str, pred: str, n: int = 4) -> tuple[float, float, float]:
+    """The article-extraction-benchmark's per-document (tp, fp, fn): multiset matching of
+    ``n``-grams of ``\\w+`` tokens, normalised to sum 1 so long texts weigh no more."""
+
+    def grams(text: str) -> Counter[tuple[str, ...]]:
+        toks = _WORD.findall(text or "")
+        return Counter(tuple(toks[i : i + n]) for i in range(max(1, len(toks) - n + 1))
+                       if toks[i : i + n])  # fmt: skip
+
+    t, p = grams(true), grams(pred)
+    tp = float(sum((t & p).values()))
+    fp, fn = float(sum((p - t).values())), float(sum((t - p).values()))
+    s = tp + fp + fn
+    return (tp / s, fp / s, fn / s) if s else (0.0, 0.0, 0.0)
+
+
+def benchmark_prf(counts: list[tuple[float, float, float]]) -> TokenScore:
+    """Mean precision and mean recall over documents, F1 of the two means (the benchmark's
+    ``metrics_from_tp_fp_fns``)."""
+
+    def prec(tp: float, fp: float, fn: float) -> float:
+        return 1.0 if fp == fn == 0 else (0.0 if tp == fp == 0 else tp / (tp + fp))
+
+    def rec(tp: float, fp: float, fn: float) -> float:
+        return 1.0 if fp == fn == 0 else (0.0 if tp == fn == 0 else tp / (tp + fn))
+
+    ps = [prec(*c) for c in counts if c[0] + c[1] > 0]
+    rs = [rec(*c) for c in counts if c[0] + c[2] > 0]
+    p = sum(ps) / len(ps) if ps else 0.0
+    r = sum(rs) / len(rs) if rs else 0.0
+    return TokenScore(p, r, 2 * p * r / (p + r) if p + r else 0.0)
