@@ -223,6 +223,7 @@ def cleaner_at(ref: str):
     path.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("clean_at_ref", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module.Cleaner
 

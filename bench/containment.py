@@ -85,6 +85,26 @@ def pair_scores(pairs, docs: DocCache, methods: list[str], options: dict, name: 
     return s
 
 
+def timing(pairs, docs: DocCache, rounds: int = 4) -> dict[str, float]:
+    """Milliseconds per document of ``check_and_add`` over every document of ``pairs`` into
+    one index, the cascade without and with containment alternating round by round (median)."""
+    import statistics
+    import time
+
+    paths = sorted({p for pair in pairs for p in (pair.a, pair.b)})
+    texts = [docs(p) for p in paths]
+    out: dict[str, list[float]] = {"without": [], "with": []}
+    for r in range(rounds):
+        order = (("without", WITHOUT), ("with", WITH))
+        for name, methods in order if r % 2 == 0 else order[::-1]:
+            c = Cascade(MemoryStorage(), methods)
+            t = time.perf_counter()
+            for i, doc in enumerate(texts):
+                c.check_and_add(str(i), doc)
+            out[name].append((time.perf_counter() - t) / len(texts) * 1000)
+    return {k: statistics.median(v) for k, v in out.items()} | {"docs": len(texts)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
@@ -122,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {label} | {','.join(methods)} | {x} | {s.precision:.3f} | "
                   f"{s.recall:.3f} | {s.f1:.3f} | {s.fp} |")  # fmt: skip
     print(f"\nmax_extra chosen on tune: {chosen['containment']['max_extra']}\n")
+    t = timing(load_pairs(Path(args.generated_set) / "pairs.jsonl"), docs)
+    print(f"Time per document (check_and_add into one index of {t['docs']} generated-set "
+          f"pages, median of 4 alternating rounds): {','.join(WITHOUT)} {t['without']:.2f} ms, "
+          f"with containment {t['with']:.2f} ms ({t['with'] / t['without']:.2f}×)\n")  # fmt: skip
     print("## Local test webs: reprints caught in crawl order\n")
     print("| web | cascade | article pages | copies after the first of a group | caught | "
           "false matches | by method |")  # fmt: skip
