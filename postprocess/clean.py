@@ -753,8 +753,10 @@ class Cleaner:
         return CleanResult(body, None, removed, fallback=fallback)
 
     def _expand(self, lines: list[str], removed: Counter[str]) -> list[str]:
-        """Table rows split into their cells (one line each); a menu cell ("首页 \\| 体育 \\|
-        …": at least three short parts) is removed as navigation."""
+        """Layout-table rows split into their cells (one line each): rows of at most two
+        cells, or with a cell over 60 characters (a data table's row of several short cells
+        stays whole); a menu cell ("首页 \\| 体育 \\| …": at least three short parts) is
+        removed as navigation."""
         if not self.config["tables"]:
             return lines
         out: list[str] = []
@@ -762,6 +764,9 @@ class Cleaner:
             cells = table_cells(line)
             if not cells:  # not a table row, or an empty one (the blank rule counts it)
                 out.append(line)
+                continue
+            if len(cells) > 2 and max(len(x) for x in cells) <= 60:
+                out.append(line)  # a data table's row (several short cells) stays whole
                 continue
             for cell in cells:
                 parts = [x.strip() for x in cell.split("\\|")]

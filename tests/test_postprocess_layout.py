@@ -126,3 +126,10 @@ def test_no_demo_document_keeps_navigation_byline_or_editor_lines(demo_web):
     assert not bad, bad[:5]
     assert set(f1) == {"classic", "modern", "table", "gov"}
     assert all(statistics.mean(v) >= 0.95 for v in f1.values()), f1
+
+
+def test_a_data_table_keeps_its_rows():
+    """Rows of several short cells are data, not layout: they stay whole, numbers and all."""
+    rows = "| Pos. | Piloto | Pontos | Vitórias |\n| 1 | Kyle Busch | 5040 | 5 |\n| 2 | Martin Truex Jr. | 5035 | 7 |"
+    r = Cleaner(min_chars=0).clean(text=f"{BODY}\n{rows}")
+    assert r.text == f"{BODY}\n{rows}" and not r.removed
