@@ -121,9 +121,9 @@ _EDITOR_TAIL = re.compile(
     r"[^\s，。：:]{1,20}\s*){1,3}$"
 )
 _ORIGINAL_TITLE = re.compile(_LEAD + r"(?:原标题|原標題|原文标题)" + _SEP)
-#: The same fields in the middle of a merged table cell, between two sentences.
+#: The same fields in the middle of a merged table cell, after a sentence end or a space.
 _EDITOR_MID = re.compile(
-    r"(?<=[。！？”」）)])\s*(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编)[:：]\s*"
+    r"(?:(?<=[。！？”」）)])|(?<=\s))\s*(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编)[:：]\s*"
     r"[^\s，。：:]{1,20}\s+){1,3}(?=\S)"
 )
 #: Reprint markers around a title: "[转载]…", "转载：…", "…（转载）".
