@@ -362,6 +362,8 @@ class StorePipeline:
         meta["removed"] = dict(result.removed)
         if result.reextracted:
             meta["reextracted"] = True
+        if result.fallback:
+            meta["extractor"] = "readability"
         return result.text, meta, result.dropped
 
     def _spill(self, batch: list[dict[str, Any]]) -> Path:

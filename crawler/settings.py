@@ -108,7 +108,7 @@ TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.
 TOPICRAWL_DEDUP_ENABLED = True
 #: Cascade order; the first method that finds a match decides.
-TOPICRAWL_DEDUP_METHODS = ["exact", "spotsigs"]
+TOPICRAWL_DEDUP_METHODS = ["exact", "spotsigs", "containment"]
 #: Per-method options, e.g. {"spotsigs": {"tau": 0.5}}.
 TOPICRAWL_DEDUP_OPTIONS: dict = {}
 #: Index storage ({"type": "memory"|"sqlite"|"redis", ...}); None: SQLite in JOBDIR when set,

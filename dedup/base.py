@@ -212,6 +212,7 @@ MODULES: dict[str, str] = {
     "featurecode": "dedup.featurecode",
     "spotsigs": "dedup.spotsigs",
     "dwdcs": "dedup.dwdcs",
+    "containment": "dedup.containment",
 }
 
 

@@ -5,7 +5,7 @@ store pipeline. Settings (defaults in ``crawler/settings.py`` or below):
 
 ``TOPICRAWL_DEDUP_ENABLED`` (True)
     False raises ``NotConfigured``.
-``TOPICRAWL_DEDUP_METHODS`` (``["exact", "spotsigs"]``)
+``TOPICRAWL_DEDUP_METHODS`` (``["exact", "spotsigs", "containment"]``)
     Cascade order; names from :data:`dedup.base.MODULES`.
 ``TOPICRAWL_DEDUP_OPTIONS`` (``{}``)
     Per-method options, e.g. ``{"spotsigs": {"tau": 0.5}}``.

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from postprocess.layout import choose_text, table_cells
 from topicrawl.errors import ConfigError, ResourceMissingError
 
 __all__ = [
@@ -64,6 +65,8 @@ LINE_RULES = (
     "custom",
     "host_lines",
     "link_lines",
+    "title",
+    "related",
 )
 
 # --------------------------------------------------------------------------------------------
@@ -94,9 +97,37 @@ _EDITOR_KEYS = (
     "责任编辑|責任編輯|责编|責編|编辑|編輯|主编|审核|審核|审校|校对|校對|监制|值班编辑|"
     "来源|來源|本文来源|文章来源|稿件来源|新闻来源|消息来源|信息来源|资料来源|图片来源|图源|"
     "原标题|原標題|原文标题|原文链接|原创|作者|撰文|记者|記者|通讯员|摄影|攝影|"
-    "出品|策划|发布时间|发布日期|發布時間|更新时间|最后更新|稿源"
+    "出品|策划|发布时间|发布日期|發布時間|更新时间|最后更新|稿源|本文转自|转自|转载自|转载于"
 )
 _EDITOR_START = re.compile(_LEAD + r"(?:" + _EDITOR_KEYS + r")" + _SEP)
+#: A metadata line or table cell: dates, times, page numbers ("第10版"), "KEY：value" fields
+#: and reporter bylines; a line is metadata when little else is left once these are removed
+#: ("2019-07-26 来源：新华网 作者：通讯员 刘洁 当日新闻").
+_META_PARTS = re.compile(
+    r"(?:19|20)\d\d\s*[-年/.]\s*\d{1,2}\s*[-月/.]\s*\d{1,2}\s*日?|\d{1,2}:\d\d(?::\d\d)?|"
+    r"第\s*\d+\s*版|星期[一二三四五六日天]|"
+    r"(?:" + _EDITOR_KEYS + r")\s*[:：丨|]\s*\S{0,20}(?:\s+[\u4e00-\u9fff·]{2,4}(?=\s|$))?|"
+    r"(?:本报|特约|本台|本刊)?(?:记者|通讯员|實習生|实习生)\s*[\u4e00-\u9fff·]{2,3}(?=\s|$)"
+)
+_META_HAS = re.compile(r"(?:19|20)\d\d\s*[-年/.]\s*\d{1,2}|(?:" + _EDITOR_KEYS + r")\s*[:：]")
+#: A reprint note at the head of a paragraph: "编者按：本文转载自…。", "（本文转自…，略有删节）".
+_NOTE_HEAD = re.compile(
+    r"^\s*(?:【编者按】|编者按\s*[:：]|[（(]\s*本文转自)[^。）)]{0,60}?"
+    r"(?:转载|转自|来自|侵权|仅代表|不代表|参考)[^。）)]{0,60}[。）)]\s*"
+)
+#: Source and editor fields glued to the end of a paragraph: "… 来源：新华网 责任编辑：王磊".
+_EDITOR_TAIL = re.compile(
+    r"(?:\s+|(?<=[。！？”」）)]))(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编|编辑)[:：]\s*"
+    r"[^\s，。：:]{1,20}\s*){1,3}$"
+)
+_ORIGINAL_TITLE = re.compile(_LEAD + r"(?:原标题|原標題|原文标题)" + _SEP)
+#: The same fields in the middle of a merged table cell, after a sentence end or a space.
+_EDITOR_MID = re.compile(
+    r"(?:(?<=[。！？”」）)])|(?<=\s))\s*(?:(?:来源|來源|稿源|本文来源|责任编辑|責任編輯|责编)[:：]\s*"
+    r"[^\s，。：:]{1,20}\s+){1,3}(?=\S)"
+)
+#: Reprint markers around a title: "[转载]…", "转载：…", "…（转载）".
+_TITLE_MARKS = re.compile(r"^(?:\[转载\]|【转载】|转载[:：])|(?:[（(]转载?[）)])$")
 _EDITOR_ANY = re.compile(r"(?:责任编辑|責任編輯|责编|責編)\s*[:：]")
 # A stand-alone byline: "扬子晚报记者 张楠", "澎湃新闻记者 段彦超 廖艳", "（记者 陆一夫）".
 _BYLINE = re.compile(
@@ -312,6 +343,7 @@ class CleanResult:
     dropped: str | None = None
     removed: Counter[str] = field(default_factory=Counter)
     reextracted: bool = False
+    fallback: bool = False
 
 
 def _load_tree(html: str | bytes):
@@ -348,13 +380,13 @@ def extract_text(
 
 
 def anchor_texts(tree: Any) -> set[str]:
-    """The whitespace-free texts (≥ 2 characters) of the page's ``<a>`` elements."""
+    """The texts of the page's ``<a>`` elements as letters only (:func:`_letters`, ≥ 2)."""
     out = set()
     if tree is None:
         return out
     for a in tree.iter("a"):
         try:
-            t = re.sub(r"\s+", "", a.text_content())
+            t = _letters(a.text_content())
         except ValueError:
             continue
         if len(t) >= 2:
@@ -362,22 +394,32 @@ def anchor_texts(tree: Any) -> set[str]:
     return out
 
 
+def _letters(text: str) -> str:
+    """Letters only: no space, digits or punctuation (a ranked list's "1 63675 title" is a
+    link line as much as "title")."""
+    return _NON_LETTER.sub("", text)
+
+
+_NON_LETTER = re.compile(r"[\W\d_]+", re.U)
+
+
 def _link_chars(line: str, anchors: set[str], sorted_anchors: list[str], max_len: int) -> int:
-    """How many non-space characters of ``line`` are covered by anchor texts.
+    """How many letters of ``line`` are covered by anchor texts (both compared as letters
+    only, :func:`_letters`).
 
     A line equal to an anchor text is all link; a line up to ``max_len`` characters is also
-    searched for the anchor texts of at least 5 characters it contains (shorter ones, like a
+    searched for the anchor texts of at least 5 letters it contains (shorter ones, like a
     menu's "中国", would count ordinary words as links).
     """
-    s = re.sub(r"\s+", "", line)
+    s = _letters(line)
     if not s:
         return 0
-    if s in anchors or _strip_markers(line).replace(" ", "") in anchors:
+    if s in anchors:
         return len(s)
-    if "|" in s:
+    if "|" in line:
         # a table row (trafilatura writes cells as "| a | b |", a literal "|" as "\\|"): a
         # menu laid out as a table has short cells that are each an anchor text
-        cells = [c for c in _CELL_SPLIT.split(s) if c]
+        cells = [c for c in (_letters(x) for x in _CELL_SPLIT.split(line)) if c]
         linked = sum(len(c) for c in cells if c in anchors)
         if cells and linked == sum(len(c) for c in cells):
             return len(s)
@@ -415,6 +457,10 @@ _DEFAULTS: dict[str, Any] = {
     "navigation": True,
     "host_lines": True,
     "link_lines": True,
+    "title": True,  # the headline repeated in the first lines of the text
+    "related": True,  # a trailing block of link lines and short headings
+    "tables": True,  # layout-table rows split into cells, menu cells removed
+    "fallback": True,  # readability-lxml when trafilatura disagrees with the main block
     "extra_patterns": (),
     # limits
     "max_rule_line_chars": 100,
@@ -511,6 +557,8 @@ class Cleaner:
                 self._stats["kept"] += 1
             if result.reextracted:
                 self._stats["reextracted"] += 1
+            if result.fallback:
+                self._stats["fallback"] += 1
             for rule, n in result.removed.items():
                 self._stats[f"removed/{rule}"] += n
 
@@ -547,7 +595,8 @@ class Cleaner:
         if not self.config["host_lines"]:
             return
         host = _host_of(host, url)
-        lines = [ln for ln in self._lines(self._main_text(html, text, url)) if ln]
+        lines = self._expand(self._lines(self._main_text(html, text, url)), Counter())
+        lines = [ln for ln in lines if ln]
         if host and lines:
             self.host_model.observe(host, lines)
 
@@ -567,8 +616,17 @@ class Cleaner:
         ):
             return "disclaimer"
         if c["editor"] and (
-            (n <= c["max_editor_line_chars"] and _EDITOR_START.match(core))
+            (
+                n <= c["max_editor_line_chars"]
+                and _EDITOR_START.match(core)
+                # not a paragraph that opens with a byline ("作者：某某 新款…")
+                and (n <= 40 or _ORIGINAL_TITLE.match(core)
+                     or len(_FILLER.sub("", _META_PARTS.sub("", core))) <= 20)
+            )
+            or (_NOTE_HEAD.match(core) and _NOTE_HEAD.match(core).end() >= len(core))
             or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)))
+            or (n <= 100 and _META_HAS.search(core) and len(_FILLER.sub("", _META_PARTS.sub(
+                "", core))) <= 8)  # fmt: skip
         ):
             return "editor"
         if c["widget"] and n <= 80:
@@ -622,17 +680,26 @@ class Cleaner:
         elif need_tree:
             tree = html
         main = self._main_text(tree if tree is not None else html, text, url)
-        lines = self._lines(main)
+        fallback = False
+        if c["fallback"] and main and tree is not None:
+            main, source = choose_text(main, tree, _html_str(html, tree))
+            fallback = source != "trafilatura"
+        lines = self._expand(self._lines(main), removed)
         host = _host_of(host, url)
         if c["host_lines"] and observe and host:
             self.host_model.observe(host, [ln for ln in lines if ln])
 
+        heads = _heads_of(tree) if tree is not None and c["title"] else ""
         kept: list[str] = []
         for line in lines:
             if c["navigation"] and _NAV_TAIL.search(line) and len(line) > 20:
                 line = _NAV_TAIL.sub("", line)
                 removed["navigation"] += 1
+            if c["editor"] and len(line) > 40:
+                line = self._trim_editor(line, removed)
             rule = self.line_rule(line)
+            if rule is None and heads and len(kept) < 3 and _is_title(line, heads):
+                rule = "title"  # the headline repeated at the top of the text
             if rule is None and c["host_lines"] and host:
                 if self.host_model.is_boilerplate(host, line):
                     rule = "host_lines"
@@ -641,27 +708,40 @@ class Cleaner:
             else:
                 removed[rule] += 1
         if not any(ln for ln in lines):
-            return CleanResult(None, "no_text", removed)
+            return CleanResult(None, "no_text", removed, fallback=fallback)
 
         anchors = anchor_texts(tree) if tree is not None else set()
         if anchors:
             sorted_anchors = sorted(anchors, key=len, reverse=True)
             max_len = c["max_link_line_chars"]
             link = [_link_chars(ln, anchors, sorted_anchors, max_len) for ln in kept]
-            total = sum(len(re.sub(r"\s+", "", ln)) for ln in kept)
+            sizes = [len(_letters(ln)) for ln in kept]
+            total = sum(sizes)
             if total and sum(link) / total > c["max_link_share"]:
-                return CleanResult(None, "mostly_links", removed)
+                return CleanResult(None, "mostly_links", removed, fallback=fallback)
+            is_link = [
+                bool(size)
+                and len(ln) <= c["max_link_line_chars"]
+                and lc / size >= c["min_link_line_share"]
+                for ln, lc, size in zip(kept, link, sizes, strict=True)
+            ]
+            if c["related"]:
+                for i, ln in enumerate(kept):  # a box's heading: "热点推荐" over its links
+                    if not is_link[i] and _short(ln) and _heads_link_box(tree, ln):
+                        is_link[i] = True
+                        removed["related"] += 1
+                        kept[i] = ""
+                pairs = [(ln, f) for ln, f in zip(kept, is_link, strict=True) if ln]
+                kept, is_link = [p[0] for p in pairs], [p[1] for p in pairs]
+                cut = _related_tail(kept, is_link)
+                if cut < len(kept):
+                    removed["related"] += len(kept) - cut
+                    kept, is_link = kept[:cut], is_link[:cut]
             if c["link_lines"]:
                 title = _title_of(tree)
                 out = []
-                for ln, lc in zip(kept, link, strict=True):
-                    size = len(re.sub(r"\s+", "", ln))
-                    if (
-                        size
-                        and len(ln) <= c["max_link_line_chars"]
-                        and lc / size >= c["min_link_line_share"]
-                        and re.sub(r"\s+", "", ln) not in title
-                    ):
+                for ln, flag in zip(kept, is_link, strict=True):
+                    if flag and re.sub(r"\s+", "", ln) not in title:
                         removed["link_lines"] += 1
                     else:
                         out.append(ln)
@@ -669,8 +749,127 @@ class Cleaner:
 
         body = "\n".join(kept).strip()
         if len(re.sub(r"\s+", "", body)) < c["min_chars"]:
-            return CleanResult(None, "too_short", removed)
-        return CleanResult(body, None, removed)
+            return CleanResult(None, "too_short", removed, fallback=fallback)
+        return CleanResult(body, None, removed, fallback=fallback)
+
+    def _expand(self, lines: list[str], removed: Counter[str]) -> list[str]:
+        """Layout-table rows split into their cells (one line each): rows of at most two
+        cells, or with a cell over 60 characters (a data table's row of several short cells
+        stays whole); a menu cell ("首页 \\| 体育 \\| …": at least three short parts) is
+        removed as navigation."""
+        if not self.config["tables"]:
+            return lines
+        out: list[str] = []
+        for line in lines:
+            cells = table_cells(line)
+            if not cells:  # not a table row, or an empty one (the blank rule counts it)
+                out.append(line)
+                continue
+            if len(cells) > 2 and max(len(x) for x in cells) <= 60:
+                out.append(line)  # a data table's row (several short cells) stays whole
+                continue
+            for cell in cells:
+                parts = [x.strip() for x in cell.split("\\|")]
+                if len(parts) >= 3 and all(len(x) <= 12 for x in parts):
+                    removed["navigation"] += 1
+                    continue
+                out.append(cell.replace("\\|", "|"))
+        return out
+
+    @staticmethod
+    def _trim_editor(line: str, removed: Counter[str]) -> str:
+        """A reprint note at the head and source/editor fields at the tail of a paragraph are
+        cut off (counted as ``editor``); the paragraph stays."""
+        m = _NOTE_HEAD.match(line)
+        if m and m.end() < len(line):
+            line = line[m.end() :]
+            removed["editor"] += 1
+        m = _EDITOR_TAIL.search(line)
+        if m and m.start() > 20:
+            line = line[: m.start()].rstrip()
+            removed["editor"] += 1
+        line, n = _EDITOR_MID.subn(" ", line)
+        if n:
+            removed["editor"] += n
+        return line
+
+
+def _html_str(html: Any, tree: Any) -> str | None:
+    """The page as a string for readability-lxml (decoded bytes, or the serialised tree)."""
+    if isinstance(html, str):
+        return html
+    if isinstance(html, bytes):
+        from topicrawl.extract import decode_html
+
+        return decode_html(html)[0]
+    try:
+        from lxml import html as lxml_html
+
+        return lxml_html.tostring(tree, encoding="unicode")
+    except (TypeError, ValueError):
+        return None
+
+
+def _heads_of(tree: Any) -> str:
+    """The page's <title>, <h1> and og:title texts, letters only, joined."""
+    try:
+        parts = tree.xpath("//title//text() | //h1//text() | //meta[@property='og:title']/@content")
+    except (AttributeError, ValueError):
+        return ""
+    return "\n".join(_letters(p) for p in parts if p)
+
+
+def _is_title(line: str, heads: str) -> bool:
+    """A short line that is the page's headline (reprint markers like "[转载]" aside)."""
+    core = _TITLE_MARKS.sub("", _strip_markers(line)).strip()
+    letters = _letters(core)
+    return 4 <= len(letters) <= 60 and "。" not in core[:-1] and letters in heads
+
+
+def _short(line: str) -> bool:
+    """A heading-like line: at most 15 letters, no sentence end."""
+    return 0 < len(_letters(line)) <= 15 and not re.search(r"[。！？!?]$", line.strip())
+
+
+def _heads_link_box(tree: Any, line: str) -> bool:
+    """Whether ``line`` is the text of an element whose box (the element or one of its three
+    nearest ancestors) is at least twice as long as the line and at least half anchor text:
+    the heading of a link list ("热点推荐", "相关阅读")."""
+    try:
+        found = tree.xpath("//*[normalize-space(text())=$t]", t=line.strip())[:3]
+    except (AttributeError, ValueError):
+        return False
+    n = len(_letters(line))
+    for el in found:
+        box = el
+        for _ in range(3):
+            box = box.getparent()
+            if box is None:
+                break
+            total = len(_letters(box.text_content() or ""))
+            if total >= 2 * n:
+                linked = sum(len(_letters(a.text_content() or "")) for a in box.iter("a"))
+                if linked >= 0.5 * total:
+                    return True
+                break
+    return False
+
+
+def _related_tail(lines: list[str], is_link: list[bool]) -> int:
+    """Index where a trailing "related / hot" block starts (``len(lines)`` when none): the
+    longest tail made only of link lines and short headings (≤ 15 characters, no sentence
+    end) that holds at least two link lines."""
+    cut, links = len(lines), 0
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        short = len(_letters(ln)) <= 15 and not re.search(r"[。！？!?]$", ln.strip())
+        if not (is_link[i] or short):
+            break
+        links += is_link[i]
+        if links >= 2:
+            cut = i
+    # headings right above the block's first link line go with it
+    return cut if links >= 2 else len(lines)
 
 
 def _title_of(tree: Any) -> str:

@@ -478,6 +478,7 @@ def build_web(
                 reprint_of=p.reprint_of,
                 near_miss=p.near_miss,
                 near_miss_of=p.near_miss_of,
+                body=list(p.article.paragraphs),
             )
             purl = site.url(f"/print/{p.num}.html")
             w.html(

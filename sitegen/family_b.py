@@ -546,7 +546,8 @@ def build_web_b(
             w.html(p.url, site, "article", html, enc=enc, category=p.article.category,
                    dup_group=p.dup_group, article_id=p.original_id, title=p.article.title,
                    section=p.section, published=d.isoformat(), reprint_of=p.reprint_of,
-                   near_miss=p.near_miss, near_miss_of=p.near_miss_of)  # fmt: skip
+                   near_miss=p.near_miss, near_miss_of=p.near_miss_of,
+                   body=list(p.article.paragraphs))  # fmt: skip
             w.html(amp, site, "robots_disallowed", tb.render_amp(p.article, site, _site_enc(site)["meta"]),
                    enc=_site_enc(site), category=p.article.category, article_id=p.original_id,
                    title=p.article.title, print_of=p.url)  # fmt: skip

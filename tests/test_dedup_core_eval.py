@@ -8,6 +8,7 @@ import tomllib
 import pytest
 
 from dedup.base import Doc
+from dedup.cascade import DEFAULT_METHODS
 from dedup.evaluate import (
     AntecedentStats,
     Scores,
@@ -96,7 +97,7 @@ def test_eval_command_prints_scores_per_method_and_cascade(pairs_file, capsys):
     spot = scores["spotsigs"]
     assert (spot["tp"], spot["fp"], spot["fn"], spot["tn"]) == (3, 0, 0, 4)
     assert spot["precision"] == 1.0 and spot["recall"] == 1.0 and spot["f1"] == 1.0
-    assert scores["cascade(exact,spotsigs)"]["f1"] == 1.0
+    assert scores[f"cascade({','.join(DEFAULT_METHODS)})"]["f1"] == 1.0
 
 
 def test_eval_options_and_table(pairs_file, capsys):

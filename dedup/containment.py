@@ -1,0 +1,158 @@
+"""Containment: a page that contains most of an accepted document is a duplicate of it.
+
+Resemblance measures (Jaccard, SpotSigs, MinHash) miss a reprint that adds material of its
+own — an editor's note, source lines, a sidebar spliced into the text: the longer the extra
+material, the lower the resemblance, while the copied article is all there. Broder (1997),
+"On the resemblance and containment of documents", defines the containment of A in B as
+
+    c(A, B) = |S(A) ∩ S(B)| / |S(A)|
+
+over the shingle sets S, and estimates it from the MOD-m sample of each set (the shingles
+whose hash is 0 mod m), which keeps the ratio unbiased.
+
+Here a new page B is a duplicate of a stored document A when c(A, B) ≥ ``threshold`` and the
+material of B that is not in A is at most ``max_extra`` of B (1 − |S(A) ∩ S(B)| / |S(B)|). The
+second bound (on the samples and on the lengths in letters; a copy is also at least
+``threshold`` of A's length, so a page holding half of A's text twice is no copy) keeps apart an article followed by a long commentary of its own — a different
+page, the dedup sets' ``commentary`` hard negative — from a reprint with a few extras.
+
+Both texts are compared **after cleaning**: the cleaner's static line rules
+(:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
+navigation lines and table remnants first, so a copy's boilerplate neither hides it nor makes
+two different articles of one site look alike. Shingles are ``k`` consecutive letters (CJK
+characters, Latin letters, digits; punctuation and space dropped).
+
+Index: each document's MOD-``m`` sample (``containment:docs``) and posting sets over its
+MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``) for the candidates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from dedup.base import Doc, PostingIndexDetector, register
+from dedup.storage import IndexStorage
+from topicrawl.errors import ConfigError
+
+_NON_LETTER = re.compile(r"[\W_]+", re.U)
+
+
+def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
+    """The sorted distinct 32-bit hashes (CRC-32 of the UTF-32 shingle: stable across
+    processes, and cheap) ≡ 0 (mod ``m``) of the ``k``-letter shingles of ``text`` (Broder's
+    MOD-m sample)."""
+    raw = _NON_LETTER.sub("", text.lower()).encode("utf-32-le")
+    width = 4 * k
+    return sorted({h for i in range(0, len(raw) - width + 4, 4)
+                   if (h := zlib.crc32(raw[i : i + width])) % m == 0})  # fmt: skip
+
+
+def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
+    """Broder's c(A, B) = |A ∩ B| / |A| on two samples (0.0 for an empty A)."""
+    return len(a & b) / len(a) if a else 0.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A document's shingle sample and its length in letters (the stored features)."""
+
+    hashes: frozenset[int]
+    length: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"h": sorted(self.hashes), "n": self.length})
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> Sample:
+        data = json.loads(raw)
+        return cls(frozenset(data["h"]), int(data["n"]))
+
+
+_CLEANER: Any = None
+
+
+def cleaned(text: str) -> str:
+    """``text`` after the cleaner's table split and static line rules (no host model, no
+    HTML, no page drop)."""
+    global _CLEANER
+    if _CLEANER is None:
+        from postprocess.clean import Cleaner
+
+        _CLEANER = Cleaner(host_lines=False, link_lines=False, min_chars=0, reextract=False,
+                           fallback=False)  # fmt: skip
+    from collections import Counter
+
+    lines = _CLEANER._expand([ln.strip() for ln in text.splitlines()], Counter())
+    return "\n".join(ln for ln in lines if ln and _CLEANER.line_rule(ln) is None)
+
+
+@register("containment")
+class ContainmentDetector(PostingIndexDetector[Sample]):
+    """Stored documents contained in the query (see the module docstring); the match score is
+    the containment c(stored, query).
+
+    Options: ``threshold`` (0.8), ``max_extra`` (0.4), ``k`` (8 letters), ``m`` (4),
+    ``posting_factor`` (4: posting keys are the hashes ≡ 0 mod m·posting_factor),
+    ``min_sample`` (20: shorter documents are not indexed), ``clean`` (true).
+    """
+
+    feature_type = Sample
+
+    def __init__(
+        self,
+        storage: IndexStorage,
+        *,
+        threshold: float = 0.8,
+        max_extra: float = 0.4,
+        k: int = 8,
+        m: int = 4,
+        posting_factor: int = 4,
+        min_sample: int = 20,
+        clean: bool = True,
+        **params: Any,
+    ):
+        super().__init__(storage, **params)
+        if not 0 < threshold <= 1 or not 0 <= max_extra < 1:
+            raise ConfigError("containment threshold must be in (0, 1], max_extra in [0, 1)")
+        if k < 2 or m < 1 or posting_factor < 1 or min_sample < 1:
+            raise ConfigError("containment k ≥ 2, m ≥ 1, posting_factor ≥ 1, min_sample ≥ 1")
+        self.threshold, self.max_extra = float(threshold), float(max_extra)
+        self.k, self.m, self.posting_m = int(k), int(m), int(m) * int(posting_factor)
+        self.min_sample, self.clean = int(min_sample), bool(clean)
+        self._last: tuple[str, Sample] | None = None
+
+    def features(self, doc: Doc) -> Sample:
+        text = doc.text or ""
+        last = self._last  # the cascade queries, then adds, the same document
+        if last is not None and last[0] is text:
+            return last[1]
+        body = cleaned(text) if self.clean else text
+        feats = Sample(frozenset(shingle_sample(body, self.k, self.m)),
+                       len(_NON_LETTER.sub("", body)))  # fmt: skip
+        self._last = (text, feats)
+        return feats
+
+    def posting_keys(self, feats: Sample) -> list[str]:
+        if len(feats.hashes) < self.min_sample:
+            return []
+        return [self.key("p", format(h, "x")) for h in sorted(feats.hashes)
+                if h % self.posting_m == 0]  # fmt: skip
+
+    def score(self, query: Sample, stored: Sample) -> float:
+        common = len(query.hashes & stored.hashes)
+        if not common or len(stored.hashes) < self.min_sample:
+            return 0.0
+        c = common / len(stored.hashes)
+        extra = 1.0 - common / len(query.hashes)
+        if c < self.threshold or extra > self.max_extra:
+            return 0.0
+        # the same bounds on the lengths, which repeated passages do not inflate: a copy is
+        # at least ``threshold`` of the stored text long and adds at most ``max_extra``
+        n_q, n_s = query.length, stored.length
+        if n_q < self.threshold * n_s or n_q * (1.0 - self.max_extra) > n_s:
+            return 0.0
+        return c

@@ -1,0 +1,104 @@
+"""The containment stage of the dedup cascade: a page that contains most of an accepted
+document (compared after cleaning) is its duplicate; half an article or an article with a
+long commentary of its own is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from dedup.base import Doc
+from dedup.cascade import DEFAULT_METHODS, Cascade
+from dedup.containment import ContainmentDetector, containment, shingle_sample
+from dedup.storage import MemoryStorage
+from topicrawl.errors import ConfigError
+
+ARTICLE = [
+    "国务院联防联控机制印发通知，就进一步指导各地准确分析把握疫情和防控形势作出部署。",
+    "通知要求各地科学精准做好防控工作，湖北省和武汉市要全面加强疫情防控，紧紧扭住城乡社区防控和患者救治两个关键。",
+    "北京市要按照外防输入、内防扩散策略，全力做好疫情防控工作，充分发挥严格进京管理协调机制作用。",
+    "全国其他地区要以县域为单位，实施预防为主、外防输入、内防局部扩散策略，继续落实四早措施。",
+    "各地区要根据当前疫情防控形势和要求，突出重点、统筹兼顾、分类指导、分区施策，进一步细化实化防控措施。",
+]
+SIDEBAR = "营销神话低价盘逆市热销半年多价格翻番，购房者说现在买一套房几月前能买两套。"
+OTHER = [
+    "中国男篮以七十七比七十三战胜韩国队，保住进军东京奥运会的希望，姚明本场和球队坐在一起。",
+    "比赛中一个镜头引起了大家的注意，周琦在一次暂停后准备上场时，姚明拉住他在耳边叮嘱了几句。",
+    "随后上半场表现不佳的周琦转变明显，那么姚明到底和周琦说了什么，赛后记者采访了球队。",
+    "周琦在下半场拿下十四分和十三个篮板，外加两次抢断和两记盖帽，成为球队赢球的功臣之一。",
+    "主教练在赛后发布会上表示，球队在防守端做得更好，但进攻端仍然需要更多的耐心和配合。",
+]
+
+
+def text(*paras: str) -> str:
+    return "\n".join(paras)
+
+
+def test_containment_is_broders_ratio_on_samples():
+    a = set(shingle_sample(text(*ARTICLE), k=8, m=1))
+    b = set(shingle_sample(text(*ARTICLE, SIDEBAR), k=8, m=1))
+    assert containment(a, b) == 1.0  # all of A is in B
+    assert 0.7 < containment(b, a) < 1.0  # B's sidebar is not in A
+    assert containment(set(), b) == 0.0
+
+
+def test_reprint_with_extras_is_caught_and_reported_with_its_score():
+    det = ContainmentDetector(MemoryStorage())
+    det.add("orig", Doc(text(*ARTICLE)))
+    reprint = text(
+        "| 首页 \\| 体育新闻 \\| 娱乐新闻 \\| 时政新闻 |", "2019-07-26 来源：新华网 作者：通讯员 刘洁",
+        "编者按：以下内容来自新华网，供读者参考。", *ARTICLE, SIDEBAR, "来源：新华网", "责任编辑：王磊",
+    )  # fmt: skip
+    [m] = det.query(Doc(reprint))
+    assert (m.doc_id, m.method) == ("orig", "containment") and m.score >= 0.95
+
+
+def test_boilerplate_is_cleaned_before_comparing():
+    """Two different articles of one site share menu, byline and editor lines: no match, and
+    a copy whose boilerplate outweighs the extra text is still found."""
+    boiler = ["| 首页 \\| 体育新闻 \\| 娱乐新闻 \\| 时政新闻 |", "来源：京华在线 作者：实习生 张晨",
+              "责任编辑：赵敏", "当前位置：首页 > 时政新闻 > 正文"] * 3  # fmt: skip
+    det = ContainmentDetector(MemoryStorage(), max_extra=0.1)
+    det.add("a", Doc(text(*boiler, *ARTICLE)))
+    assert det.query(Doc(text(*boiler, *OTHER))) == []
+    assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, *boiler, *boiler)))] == ["a"]
+    raw = ContainmentDetector(MemoryStorage(), max_extra=0.1, clean=False)
+    raw.add("a", Doc(text(*ARTICLE)))
+    assert raw.query(Doc(text(*ARTICLE, *boiler, *boiler))) == []  # uncleaned, the lines count
+
+
+def test_half_an_article_and_long_commentary_are_not_duplicates():
+    det = ContainmentDetector(MemoryStorage())
+    det.add("orig", Doc(text(*ARTICLE)))
+    assert det.query(Doc(text(*ARTICLE[:2]))) == []  # half: does not contain the original
+    commentary = text(*ARTICLE, "【网友评论】", *OTHER, *OTHER[:2])  # more new than copied
+    assert det.query(Doc(commentary)) == []
+
+
+def test_default_cascade_ends_with_containment_and_reports_it():
+    assert DEFAULT_METHODS[-1] == "containment"
+    c = Cascade(MemoryStorage())
+    assert c.check_and_add("a", Doc(text(*ARTICLE))).duplicate is None
+    extra = text(*ARTICLE, SIDEBAR, SIDEBAR.replace("购房", "买房"), OTHER[0])
+    d = c.check_and_add("b", Doc(extra)).duplicate
+    assert d is not None and d.doc_id == "a" and d.method in ("spotsigs", "containment")
+    only = Cascade(MemoryStorage(), ["containment"])
+    only.check_and_add("a", Doc(text(*ARTICLE)))
+    d = only.check_and_add("b", Doc(extra)).duplicate
+    assert d is not None and d.method == "containment" and 0.8 <= d.score <= 1.0
+    assert c.counts["spotsigs"] + c.counts["containment"] == 1
+
+
+def test_features_survive_storage_and_removal():
+    storage = MemoryStorage()
+    det = ContainmentDetector(storage)
+    det.add("a", Doc(text(*ARTICLE)))
+    again = ContainmentDetector(storage)  # another process on the same index
+    assert [m.doc_id for m in again.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["a"]
+    again.remove("a")
+    assert det.query(Doc(text(*ARTICLE, SIDEBAR))) == []
+
+
+@pytest.mark.parametrize("opts", [{"threshold": 0}, {"max_extra": 1.0}, {"k": 1}, {"nope": 1}])
+def test_bad_options_are_config_errors(opts):
+    with pytest.raises(ConfigError):
+        ContainmentDetector(MemoryStorage(), **opts)
