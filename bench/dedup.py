@@ -596,21 +596,26 @@ def _rss() -> int:
 
 
 def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: int = 50) -> None:
+    """Every method's index at every size is built first and kept; then the same fresh
+    documents are checked and added in batches that alternate over (size, method), so the
+    shared machine's drift falls on every size and method alike and the growth from the
+    smallest to the largest size is measured side by side."""
     from dedup.base import Doc
     from topicrawl.segment import segment_zh
 
     gen = SentenceDocs()
     segment_zh("预热分词词典")
     methods = ("cascade", "cascade, tokens shared", "datasketch", "rensa")
+    makers = (
+        ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
+        ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
+        ("rensa", RensaBaseline),
+    )
+    idx: dict[tuple[int, str], object] = {}
     results = []
     for size in sizes:
-        gc.collect()
-        idx, mem, build = {}, {}, {}
-        for name, make in (
-            ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
-            ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
-            ("rensa", RensaBaseline),
-        ):
+        mem, build = {}, {}
+        for name, make in makers:
             gc.collect()
             before = _rss()
             t0 = time.perf_counter()
@@ -623,39 +628,44 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
             build[name] = time.perf_counter() - t0
             gc.collect()
             mem[name] = (_rss() - before) / size
-            idx[name] = obj
+            idx[(size, name)] = obj
             print(f"  {size}: built {name} in {build[name]:.0f}s", flush=True)
-        times: dict[str, list[float]] = {m: [] for m in methods}
-        base = 10**7 + size
-        for b in range(0, probe, batch):
-            keys = list(range(base + b, base + b + batch))
-            texts = [gen.text(k) for k in keys]
-            shared = [gen.text(k + 10**6) for k in keys]
-            order = methods if (b // batch) % 2 == 0 else methods[::-1]
-            for m in order:
-                if m == "cascade, tokens shared":
-                    for t in shared:  # page relevance segmented these pages already
-                        segment_zh(t)
-                t1 = time.perf_counter()
-                if m == "cascade":
-                    for k, t in zip(keys, texts, strict=True):
-                        idx["cascade"].check_and_add(f"p{k}", Doc(t))
-                elif m == "cascade, tokens shared":
-                    for k, t in zip(keys, shared, strict=True):
-                        idx["cascade"].check_and_add(f"q{k}", Doc(t))
-                else:
-                    for k, t in zip(keys, texts, strict=True):
-                        idx[m].check_and_add(f"p{k}", t)
-                times[m].append((time.perf_counter() - t1) / batch)
-        res = {"size": size, "mem": mem, "build": build}
+        results.append({"size": size, "mem": mem, "build": build})
+    gc.collect()
+    times: dict[tuple[int, str], list[float]] = {(r["size"], m): [] for r in results for m in methods}
+    base = 10**7
+    cells = list(times)
+    for nb, b in enumerate(range(0, probe, batch)):
+        keys = list(range(base + b, base + b + batch))
+        texts = [gen.text(k) for k in keys]
+        shared = [gen.text(k + 10**6) for k in keys]
+        order = cells if nb % 2 == 0 else cells[::-1]
+        for size, m in order:
+            if m == "cascade, tokens shared":
+                for t in shared:  # page relevance segmented these pages already
+                    segment_zh(t)
+            t1 = time.perf_counter()
+            if m == "cascade":
+                obj = idx[(size, "cascade")]
+                for k, t in zip(keys, texts, strict=True):
+                    obj.check_and_add(f"p{k}", Doc(t))
+            elif m == "cascade, tokens shared":
+                obj = idx[(size, "cascade")]
+                for k, t in zip(keys, shared, strict=True):
+                    obj.check_and_add(f"q{k}", Doc(t))
+            else:
+                obj = idx[(size, m)]
+                for k, t in zip(keys, texts, strict=True):
+                    obj.check_and_add(f"p{k}", t)
+            times[(size, m)].append((time.perf_counter() - t1) / batch)
+    for res in results:
+        size = res["size"]
         for m in methods:
-            res[m] = statistics.median(times[m]) * 1000
-        found = idx["cascade"].counts
-        res["dropped"] = dict(found)
-        results.append(res)
+            res[m] = statistics.median(times[(size, m)]) * 1000
+        res["dropped"] = dict(idx[(size, "cascade")].counts)
         print(f"at {size}: " + ", ".join(f"{m} {res[m]:.3f} ms/doc" for m in methods), flush=True)
-        del idx
-        gc.collect()
+    del idx
+    gc.collect()
     lines += [
         "## Inline throughput (check_and_add, one process)",
         "",
@@ -663,8 +673,10 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "characters; documents share sentences with each other), 20% planted near-duplicates "
         "of an earlier document (`SentenceDocs` in this script). For each size, each method "
         "builds its own index of that many documents; then the same "
-        f"{probe} fresh documents are checked and added in interleaved batches of {batch} "
-        "(methods alternating batch by batch); median per-document time of the batches. "
+        f"{probe} fresh documents are checked and added in interleaved batches of {batch}: "
+        "all sizes' indexes are kept in memory and the batches alternate over every (size, "
+        "method), so the growth with the index size is measured side by side; median "
+        "per-document time of the batches. "
         "**cascade**: the default `Cascade` on the memory backend, from the raw text "
         "(segmentation by rjieba included); **cascade, tokens shared**: the same on pages "
         "that page relevance has just segmented (the crawl's case: `topicrawl.segment` "
@@ -690,9 +702,15 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
             "",
             f"Growth of the per-document time from {a['size']:,} to {b['size']:,} documents: "
             + ", ".join(f"{m} {b[m] / a[m]:.2f}×" for m in methods)
-            + ". (Indexes of different sizes are timed one after the other, so the shared "
-            "machine's drift between them shows in every method alike; rensa's ratio is the "
-            "reference.)",
+            + " (sizes timed interleaved, batch by batch).",
+            "",
+            f"Estimate at {b['size'] * (b['size'] // a['size']):,} documents (the same growth "
+            f"per ×{b['size'] // a['size']} in size): "
+            + ", ".join(
+                f"{m} {b[m] * b[m] / a[m]:.3f} ms/doc ({1000 / (b[m] * b[m] / a[m]):,.0f} docs/s)"
+                for m in methods
+            )
+            + ".",
         ]
     lines += ["", "Index memory per document (RSS growth while building, so approximate):", ""]
     for r in results:

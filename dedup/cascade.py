@@ -121,11 +121,13 @@ class Cascade:
         return None
 
     def add(self, doc_id: str, doc: Doc) -> None:
-        """Index ``doc`` in every method."""
+        """Index ``doc`` in every method (and, unless ``keep="first"``, which never reads
+        them, its length and date for the keep policy)."""
         with self.storage.lock("cascade"):
             for det in self.detectors:
                 det.add(doc_id, doc)
-            self.storage.hset("cascade:meta", doc_id, _doc_meta(doc))
+            if self.keep != "first":
+                self.storage.hset("cascade:meta", doc_id, _doc_meta(doc))
 
     def remove(self, doc_id: str) -> None:
         """Drop ``doc_id`` from every method (recrawl, retention)."""

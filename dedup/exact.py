@@ -7,7 +7,7 @@ import re
 
 from dedup.base import Detector, Doc, Match, register
 from dedup.storage import IndexStorage
-from dedup.text import normalize_text, tokenize
+from dedup.text import joined_tokens, normalize_text
 
 _NO_SPACE = re.compile(r"\s+")
 
@@ -27,10 +27,10 @@ def token_fingerprint(text: str, lang: str = "zh") -> str | None:
     traditional characters simplified, whitespace and punctuation dropped), or None when it
     has none. It reuses the tokenization that SpotSigs (and page relevance) share, so the
     exact stage costs one hash."""
-    toks = tokenize(text, lang)
-    if not toks:
+    joined = joined_tokens(text, lang)
+    if not joined:
         return None
-    return hashlib.sha1("\x00".join(toks).encode("utf-8")).hexdigest()
+    return hashlib.sha1(joined.encode("utf-8")).hexdigest()
 
 
 @register("exact")

@@ -74,6 +74,7 @@ def tokenize(text: str, lang: str = "zh") -> list[str]:
     memo = _TOKENS_MEMO
     if memo[0] is text and memo[1] == lang:
         return memo[2]
+    joined = None
     if is_english(lang):
         out = _EN_TOKEN.findall(normalize(text).lower())
     else:
@@ -82,11 +83,21 @@ def tokenize(text: str, lang: str = "zh") -> list[str]:
         # character (punctuation, spaces), split
         joined = _NON_WORD_TOKEN.sub("", "\x00" + "\x00".join(toks).lower() + "\x00")
         out = joined.split("\x00")[1:-1] if toks and len(joined) > 1 else []
-    _TOKENS_MEMO[:] = [text, lang, out]
+        joined = joined[1:-1] if out else ""
+    _TOKENS_MEMO[:] = [text, lang, out, joined]
     return out
 
 
-_TOKENS_MEMO: list = [None, None, None]
+def joined_tokens(text: str, lang: str = "zh") -> str:
+    """``"\\x00".join(tokenize(text, lang))``, reusing the string :func:`tokenize` built."""
+    toks = tokenize(text, lang)
+    memo = _TOKENS_MEMO
+    if memo[3] is None:
+        memo[3] = "\x00".join(toks)
+    return memo[3]
+
+
+_TOKENS_MEMO: list = [None, None, None, None]
 
 
 @lru_cache(maxsize=8)

@@ -164,3 +164,16 @@ def test_dwdcs_all_senses_lets_the_document_decide():
     assert lex.concepts(["击", "打"], senses="all") == ["g1", "g1"]
     with pytest.raises(ConfigError):
         lex.concepts(["打"], senses="some")
+
+
+def test_packed_signatures_give_the_multiset_jaccard():
+    """The LSH index keeps signatures packed (hashes + counts); its Jaccard is the dict one."""
+    from dedup.spotsigs import _pack, _packed_jaccard
+
+    rng = random.Random(5)
+    words = [f"的:w{i}" for i in range(40)]
+    for _ in range(200):
+        a = Counter({w: rng.randint(1, 3) for w in rng.sample(words, rng.randint(1, 30))})
+        b = Counter({w: rng.randint(1, 3) for w in rng.sample(words, rng.randint(1, 30))})
+        got = _packed_jaccard(_pack(a), sum(a.values()), _pack(b), sum(b.values()))
+        assert got == pytest.approx(multiset_jaccard(a, b))

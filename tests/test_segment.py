@@ -77,3 +77,29 @@ def test_one_segmentation_per_page_text():
     info = segment._segment_long.cache_info()
     assert (info.misses, info.hits) == (1, 1)
     assert "国务院" in words and "国务院" in tokens and "，" not in tokens
+
+
+def test_normalize_is_nfkc():
+    """The fast path (common full-width punctuation replaced, then a NFKC check) gives
+    exactly unicodedata's NFKC, also for text that still needs the full normalization."""
+    import unicodedata
+
+    texts = [
+        "今年，经济（稳定）：增长３．５％！对吗？是的；…　全角ＡＢＣ１２３",
+        "ﾊﾝｶｸ カタカナ ①② ㈱ ﬁ e\u0301 Å",
+        "，\u0301",  # a combining mark after replaced punctuation
+        "plain ascii",
+        "",
+    ]
+    path = data_path("corpus", "cnews_train.txt")
+    with path.open(encoding="utf-8") as fh:
+        texts += [line for _, line in zip(range(300), fh, strict=False)]
+    for t in texts:
+        assert normalize(t) == unicodedata.normalize("NFKC", t)
+
+
+def test_latin_runs_split_with_a_nul_in_a_token():
+    """A token holding NUL takes the token loop; the result is the same rule."""
+    toks = ["a\x00", "eb-5", "签证"]
+    assert segment._jieba_tokens(toks) == ("a", "\x00", "eb", "-", "5", "签证")
+    assert segment._jieba_tokens([]) == ()
