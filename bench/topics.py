@@ -3,7 +3,8 @@
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
-                                 [--runs topicrawl,keyword,breadth-first] [--write FILE]
+                                 [--runs topicrawl,keyword,breadth-first,oracle] [--write FILE]
+                                 [--set SETTING=VALUE ...] [--results STEM]
     python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
 
 Topic files come from :mod:`bench.topicfiles` (χ² words of the THUCNews headlines, or a
@@ -218,18 +219,21 @@ RUN_SETTINGS = {"topicrawl": {}}
 
 
 def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_dir: Path,
-              concurrency: int) -> dict:  # fmt: skip
-    """One crawl of the portal web of (family, seed) for ``category``; its figures."""
+              concurrency: int, extra: dict | None = None) -> dict:  # fmt: skip
+    """One crawl of the portal web of (family, seed) for ``category``; its figures.
+    ``extra``: Scrapy settings added to every run (``crawl --set``)."""
     from dataclasses import asdict
 
-    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS
+    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SETTINGS
     from bench.harvest import CrawlSpec, measure, run_crawl
     from relevance.topic import load_topic
     from sitegen.build import topic_targets
 
     out, truth = ensure_web(family, seed)
     topic = str(topic_paths()[category])
-    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS}.get(run, {})
+    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS,
+                "oracle": ORACLE_SETTINGS}.get(run, {})  # fmt: skip
+    settings = {**settings, **(extra or {})}
     seeds = truth["seeds"]["portal"]
     hosts = {urlsplit(s).hostname for s in seeds}
     targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
@@ -251,7 +255,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     run_dir = OUT / "topics-runs" / f"{stamp}-{os.getpid()}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    results_file = OUT / f"topics-{args.family}.json"
+    results_file = OUT / f"{args.results or f'topics-{args.family}'}.json"
+    extra = dict(kv.split("=", 1) for kv in args.set)
     results = json.loads(results_file.read_text("utf-8")) if results_file.exists() else []
     for seed in parse_seeds(args.seeds):
         out, _ = ensure_web(args.family, seed)
@@ -260,7 +265,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
                 for run in runs:
                     t0 = time.perf_counter()
                     r = crawl_one(args.family, seed, cat, run, proxy.url, run_dir,
-                                  args.concurrency)  # fmt: skip
+                                  args.concurrency, extra)  # fmt: skip
                     results = [x for x in results if (x["seed"], x["category"], x["label"])
                                != (seed, cat, run)] + [r]  # fmt: skip
                     results_file.write_text(json.dumps(results, ensure_ascii=False), "utf-8")
@@ -374,12 +379,16 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--runs", default="topicrawl,keyword,breadth-first")
     c.add_argument("--concurrency", type=int, default=4)
     c.add_argument("--write", type=Path)
+    c.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                   help="a Scrapy setting for every run (e.g. TOPICRAWL_QUERY_VARIANTS_PER_PAGE=0)")
+    c.add_argument("--results", help="results file stem under bench/out (default topics-FAMILY)")
     c.set_defaults(func=cmd_crawl)
     r = sub.add_parser("report", help="print (and write) the figures saved by crawl")
     r.add_argument("--family", default="a")
     r.add_argument("--write", type=Path)
+    r.add_argument("--results", help="results file stem under bench/out (default topics-FAMILY)")
     r.set_defaults(func=lambda a: report(a.family, json.loads(
-        (OUT / f"topics-{a.family}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
+        (OUT / f"{a.results or f'topics-{a.family}'}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)
 
