@@ -5,7 +5,8 @@
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,keyword,breadth-first,oracle] [--write FILE]
                                  [--set SETTING=VALUE ...] [--results STEM]
-    python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
+    python bench/topics.py report [--family b] [--write FILE] [--results STEM,...]
+                                  # from bench/out/topics-b.json (the PNG next to FILE)
 
 Topic files come from :mod:`bench.topicfiles` (χ² words of the THUCNews headlines, or a
 hand-written list for 家居 and 时尚; all weights 1), written into ``bench/out/topics/``.
@@ -283,7 +284,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
     runs = list(dict.fromkeys(r["label"] for r in results))
     seeds = sorted({r["seed"] for r in results})
     lines = [f"Family {family}, seeds {', '.join(map(str, seeds))} (mean over seeds), portal web, "
-             "budget 2 × on-topic pages:", "",
+             "budget 2 × on-topic pages; (n): seeds crawled for the category:", "",
              "| category | " + " | ".join(f"{r} harvest first N | {r} precision | {r} recall"
                                           for r in runs) + " |",
              "|---|" + "---|---|---|" * len(runs)]  # fmt: skip
@@ -297,7 +298,8 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
             per[(c, r)] = m
             cells += [f"{m['harvest_first_n']:.3f}", f"{m['corpus_precision']:.3f}",
                       f"{m['corpus_recall']:.3f}"]  # fmt: skip
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+        n = len({x["seed"] for x in results if x["category"] == c})
+        lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")
     if "topicrawl" in runs:
         t = {c: per[(c, "topicrawl")] for c in cats}
         prec = [v["corpus_precision"] for v in t.values()]
@@ -320,7 +322,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                   f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
     text = "\n".join(lines)
     print(text)
-    plot_curves(family, results, OUT / f"topics-{family}.png")
+    plot_curves(family, results, write.with_suffix(".png") if write else OUT / f"topics-{family}.png")
     if write:
         from bench.harvest import write_doc
 
@@ -386,9 +388,10 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("report", help="print (and write) the figures saved by crawl")
     r.add_argument("--family", default="a")
     r.add_argument("--write", type=Path)
-    r.add_argument("--results", help="results file stem under bench/out (default topics-FAMILY)")
-    r.set_defaults(func=lambda a: report(a.family, json.loads(
-        (OUT / f"{a.results or f'topics-{a.family}'}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
+    r.add_argument("--results", help="results file stems under bench/out, comma-separated "
+                   "(default topics-FAMILY); the crawls of several are pooled")
+    r.set_defaults(func=lambda a: report(a.family, [x for stem in (a.results or f"topics-{a.family}").split(",")
+        for x in json.loads((OUT / f"{stem}.json").read_text("utf-8"))], a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)
 
