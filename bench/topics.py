@@ -2,6 +2,7 @@
 
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
+    python bench/topics.py confusion [--family a] [--seeds 0] [--idf]   # precision lost where
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,keyword,breadth-first,oracle] [--write FILE]
                                  [--set SETTING=VALUE ...] [--results STEM]
@@ -148,6 +149,67 @@ def cmd_fit(args: argparse.Namespace) -> int:
         m = LogisticRegression(C=1.0, max_iter=2000).fit(x, y)
         coef = [round(float(m.intercept_[0]), 2), *(round(float(v), 2) for v in m.coef_[0])]
         print(f"all categories: {coef}")
+    return 0
+
+
+# -- confusion: where literal evidence loses precision --------------------------------------
+def cmd_confusion(args: argparse.Namespace) -> int:
+    """Per topic, the pages that P_lit (the shipped coefficients) accepts at 0.5 although they
+    are not on-topic articles, by kind and category; with ``--idf``, leave-one-category-out
+    precision/recall of P_lit refitted with topic words weighted by their idf over the web's
+    own pages (a proxy for a crawl's), against all weights 1."""
+    import collections
+    import math
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from relevance.evidence import LiteralEvidence
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    pages = [p for s in parse_seeds(args.seeds) for p in web_pages(args.family, s)]
+    rows: dict[str, list] = {"flat": [], "idf": []}
+    for cat, path in topic_paths().items():
+        topic = load_topic(path)
+        ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+        docs = [(ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x)),
+                 ext(p["text"]), p["kind"] == "article" and p["category"] == cat, p)
+                for p in pages]  # fmt: skip
+        ev = LiteralEvidence(topic.weights, ext)
+        tp = fn = 0
+        wrong: collections.Counter = collections.Counter()
+        for head, text, y, p in docs:
+            a = ev.page_probability(ev.page(head, text)) >= 0.5
+            tp += a and y
+            fn += (not a) and y
+            if a and not y:
+                wrong[(p["kind"], p.get("category") or "-")] += 1
+        n_acc = tp + sum(wrong.values())
+        print(f"{args.family}{args.seeds} {cat} P {tp / max(1, n_acc):.2f} R "
+              f"{tp / max(1, tp + fn):.2f} wrongly accepted: {wrong.most_common(4)}", flush=True)  # fmt: skip
+        if not args.idf:
+            continue
+        df = collections.Counter(w for h, t, _, _ in docs for w in set(h + t) if w in topic.weights)
+        idf = {w: math.log((len(docs) + 1) / (df.get(w, 0) + 1)) for w in topic.weights}
+        top = max(idf.values())
+        for name, wts in (("flat", dict(topic.weights)),
+                          ("idf", {w: max(1e-3, v / top) for w, v in idf.items()})):  # fmt: skip
+            e2 = LiteralEvidence(wts, ext)
+            rows[name] += [(cat, e2.page(h, t).features(), y) for h, t, y, _ in docs]
+    for name, rr in rows.items() if args.idf else ():
+        x = np.asarray([r[1] for r in rr])
+        y = np.asarray([r[2] for r in rr])
+        c = np.asarray([r[0] for r in rr])
+        ps, rs = [], []
+        for cat in CATEGORIES:
+            m = LogisticRegression(C=1.0, max_iter=2000).fit(x[c != cat], y[c != cat])
+            pred = m.predict_proba(x[c == cat])[:, 1] >= 0.5
+            tp = int((pred & y[c == cat]).sum())
+            ps.append(tp / max(1, int(pred.sum())))
+            rs.append(tp / max(1, int(y[c == cat].sum())))
+        print(f"{name}: leave-one-category-out P mean {statistics.mean(ps):.3f} min {min(ps):.3f}"
+              f"  R mean {statistics.mean(rs):.3f} min {min(rs):.3f}")  # fmt: skip
     return 0
 
 
@@ -374,6 +436,11 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--em-lambda", type=float, default=1.0)
     g.add_argument("--em-steps", type=int, default=3)
     g.set_defaults(func=cmd_pages)
+    q = sub.add_parser("confusion", help="where literal evidence loses precision (offline)")
+    q.add_argument("--family", default="a")
+    q.add_argument("--seeds", default="0")
+    q.add_argument("--idf", action="store_true", help="also compare idf-weighted topic words")
+    q.set_defaults(func=cmd_confusion)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
     c.add_argument("--family", default="a")
     c.add_argument("--seeds", default="0")
