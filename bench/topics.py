@@ -358,8 +358,8 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
             m = {k: statistics.mean(x[k] for x in xs) if xs else float("nan")
                  for k in ("harvest_first_n", "corpus_precision", "corpus_recall")}  # fmt: skip
             per[(c, r)] = m
-            cells += [f"{m['harvest_first_n']:.3f}", f"{m['corpus_precision']:.3f}",
-                      f"{m['corpus_recall']:.3f}"]  # fmt: skip
+            cells += [f"{m[k]:.3f}" if xs else "—"
+                      for k in ("harvest_first_n", "corpus_precision", "corpus_recall")]
         n = len({x["seed"] for x in results if x["category"] == c})
         lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")
     if "topicrawl" in runs:
