@@ -401,7 +401,8 @@ def plot_curves(family: str, results: list[dict], path: Path) -> None:
 
     cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
     runs = list(dict.fromkeys(r["label"] for r in results))
-    fig, axes = plt.subplots(2, 5, figsize=(16, 6.5), squeeze=False)
+    rows = max(1, (len(cats) + 4) // 5)
+    fig, axes = plt.subplots(rows, 5, figsize=(16, 3.25 * rows + 0.5), squeeze=False)
     xs = [10 * (i + 1) for i in range(10)]
     colors = {"topicrawl": "tab:blue", "keyword": "tab:olive", "breadth-first": "tab:gray"}
     for ax, c in zip(axes.ravel(), cats, strict=False):
@@ -413,6 +414,8 @@ def plot_curves(family: str, results: list[dict], path: Path) -> None:
         ax.set_title(CATEGORIES[c][0])
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(cats):]:
+        ax.set_visible(False)
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"harvest rate vs % of budget (2N), family {family}, words-only topics")
     fig.tight_layout()
