@@ -2,9 +2,12 @@
 
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
+    python bench/topics.py confusion [--family a] [--seeds 0] [--idf]   # precision lost where
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
-                                 [--runs topicrawl,keyword,breadth-first] [--write FILE]
-    python bench/topics.py report [--family b] [--write FILE]      # from bench/out/topics-b.json
+                                 [--runs topicrawl,keyword,breadth-first,oracle] [--write FILE]
+                                 [--set SETTING=VALUE ...] [--results STEM]
+    python bench/topics.py report [--family b] [--write FILE] [--results STEM,...]
+                                  # from bench/out/topics-b.json (the PNG next to FILE)
 
 Topic files come from :mod:`bench.topicfiles` (χ² words of the THUCNews headlines, or a
 hand-written list for 家居 and 时尚; all weights 1), written into ``bench/out/topics/``.
@@ -149,6 +152,67 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- confusion: where literal evidence loses precision --------------------------------------
+def cmd_confusion(args: argparse.Namespace) -> int:
+    """Per topic, the pages that P_lit (the shipped coefficients) accepts at 0.5 although they
+    are not on-topic articles, by kind and category; with ``--idf``, leave-one-category-out
+    precision/recall of P_lit refitted with topic words weighted by their idf over the web's
+    own pages (a proxy for a crawl's), against all weights 1."""
+    import collections
+    import math
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from relevance.evidence import LiteralEvidence
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    pages = [p for s in parse_seeds(args.seeds) for p in web_pages(args.family, s)]
+    rows: dict[str, list] = {"flat": [], "idf": []}
+    for cat, path in topic_paths().items():
+        topic = load_topic(path)
+        ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+        docs = [(ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x)),
+                 ext(p["text"]), p["kind"] == "article" and p["category"] == cat, p)
+                for p in pages]  # fmt: skip
+        ev = LiteralEvidence(topic.weights, ext)
+        tp = fn = 0
+        wrong: collections.Counter = collections.Counter()
+        for head, text, y, p in docs:
+            a = ev.page_probability(ev.page(head, text)) >= 0.5
+            tp += a and y
+            fn += (not a) and y
+            if a and not y:
+                wrong[(p["kind"], p.get("category") or "-")] += 1
+        n_acc = tp + sum(wrong.values())
+        print(f"{args.family}{args.seeds} {cat} P {tp / max(1, n_acc):.2f} R "
+              f"{tp / max(1, tp + fn):.2f} wrongly accepted: {wrong.most_common(4)}", flush=True)  # fmt: skip
+        if not args.idf:
+            continue
+        df = collections.Counter(w for h, t, _, _ in docs for w in set(h + t) if w in topic.weights)
+        idf = {w: math.log((len(docs) + 1) / (df.get(w, 0) + 1)) for w in topic.weights}
+        top = max(idf.values())
+        for name, wts in (("flat", dict(topic.weights)),
+                          ("idf", {w: max(1e-3, v / top) for w, v in idf.items()})):  # fmt: skip
+            e2 = LiteralEvidence(wts, ext)
+            rows[name] += [(cat, e2.page(h, t).features(), y) for h, t, y, _ in docs]
+    for name, rr in rows.items() if args.idf else ():
+        x = np.asarray([r[1] for r in rr])
+        y = np.asarray([r[2] for r in rr])
+        c = np.asarray([r[0] for r in rr])
+        ps, rs = [], []
+        for cat in CATEGORIES:
+            m = LogisticRegression(C=1.0, max_iter=2000).fit(x[c != cat], y[c != cat])
+            pred = m.predict_proba(x[c == cat])[:, 1] >= 0.5
+            tp = int((pred & y[c == cat]).sum())
+            ps.append(tp / max(1, int(pred.sum())))
+            rs.append(tp / max(1, int(y[c == cat].sum())))
+        print(f"{name}: leave-one-category-out P mean {statistics.mean(ps):.3f} min {min(ps):.3f}"
+              f"  R mean {statistics.mean(rs):.3f} min {min(rs):.3f}")  # fmt: skip
+    return 0
+
+
 # -- pages: the page-model settings, offline -------------------------------------------------
 def cmd_pages(args: argparse.Namespace) -> int:
     """Self-training over each category's articles and as many random other article/list
@@ -218,18 +282,21 @@ RUN_SETTINGS = {"topicrawl": {}}
 
 
 def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_dir: Path,
-              concurrency: int) -> dict:  # fmt: skip
-    """One crawl of the portal web of (family, seed) for ``category``; its figures."""
+              concurrency: int, extra: dict | None = None) -> dict:  # fmt: skip
+    """One crawl of the portal web of (family, seed) for ``category``; its figures.
+    ``extra``: Scrapy settings added to every run (``crawl --set``)."""
     from dataclasses import asdict
 
-    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS
+    from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SETTINGS
     from bench.harvest import CrawlSpec, measure, run_crawl
     from relevance.topic import load_topic
     from sitegen.build import topic_targets
 
     out, truth = ensure_web(family, seed)
     topic = str(topic_paths()[category])
-    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS}.get(run, {})
+    settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS,
+                "oracle": ORACLE_SETTINGS}.get(run, {})  # fmt: skip
+    settings = {**settings, **(extra or {})}
     seeds = truth["seeds"]["portal"]
     hosts = {urlsplit(s).hostname for s in seeds}
     targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
@@ -251,7 +318,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     run_dir = OUT / "topics-runs" / f"{stamp}-{os.getpid()}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    results_file = OUT / f"topics-{args.family}.json"
+    results_file = OUT / f"{args.results or f'topics-{args.family}'}.json"
+    extra = dict(kv.split("=", 1) for kv in args.set)
     results = json.loads(results_file.read_text("utf-8")) if results_file.exists() else []
     for seed in parse_seeds(args.seeds):
         out, _ = ensure_web(args.family, seed)
@@ -260,7 +328,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
                 for run in runs:
                     t0 = time.perf_counter()
                     r = crawl_one(args.family, seed, cat, run, proxy.url, run_dir,
-                                  args.concurrency)  # fmt: skip
+                                  args.concurrency, extra)  # fmt: skip
                     results = [x for x in results if (x["seed"], x["category"], x["label"])
                                != (seed, cat, run)] + [r]  # fmt: skip
                     results_file.write_text(json.dumps(results, ensure_ascii=False), "utf-8")
@@ -278,7 +346,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
     runs = list(dict.fromkeys(r["label"] for r in results))
     seeds = sorted({r["seed"] for r in results})
     lines = [f"Family {family}, seeds {', '.join(map(str, seeds))} (mean over seeds), portal web, "
-             "budget 2 × on-topic pages:", "",
+             "budget 2 × on-topic pages; (n): seeds crawled for the category:", "",
              "| category | " + " | ".join(f"{r} harvest first N | {r} precision | {r} recall"
                                           for r in runs) + " |",
              "|---|" + "---|---|---|" * len(runs)]  # fmt: skip
@@ -290,9 +358,10 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
             m = {k: statistics.mean(x[k] for x in xs) if xs else float("nan")
                  for k in ("harvest_first_n", "corpus_precision", "corpus_recall")}  # fmt: skip
             per[(c, r)] = m
-            cells += [f"{m['harvest_first_n']:.3f}", f"{m['corpus_precision']:.3f}",
-                      f"{m['corpus_recall']:.3f}"]  # fmt: skip
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+            cells += [f"{m[k]:.3f}" if xs else "—"
+                      for k in ("harvest_first_n", "corpus_precision", "corpus_recall")]
+        n = len({x["seed"] for x in results if x["category"] == c})
+        lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")
     if "topicrawl" in runs:
         t = {c: per[(c, "topicrawl")] for c in cats}
         prec = [v["corpus_precision"] for v in t.values()]
@@ -315,7 +384,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                   f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
     text = "\n".join(lines)
     print(text)
-    plot_curves(family, results, OUT / f"topics-{family}.png")
+    plot_curves(family, results, write.with_suffix(".png") if write else OUT / f"topics-{family}.png")
     if write:
         from bench.harvest import write_doc
 
@@ -332,7 +401,8 @@ def plot_curves(family: str, results: list[dict], path: Path) -> None:
 
     cats = [c for c in CATEGORIES if any(r["category"] == c for r in results)]
     runs = list(dict.fromkeys(r["label"] for r in results))
-    fig, axes = plt.subplots(2, 5, figsize=(16, 6.5), squeeze=False)
+    rows = max(1, (len(cats) + 4) // 5)
+    fig, axes = plt.subplots(rows, 5, figsize=(16, 3.25 * rows + 0.5), squeeze=False)
     xs = [10 * (i + 1) for i in range(10)]
     colors = {"topicrawl": "tab:blue", "keyword": "tab:olive", "breadth-first": "tab:gray"}
     for ax, c in zip(axes.ravel(), cats, strict=False):
@@ -344,6 +414,8 @@ def plot_curves(family: str, results: list[dict], path: Path) -> None:
         ax.set_title(CATEGORIES[c][0])
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(cats):]:
+        ax.set_visible(False)
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"harvest rate vs % of budget (2N), family {family}, words-only topics")
     fig.tight_layout()
@@ -367,6 +439,11 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--em-lambda", type=float, default=1.0)
     g.add_argument("--em-steps", type=int, default=3)
     g.set_defaults(func=cmd_pages)
+    q = sub.add_parser("confusion", help="where literal evidence loses precision (offline)")
+    q.add_argument("--family", default="a")
+    q.add_argument("--seeds", default="0")
+    q.add_argument("--idf", action="store_true", help="also compare idf-weighted topic words")
+    q.set_defaults(func=cmd_confusion)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
     c.add_argument("--family", default="a")
     c.add_argument("--seeds", default="0")
@@ -374,12 +451,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--runs", default="topicrawl,keyword,breadth-first")
     c.add_argument("--concurrency", type=int, default=4)
     c.add_argument("--write", type=Path)
+    c.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                   help="a Scrapy setting for every run (e.g. TOPICRAWL_QUERY_VARIANTS_PER_PAGE=0)")
+    c.add_argument("--results", help="results file stem under bench/out (default topics-FAMILY)")
     c.set_defaults(func=cmd_crawl)
     r = sub.add_parser("report", help="print (and write) the figures saved by crawl")
     r.add_argument("--family", default="a")
     r.add_argument("--write", type=Path)
-    r.set_defaults(func=lambda a: report(a.family, json.loads(
-        (OUT / f"topics-{a.family}.json").read_text("utf-8")), a.write) or 0)  # fmt: skip
+    r.add_argument("--results", help="results file stems under bench/out, comma-separated "
+                   "(default topics-FAMILY); the crawls of several are pooled")
+    r.set_defaults(func=lambda a: report(a.family, [x for stem in (a.results or f"topics-{a.family}").split(",")
+        for x in json.loads((OUT / f"{stem}.json").read_text("utf-8"))], a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,31 @@ def read_sent_urls(jobdir: str | Path | None) -> list[str]:
     return list(dict.fromkeys(url for _, url, hop in read_sent(jobdir) if url and not hop))
 
 
+def query_variant_budget(base: int, content: int, wasted: int, *, per_page: int) -> int:
+    """How many distinct query strings one path may be requested with: ``base``, plus
+    ``per_page`` for every page fetched under the path with a main text of its own
+    (``content``: at least :data:`MIN_CONTENT_CHARS`, new to the path), less ``per_page``
+    for every other page fetched there (``wasted``: no main text, or a text seen before),
+    never below ``base``.
+
+    A trap (a calendar, an endless feed, session ids, sort orders) yields pages without a text
+    of their own, so its budget stays ``base``; a path whose pages keep bringing new text
+    (``/article.php?id=N``) earns room to be crawled further.
+    """
+    return base + per_page * max(0, content - wasted)
+
+
+#: the shortest main text (non-space characters) that counts as a page's own content for the
+#: trap guard's budget (a calendar day's or a list page's main text is a breadcrumb)
+MIN_CONTENT_CHARS = 100
+
+
+def text_digest(text: str) -> str:
+    """A short digest of a page's main text, whitespace-insensitive (the trap guard's
+    "new to this path" test)."""
+    return hashlib.blake2b("".join(text.split()).encode("utf-8"), digest_size=8).hexdigest()
+
+
 def redis_errors(client: Any) -> tuple[type[Exception], ...]:
     """The exceptions of an unreachable Redis (none without a client)."""
     if client is None:
@@ -77,12 +103,15 @@ def redis_errors(client: Any) -> tuple[type[Exception], ...]:
 class TrapGuardMiddleware:
     """Drops requests that look like crawler traps (calendars, session ids, loops).
 
-    A path may be requested with at most ``max_query_variants`` distinct query strings; URLs
-    longer than ``max_url_length`` or repeating one path segment more than
-    ``max_segment_repeats`` times are dropped. Each drop is counted in the stats.
+    A path may be requested with at most ``max_query_variants`` distinct query strings, plus
+    ``query_variants_per_page`` more for each page fetched there with a main text new to the
+    path, less as many for each page without (:func:`query_variant_budget`); URLs longer than ``max_url_length`` or repeating one path
+    segment more than ``max_segment_repeats`` times are dropped. Each drop is counted in
+    the stats.
 
-    Scale-out: the query strings admitted per path are Redis sets (``TOPICRAWL_TRAP_KEY``,
-    ``SADD`` and ``SCARD`` in one transaction), so the limit holds for all workers together.
+    Scale-out: the query strings admitted per path and the text digests of its pages are
+    Redis sets, its wasted pages a counter (``TOPICRAWL_TRAP_KEY``; ``SADD`` and ``SCARD``
+    in one transaction), so the limit holds for all workers together.
     When Redis does not answer, the worker falls back to its own count (logged, counted as
     ``topicrawl/links/trap_guard_unshared``).
     """
@@ -92,6 +121,7 @@ class TrapGuardMiddleware:
         stats: StatsCollector,
         *,
         max_query_variants: int = 30,
+        query_variants_per_page: int = 0,
         max_url_length: int = 512,
         max_segment_repeats: int = 3,
         jobdir: str | None = None,
@@ -105,6 +135,11 @@ class TrapGuardMiddleware:
         self.journal_file = Path(jobdir) / "topicrawl-trapguard.txt" if jobdir else None
         self.journal: Any = None
         self.max_query_variants = max_query_variants
+        self.query_variants_per_page = query_variants_per_page
+        #: per path, the digests of the main texts fetched there, and the count of pages
+        #: without a text of their own (the budget's growth, :func:`query_variant_budget`)
+        self._content: dict[str, set[str]] = defaultdict(set)
+        self._wasted: Counter[str] = Counter()
         self.max_url_length = max_url_length
         self.max_segment_repeats = max_segment_repeats
         self._variants: dict[str, set[str]] = defaultdict(set)
@@ -118,6 +153,7 @@ class TrapGuardMiddleware:
         mw = cls(
             crawler.stats,
             max_query_variants=s.getint("TOPICRAWL_MAX_QUERY_VARIANTS"),
+            query_variants_per_page=s.getint("TOPICRAWL_QUERY_VARIANTS_PER_PAGE"),
             max_url_length=s.getint("TOPICRAWL_MAX_URL_LENGTH"),
             max_segment_repeats=s.getint("TOPICRAWL_MAX_SEGMENT_REPEATS"),
             jobdir=s.get("JOBDIR"),
@@ -143,7 +179,11 @@ class TrapGuardMiddleware:
                 with self.journal_file.open(encoding="utf-8") as fh:
                     for line in fh:
                         key, sep, query = line.rstrip("\n").partition("\t")
-                        if sep:
+                        if sep and query == "#":  # never a query: a wasted page
+                            self._wasted[key] += 1
+                        elif sep and query.startswith("#"):  # a main text's digest
+                            self._content[key].add(query[1:])
+                        elif sep:
                             self._variants[key].add(query)
             self.journal_file.parent.mkdir(parents=True, exist_ok=True)
             self.journal = self.journal_file.open("a", encoding="utf-8")
@@ -167,7 +207,7 @@ class TrapGuardMiddleware:
             if parts.query not in seen:
                 full = self._shared_full(key, parts.query) if self.redis is not None else None
                 if full is None:  # this worker's own count
-                    full = len(seen) >= self.max_query_variants
+                    full = len(seen) >= self.budget(key)
                 if full:
                     return "query_variants"
                 seen.add(parts.query)
@@ -184,8 +224,12 @@ class TrapGuardMiddleware:
             pipe = self.redis.pipeline(transaction=True)
             pipe.sadd(key, query)
             pipe.scard(key)
-            added, size = pipe.execute()
-            if added and size > self.max_query_variants:
+            pipe.scard(f"{self.key}:content:{path}")
+            pipe.get(f"{self.key}:wasted:{path}")
+            added, size, content, wasted = pipe.execute()
+            budget = query_variant_budget(self.max_query_variants, content, int(wasted or 0),
+                                          per_page=self.query_variants_per_page)  # fmt: skip
+            if added and size > budget:
                 self.redis.srem(key, query)
                 return True
             return False
@@ -194,9 +238,52 @@ class TrapGuardMiddleware:
             log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
             return None
 
+    def budget(self, path: str) -> int:
+        """This worker's query-string budget of ``path`` (``host/path``)."""
+        return query_variant_budget(
+            self.max_query_variants,
+            len(self._content.get(path, ())),
+            self._wasted[path],
+            per_page=self.query_variants_per_page,
+        )
+
+    def observe_page(self, item: Any) -> None:
+        """An item from the spider (a fetched page): under a query-string path, a main text
+        new to the path raises the path's budget, any other page lowers it (shared in Redis
+        in a scale-out)."""
+        parts = urlsplit(item.get("url") or "")
+        if not self.query_variants_per_page or not parts.query:
+            return
+        key = f"{parts.netloc}{parts.path}"
+        text = item.get("text") or ""
+        digest = ""  # a wasted page
+        if sum(not c.isspace() for c in text[: MIN_CONTENT_CHARS * 4]) >= MIN_CONTENT_CHARS:
+            digest = text_digest(text)
+            if digest in self._content[key]:
+                digest = ""
+        if digest:
+            self._content[key].add(digest)
+        else:
+            self._wasted[key] += 1
+        if self.journal is not None:  # "#digest" (never a query string: '#' ends a URL's)
+            self.journal.write(f"{key}\t#{digest}\n")
+            self.journal.flush()
+        if self.redis is not None:
+            try:
+                if digest:
+                    self.redis.sadd(f"{self.key}:content:{key}", digest)
+                else:
+                    self.redis.incr(f"{self.key}:wasted:{key}")
+            except self.redis_errors as exc:
+                self.stats.inc_value("topicrawl/links/trap_guard_unshared")
+                log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
+
     def _filter(self, results: Iterable[Any]) -> Iterable[Any]:
         for obj in results:
-            if isinstance(obj, Request):
+            if not isinstance(obj, Request):
+                if hasattr(obj, "get"):  # a page item
+                    self.observe_page(obj)
+            else:
                 reason = self.allowed(obj.url)
                 if reason:
                     self.stats.inc_value(f"topicrawl/links/trap/{reason}")

@@ -93,6 +93,9 @@ TOPICRAWL_LINK_SCORER = "relevance"
 TOPICRAWL_AFFINITY_REDIS = os.environ.get("TOPICRAWL_REDIS_URL", "")
 #: Trap guard: at most this many URLs that differ only in their query string per path.
 TOPICRAWL_MAX_QUERY_VARIANTS = 30
+#: ... plus this many for each page fetched under the path with a main text new to it, less
+#: as many for each without (``/article.php?id=N`` stays reachable; a calendar stays at 30).
+TOPICRAWL_QUERY_VARIANTS_PER_PAGE = 5
 #: Trap guard: longest URL followed, and most repeats of one path segment.
 TOPICRAWL_MAX_URL_LENGTH = 512
 TOPICRAWL_MAX_SEGMENT_REPEATS = 3

@@ -87,6 +87,7 @@ class CalibratedLinkScorer:
                 em_steps=lc.em_steps,
                 seed=seed or 0,
             )
+            page_model.learner()  # scikit-learn imported at start-up, not mid-crawl
             seed_model(page_model, topic, extract)
         link_model = OnlineLinkModel(learning_rate=lc.link_rate) if lc.link_model else None
         p = topic.priority

@@ -114,13 +114,23 @@ class SelfTrainingPageModel(LearnedModel):
         return False
 
     # -- training ---------------------------------------------------------------------------
+    @staticmethod
+    def learner() -> tuple[Any, Any, Any]:
+        """scikit-learn's (DictVectorizer, TfidfTransformer, LogisticRegression). Importing
+        scikit-learn takes a second or more: a crawl calls this when it builds its scorer, so that the
+        cost is paid at start-up, not by the first page to trigger a training."""
+        from sklearn.feature_extraction import DictVectorizer
+        from sklearn.feature_extraction.text import TfidfTransformer
+        from sklearn.linear_model import LogisticRegression
+
+        return DictVectorizer, TfidfTransformer, LogisticRegression
+
     def retrain(self) -> bool:
         """Train on the confident pages + examples, then one EM-λ step over the unlabelled
         pages. Returns False (model unchanged) while either class has too few labels."""
         import numpy as np
-        from sklearn.feature_extraction import DictVectorizer
-        from sklearn.feature_extraction.text import TfidfTransformer
-        from sklearn.linear_model import LogisticRegression
+
+        DictVectorizer, TfidfTransformer, LogisticRegression = self.learner()  # noqa: N806
 
         labelled = [(c, y, 1.0) for c, y in self.pages if y is not None] + self.fixed
         pos = sum(1 for _, y, _ in labelled if y == 1)
