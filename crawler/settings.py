@@ -88,6 +88,10 @@ TOPICRAWL_SPILL_DIR = "topicrawl-spill"
 #: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
 #: ``from_topic(topic)`` classmethod, e.g. "relevance.linkscore.KeywordLinkScorer".
 TOPICRAWL_LINK_SCORER = "relevance"
+#: Start-up cache of trained topic models (classifier, segmented examples, jieba's tag table;
+#: topicrawl.modelcache): empty means $TOPICRAWL_CACHE, $XDG_CACHE_HOME/topicrawl or
+#: ~/.cache/topicrawl. `topicrawl topic validate FILE` warms it.
+TOPICRAWL_CACHE_DIR = ""
 #: Redis URL of the cross-process word-affinity cache of the relevance engine (workers of
 #: one topic share their word scores); empty: an in-process cache only.
 TOPICRAWL_AFFINITY_REDIS = os.environ.get("TOPICRAWL_REDIS_URL", "")

@@ -84,6 +84,47 @@ def read_documents(paths: Sequence[str | Path], *, label: str | None = None) -> 
                 yield line
 
 
+_WORD_TAGS: dict[str, str] | None = None
+
+
+def jieba_word_tags() -> dict[str, str]:
+    """jieba's dictionary word -> POS tag (``jieba.posseg.dt.word_tag_tab``), through the
+    start-up cache (:mod:`topicrawl.modelcache`, keyed by the SHA-256 of jieba's
+    ``dict.txt``): jieba parses its 350,000-line dictionary in about 0.5-1 s, the cached
+    table (one word list per tag, JSON) loads in a few tens of milliseconds. Do not modify
+    the returned dict."""
+    global _WORD_TAGS
+    if _WORD_TAGS is not None:
+        return _WORD_TAGS
+    import importlib.util
+    from importlib.metadata import version
+
+    from topicrawl import modelcache
+
+    def build() -> dict:
+        import jieba
+        import jieba.posseg
+
+        jieba.setLogLevel(60)
+        groups: dict[str, list[str]] = {}
+        for word, tag in jieba.posseg.dt.word_tag_tab.items():
+            groups.setdefault(tag, []).append(word)
+        return {"tags": {tag: "\n".join(words) for tag, words in groups.items()}}
+
+    spec = importlib.util.find_spec("jieba")
+    dict_file = Path(spec.origin).parent / "dict.txt" if spec and spec.origin else None
+    if dict_file is None or not dict_file.exists() or not modelcache.enabled():
+        value = build()
+    else:
+        key = modelcache.cache_key("jieba-tags", {"jieba": version("jieba")}, files=[dict_file])
+        value = modelcache.cached("jieba-tags", key, build)
+    tags: dict[str, str] = {}
+    for tag, blob in value["tags"].items():
+        tags.update(dict.fromkeys(blob.split("\n"), tag))
+    _WORD_TAGS = tags
+    return tags
+
+
 class CandidateExtractor:
     """Candidate words of a text: jieba segmentation filtered by POS, length and stop words.
 
@@ -113,16 +154,12 @@ class CandidateExtractor:
         self.stop = frozenset(stopwordsiso.stopwords("zh" if language == "zh" else "en"))
         self.unknown_pos = unknown_pos
         self._tags: dict[str, str] = {}
+        self._term_tags: dict[str, str] = {}  # topic terms missing from the dictionary
         self._merge: TermMerger | None = None
         if language == "zh":
-            import jieba
-            import jieba.posseg
-
-            jieba.setLogLevel(60)
-            self._tags = dict(jieba.posseg.dt.word_tag_tab)
+            self._tags = jieba_word_tags()  # shared, read-only
             self._merge = TermMerger(w for w in topic_words if w and " " not in w)
-            for w in self._merge.terms:
-                self._tags.setdefault(w, "nz")
+            self._term_tags = {w: "nz" for w in self._merge.terms if w not in self._tags}
         self._keep: dict[str, bool] = {}
 
     def segment(self, text: str) -> list[str]:
@@ -137,7 +174,8 @@ class CandidateExtractor:
             if len(w) < self.min_length or w in self.stop or not _HAS_WORDCHAR.search(w):
                 k = False
             elif self.language == "zh":
-                k = self._tags.get(w, self.unknown_pos) in self.pos
+                tag = self._tags.get(w) or self._term_tags.get(w, self.unknown_pos)
+                k = tag in self.pos
             else:
                 k = True
             if len(self._keep) < 500_000:
@@ -148,3 +186,23 @@ class CandidateExtractor:
         if not text:
             return []
         return [w for w in self.segment(text) if self._ok(w)]
+
+    def cache_key(self) -> dict:
+        """Everything that decides this extractor's words, for keys of on-disk caches
+        (:mod:`topicrawl.modelcache`): settings, merged terms and the segmenters' versions."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        versions = {}
+        for package in ("jieba", "rjieba", "stopwordsiso"):
+            try:
+                versions[package] = version(package)
+            except PackageNotFoundError:
+                versions[package] = None
+        return {
+            "language": self.language,
+            "pos": sorted(self.pos),
+            "min_length": self.min_length,
+            "unknown_pos": self.unknown_pos,
+            "terms": sorted(self._merge.terms) if self._merge is not None else [],
+            "versions": versions,
+        }

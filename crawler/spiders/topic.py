@@ -225,6 +225,10 @@ class TopicSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         s = crawler.settings
+        if s.get("TOPICRAWL_CACHE_DIR"):  # trained topic models (topicrawl.modelcache)
+            from topicrawl.modelcache import set_cache_dir
+
+            set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
         spider.scorer = spider._build_scorer(
             s.get("TOPICRAWL_LINK_SCORER"),
             s.get("TOPICRAWL_AFFINITY_REDIS") or None,
