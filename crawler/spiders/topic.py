@@ -410,7 +410,8 @@ class TopicSpider(scrapy.Spider):
                 self.best_priority[self._fingerprint(url)] = FETCHED
         try:
             page, codec = self.decoded(response)
-            extracted = extract_page(page.text, page.url)
+            # one parse of the page: extraction and link extraction share the selector's tree
+            extracted = extract_page(page.text, page.url, tree=page.selector.root)
             if self.max_text and len(extracted.text) > self.max_text:
                 stats.inc_value("topicrawl/pages/text_truncated")
                 extracted.text = extracted.text[: self.max_text]
@@ -518,7 +519,8 @@ class TopicSpider(scrapy.Spider):
                 stats.inc_value(f"topicrawl/links/trap/{reason}")
                 continue
             stats.inc_value("topicrawl/links/followed")
-            request = page.follow(
+            # the link extractor's URLs are absolute and escaped already: no urljoin again
+            request = scrapy.Request(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
