@@ -84,18 +84,19 @@ def read_documents(paths: Sequence[str | Path], *, label: str | None = None) -> 
                 yield line
 
 
+_TAG_GROUPS: dict[str, str] | None = None
 _WORD_TAGS: dict[str, str] | None = None
+_EXCLUDED: dict[frozenset, frozenset] = {}
 
 
-def jieba_word_tags() -> dict[str, str]:
-    """jieba's dictionary word -> POS tag (``jieba.posseg.dt.word_tag_tab``), through the
-    start-up cache (:mod:`topicrawl.modelcache`, keyed by the SHA-256 of jieba's
-    ``dict.txt``): jieba parses its 350,000-line dictionary in about 0.5-1 s, the cached
-    table (one word list per tag, JSON) loads in a few tens of milliseconds. Do not modify
-    the returned dict."""
-    global _WORD_TAGS
-    if _WORD_TAGS is not None:
-        return _WORD_TAGS
+def jieba_tag_groups() -> dict[str, str]:
+    """jieba's dictionary as POS tag -> its words (newline-separated), through the start-up
+    cache (:mod:`topicrawl.modelcache`, keyed by the SHA-256 of jieba's ``dict.txt``): jieba
+    parses its 350,000-line dictionary (``jieba.posseg.dt.word_tag_tab``) in 0.5-1 s; the
+    cached groups load in a few milliseconds."""
+    global _TAG_GROUPS
+    if _TAG_GROUPS is not None:
+        return _TAG_GROUPS
     import importlib.util
     from importlib.metadata import version
 
@@ -118,11 +119,34 @@ def jieba_word_tags() -> dict[str, str]:
     else:
         key = modelcache.cache_key("jieba-tags", {"jieba": version("jieba")}, files=[dict_file])
         value = modelcache.cached("jieba-tags", key, build)
-    tags: dict[str, str] = {}
-    for tag, blob in value["tags"].items():
-        tags.update(dict.fromkeys(blob.split("\n"), tag))
-    _WORD_TAGS = tags
-    return tags
+    _TAG_GROUPS = dict(value["tags"])
+    return _TAG_GROUPS
+
+
+def jieba_word_tags() -> dict[str, str]:
+    """jieba's dictionary word -> POS tag (``jieba.posseg.dt.word_tag_tab``), built from
+    :func:`jieba_tag_groups` (≈ 40 MB: an extractor whose POS set admits unknown words
+    reads :func:`excluded_words` instead). Do not modify the returned dict."""
+    global _WORD_TAGS
+    if _WORD_TAGS is None:
+        tags: dict[str, str] = {}
+        for tag, blob in jieba_tag_groups().items():
+            tags.update(dict.fromkeys(blob.split("\n"), tag))
+        _WORD_TAGS = tags
+    return _WORD_TAGS
+
+
+def excluded_words(pos: frozenset) -> frozenset:
+    """The dictionary words whose tag is not in ``pos`` (38,000 of 349,000 for the default
+    POS set): all an extractor needs when unknown words are admitted."""
+    found = _EXCLUDED.get(pos)
+    if found is None:
+        words: set[str] = set()
+        for tag, blob in jieba_tag_groups().items():
+            if tag not in pos:
+                words.update(blob.split("\n"))
+        found = _EXCLUDED[pos] = frozenset(words)
+    return found
 
 
 class CandidateExtractor:
@@ -155,11 +179,17 @@ class CandidateExtractor:
         self.unknown_pos = unknown_pos
         self._tags: dict[str, str] = {}
         self._term_tags: dict[str, str] = {}  # topic terms missing from the dictionary
+        self._excluded: frozenset | None = None  # dictionary words whose tag is not in pos
         self._merge: TermMerger | None = None
         if language == "zh":
-            self._tags = jieba_word_tags()  # shared, read-only
             self._merge = TermMerger(w for w in topic_words if w and " " not in w)
-            self._term_tags = {w: "nz" for w in self._merge.terms if w not in self._tags}
+            if self.unknown_pos in self.pos and "nz" in self.pos:
+                # unknown words and topic terms pass: only the excluded dictionary words
+                # matter (a few MB, where the whole tag table is ≈ 40 MB)
+                self._excluded = excluded_words(self.pos)
+            else:
+                self._tags = jieba_word_tags()  # shared, read-only
+                self._term_tags = {w: "nz" for w in self._merge.terms if w not in self._tags}
         self._keep: dict[str, bool] = {}
 
     def segment(self, text: str) -> list[str]:
@@ -173,6 +203,8 @@ class CandidateExtractor:
         if k is None:
             if len(w) < self.min_length or w in self.stop or not _HAS_WORDCHAR.search(w):
                 k = False
+            elif self._excluded is not None:
+                k = w not in self._excluded
             elif self.language == "zh":
                 tag = self._tags.get(w) or self._term_tags.get(w, self.unknown_pos)
                 k = tag in self.pos

@@ -128,9 +128,9 @@ def test_jieba_tag_table_from_the_cache_is_jiebas(cache):
 
     import relevance.weights as weights
 
-    weights._WORD_TAGS = None
+    weights._WORD_TAGS = weights._TAG_GROUPS = None
     built = weights.jieba_word_tags()  # cold: parsed by jieba, written
-    weights._WORD_TAGS = None
+    weights._WORD_TAGS = weights._TAG_GROUPS = None
     read = weights.jieba_word_tags()  # warm: read back
     assert modelcache.STATS["miss"] == 1 and modelcache.STATS["hit"] == 1
     assert read == built == jieba.posseg.dt.word_tag_tab
@@ -160,3 +160,19 @@ def test_calibrated_scorer_seeds_from_cached_segmented_examples(cache, tmp_path,
         (sorted(c.items()), y, w) for c, y, w in cold.fixed
     ]
     assert len(warm.fixed) == 8
+
+
+def test_extractor_on_the_excluded_words_keeps_the_same_words_as_on_the_tag_table():
+    """The default POS set admits unknown words, so an extractor needs only the 38,000
+    dictionary words of other tags (not the 349,000-word tag table): the same words."""
+    from topicrawl.data import data_path
+
+    lines = data_path("corpus", "cnews_train.txt").read_text(encoding="utf-8").splitlines()
+    terms = ["政府", "全面从严治党", "时政"]
+    compact = CandidateExtractor(topic_words=terms)
+    table = CandidateExtractor(topic_words=terms, unknown_pos="x")  # the tag-table path
+    table.unknown_pos = "nz"
+    assert compact._excluded is not None and table._excluded is None
+    for line in lines[:40]:
+        text = line.split("\t", 1)[1]
+        assert compact(text) == table(text)
