@@ -189,8 +189,8 @@ def postgres(items: list[dict]) -> dict:
     finally:
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    return {"pages": pages, "documents": ndocs, "bytes": full - empty,
-            "bytes_per_page": (full - empty) / max(1, pages)}
+    return {"pages": pages, "documents": ndocs, "bytes": int(full - empty),
+            "bytes_per_page": int(full - empty) / max(1, pages)}
 
 
 def main(argv: list[str] | None = None) -> int:
