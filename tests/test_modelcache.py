@@ -176,3 +176,32 @@ def test_extractor_on_the_excluded_words_keeps_the_same_words_as_on_the_tag_tabl
     for line in lines[:40]:
         text = line.split("\t", 1)[1]
         assert compact(text) == table(text)
+
+
+def test_topic_validate_warms_the_cache_for_the_crawl(cache, tmp_path, monkeypatch, capsys):
+    """`topicrawl topic validate` trains once; building the crawl's scorer then trains
+    nothing."""
+    from relevance.priority import build_scorer
+    from relevance.topic import load_topic
+    from topicrawl.cli import main
+
+    examples = tmp_path / "ex.txt"
+    _examples(examples)
+    topic_file = tmp_path / "t.toml"
+    topic_file.write_text(
+        'name = "t"\n[words]\n"政府" = 1.0\n[priority]\nmode = "calibrated"\n'
+        '[classifier]\nexamples = "ex.txt"\npositive = ["时政"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("TOPICRAWL_CACHE", str(cache))
+    modelcache.set_cache_dir(None)  # the environment variable, as a user's shell sets it
+    calls = _train_counter(monkeypatch)
+    assert main(["topic", "validate", str(topic_file), "--no-load"]) == 0  # no sources
+    assert not calls
+    assert main(["topic", "validate", str(topic_file)]) == 0
+    assert len(calls) == 1 and "start-up cache warm" in capsys.readouterr().out
+    segmented = []
+    monkeypatch.setattr(CandidateExtractor, "__call__",
+                        lambda self, text: segmented.append(text) or [])  # fmt: skip
+    build_scorer(load_topic(topic_file))
+    assert len(calls) == 1 and not segmented
