@@ -80,12 +80,18 @@ class RedisBloomFilter:
             raise ValueError(f"{self.bits} bits per shard exceed a Redis string: use more shards")
         self._add = client.register_script(_ADD)
         self._check = client.register_script(_CHECK)
-        # the bitmap allocated once at its full size (SETRANGE on a new key allocates exactly;
-        # grown bit by bit, Redis would keep up to twice the size)
-        for key in self.keys():
-            client.eval(_ALLOCATE, 1, key, math.ceil(self.bits / 8) - 1)
+        self._allocated = False
+
+    def _allocate(self) -> None:
+        """Allocate the bitmap once at its full size, at the first use (SETRANGE on a new key
+        allocates exactly; grown bit by bit, Redis would keep up to twice the size)."""
+        if not self._allocated:
+            for key in self.keys():
+                self.client.eval(_ALLOCATE, 1, key, math.ceil(self.bits / 8) - 1)
+            self._allocated = True
 
     def _positions(self, fingerprint: str | bytes) -> tuple[str, list[int]]:
+        self._allocate()
         raw = bytes.fromhex(fingerprint) if isinstance(fingerprint, str) else fingerprint
         if len(raw) < 16:
             raise ValueError("a fingerprint of at least 128 bits is needed (SHA-1: 160)")
@@ -133,6 +139,7 @@ class RedisBloomFilter:
 
     def clear(self) -> None:
         self.client.delete(*self.keys())
+        self._allocated = False
 
 
 def bloom_from_settings(client: Any, key: str, settings: Any) -> RedisBloomFilter | None:
