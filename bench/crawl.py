@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import trafilatura  # noqa: E402
+from scrapy import Request  # noqa: E402
 from scrapy.exceptions import DropItem  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
 
@@ -119,7 +120,7 @@ class Pipeline:
         text, codec = decode_html(p["body"], p["header"])
         page = HtmlResponse(url=p["url"], body=text.encode("utf-8"), encoding="utf-8")
         t1 = clock()
-        ex = extract_page(page.text, page.url)
+        ex = extract_page(page.text, page.url, tree=page.selector.root)  # as the spider: one parse
         t2 = clock()
         info = PageInfo(
             url=page.url,
@@ -136,7 +137,7 @@ class Pipeline:
         ]
         scores = spider.scorer.score_links(info, links)
         requests = [
-            page.follow(lk.url, priority=s.priority, meta={"anchor": lk.anchor})
+            Request(lk.url, priority=s.priority, meta={"anchor": lk.anchor})
             for lk, s in zip(links, scores, strict=True)
             if s.follow
         ]

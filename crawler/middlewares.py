@@ -404,10 +404,14 @@ class FetchOnceMiddleware:
         jobdir: str | None = None,
         redis: Any = None,
         key: str = "topicrawl:fetched",
+        bloom: Any = None,
     ):
         self.stats = stats
         self.fingerprint = fingerprint
         self.redis = redis  # a redis.Redis client: the shared set of sent fingerprints
+        #: crawler.seen.RedisBloomFilter instead of the set (TOPICRAWL_SEEN_BLOOM): bounded
+        #: memory in Redis and none in the worker
+        self.bloom = bloom
         self.redis_errors = redis_errors(redis)
         self.key = key
         self.sent: set[str] = set()
@@ -422,12 +426,17 @@ class FetchOnceMiddleware:
     def from_crawler(cls, crawler: Crawler) -> FetchOnceMiddleware:
         s = crawler.settings
         key = s.get("TOPICRAWL_FETCHED_KEY", "topicrawl:%(spider)s:fetched")
+        key = key % {"spider": crawler.spidercls.name}
+        redis = scaleout_redis(s)
+        from crawler.seen import bloom_from_settings
+
         mw = cls(
             crawler.stats,
             crawler.request_fingerprinter.fingerprint,
             jobdir=s.get("JOBDIR"),
-            redis=scaleout_redis(s),
-            key=key % {"spider": crawler.spidercls.name},
+            redis=redis,
+            key=key,
+            bloom=bloom_from_settings(redis, key, s),
         )
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -450,6 +459,8 @@ class FetchOnceMiddleware:
             return True
         if self.redis is not None:
             try:
+                if self.bloom is not None:  # probably sent before: at most p of new URLs
+                    return not self.bloom.add(fp)
                 first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
                 self.stats.inc_value("topicrawl/links/fetch_once_unavailable")

@@ -88,6 +88,10 @@ TOPICRAWL_SPILL_DIR = "topicrawl-spill"
 #: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
 #: ``from_topic(topic)`` classmethod, e.g. "relevance.linkscore.KeywordLinkScorer".
 TOPICRAWL_LINK_SCORER = "relevance"
+#: Start-up cache of trained topic models (classifier, segmented examples, jieba's tag table;
+#: topicrawl.modelcache): empty means $TOPICRAWL_CACHE, $XDG_CACHE_HOME/topicrawl or
+#: ~/.cache/topicrawl. `topicrawl topic validate FILE` warms it.
+TOPICRAWL_CACHE_DIR = ""
 #: Redis URL of the cross-process word-affinity cache of the relevance engine (workers of
 #: one topic share their word scores); empty: an in-process cache only.
 TOPICRAWL_AFFINITY_REDIS = os.environ.get("TOPICRAWL_REDIS_URL", "")
@@ -154,7 +158,8 @@ if REDIS_URL:
     #: scrapy-redis's defaults but 5 s socket timeouts (30 s blocked the event loop per call)
     REDIS_PARAMS = {"socket_timeout": 5, "socket_connect_timeout": 5,
                     "retry_on_timeout": True, "encoding": "utf-8"}  # fmt: skip
-    DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
+    #: scrapy-redis' RFPDupeFilter; its fingerprints in a Bloom filter with TOPICRAWL_SEEN_BLOOM
+    DUPEFILTER_CLASS = "crawler.seen.RedisSeenDupeFilter"
     # -- safe serialization (issue 11): the shared frontier holds JSON, never pickle; an
     # entry that is not a request of ours is counted and skipped (crawler/queues.py)
     SCHEDULER_QUEUE_CLASS = "crawler.queues.RedisPriorityQueue"
@@ -168,6 +173,16 @@ if REDIS_URL:
     #: TrapGuardMiddleware's Redis sets of the query strings admitted per path (one set per
     #: host + path under this prefix): the query-variant limit holds for the whole crawl.
     TOPICRAWL_TRAP_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:trap"
+    #: Seconds an idle worker waits for the shared frontier before closing (the others'
+    #: links arrive later); a spent page budget closes at once.
+    TOPICRAWL_IDLE_BEFORE_CLOSE = 20
+    #: Seen-URL sets (dupefilter and fetched set) as Bloom filters on Redis bitmaps
+    #: (crawler.seen): ~1.8 bytes a URL instead of ~100+, a share ERROR_RATE of new URLs
+    #: skipped as seen; size CAPACITY for the crawl (docs/scale.md). Off: Redis sets.
+    TOPICRAWL_SEEN_BLOOM = False
+    TOPICRAWL_SEEN_BLOOM_CAPACITY = 10_000_000
+    TOPICRAWL_SEEN_BLOOM_ERROR_RATE = 0.001
+    TOPICRAWL_SEEN_BLOOM_SHARDS = 1
     #: The page counter of ``max_pages`` (INCR by every worker): the budget is the crawl's.
     TOPICRAWL_PAGES_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:pages"
     TOPICRAWL_DEDUP_BACKEND = {

@@ -235,21 +235,48 @@ class CalibratedLinkScorer:
 def seed_model(model: SelfTrainingPageModel, topic, extract) -> None:
     """Labelled examples (``[classifier]``), background negatives (``[learning] background``)
     and a saved model (``[learning] model``) seed the page model."""
-    from relevance.classifier import read_examples
+    from relevance.classifier import CLASSIFIER_CODE, read_examples
+    from topicrawl import modelcache
 
     lc = topic.learning
     c = topic.classifier
+    describe = getattr(extract, "cache_key", None)
+    code = ("relevance.calibrated", "relevance.classifier", "relevance.learning.background",
+            *CLASSIFIER_CODE)  # fmt: skip
+
+    def segmented(kind: str, parts: dict, files: list, read) -> dict:
+        """The segmented examples of a file, through the start-up cache (topicrawl.modelcache):
+        segmenting 10,000 headlines is most of this mode's start-up."""
+        if describe is None or not modelcache.enabled():
+            return read()
+        try:
+            key = modelcache.cache_key(kind, {**parts, "tokenize": describe()}, files=files,
+                                       code=code)  # fmt: skip
+        except OSError:  # a missing file: the reader names it
+            return read()
+        return modelcache.cached(kind, key, read)
+
     if c is not None:
         classes = topic.resolve(c.classes) if c.classes else None
-        ex = read_examples(topic.resolve(c.examples), positive=c.positive, fmt=c.format,
-                           classes=classes)  # fmt: skip
-        model.add_examples([extract(t) for t in ex.texts], ex.positive.tolist())
+        path = topic.resolve(c.examples)
+
+        def read_labelled() -> dict:
+            ex = read_examples(path, positive=c.positive, fmt=c.format, classes=classes)
+            return {"docs": [extract(t) for t in ex.texts], "positive": ex.positive.tolist()}
+
+        got = segmented("example-words", {"positive": sorted(c.positive), "format": c.format},
+                        [path] + ([classes] if classes else []), read_labelled)  # fmt: skip
+        model.add_examples(got["docs"], [bool(y) for y in got["positive"]])
     if lc.background:
         from relevance.learning.background import read_background
 
-        docs = read_background(topic.resolve(lc.background), limit=lc.background_limit)
-        model.add_examples([extract(t) for t in docs], [False] * len(docs),
-                           weight=lc.background_weight)  # fmt: skip
+        bg = topic.resolve(lc.background)
+
+        def read_bg() -> dict:
+            return {"docs": [extract(t) for t in read_background(bg, limit=lc.background_limit)]}
+
+        docs = segmented("background-words", {"limit": lc.background_limit}, [bg], read_bg)["docs"]
+        model.add_examples(docs, [False] * len(docs), weight=lc.background_weight)
     if lc.model:
         saved = SelfTrainingPageModel.load(topic.resolve(lc.model))
         model.terms, model.intercept = saved.terms, saved.intercept  # type: ignore[attr-defined]

@@ -179,9 +179,37 @@ class TopicClassifier:
         n_pos = int(examples.positive.sum())
         return cls(vec, model, tokenize, examples=len(words), positives=n_pos)
 
+    @classmethod
+    def from_table(
+        cls,
+        table: Mapping,
+        tokenize: Callable[[str], list[str]],
+    ) -> TopicClassifier:
+        """A classifier from :meth:`to_table` (the start-up cache, :func:`train_cached`):
+        the same probabilities, without scikit-learn (:meth:`probability_sklearn` then
+        raises)."""
+        self = cls.__new__(cls)
+        self.vectorizer = self.model = None
+        self.tokenize = tokenize
+        self.examples = int(table["examples"])
+        self.positives = int(table["positives"])
+        self._terms = {str(w): (float(v[0]), float(v[1])) for w, v in table["terms"].items()}
+        self._intercept = float(table["intercept"])
+        return self
+
+    def to_table(self) -> dict:
+        """The fitted model as JSON: word -> [idf, coefficient], intercept, example counts
+        (floats round-trip exactly through JSON)."""
+        return {
+            "terms": {w: [i, c] for w, (i, c) in self._terms.items()},
+            "intercept": self._intercept,
+            "examples": self.examples,
+            "positives": self.positives,
+        }
+
     @property
     def vocabulary_size(self) -> int:
-        return len(self.vectorizer.vocabulary_)
+        return len(self._terms)
 
     def probability_words(self, docs: Sequence[Sequence[str]]) -> list[float | None]:
         """P(topic | words) of each word list; None where no word is in the vocabulary.
@@ -198,6 +226,8 @@ class TopicClassifier:
         """:meth:`probability_words` through scikit-learn's transform and predict_proba."""
         if not docs:
             return []
+        if self.vectorizer is None:
+            raise ValueError("this classifier was read from the start-up cache: no sklearn model")
         x = self.vectorizer.transform(docs)
         p = self.model.predict_proba(x)[:, 1]
         known = np.diff(x.indptr) > 0
@@ -213,3 +243,50 @@ def mix(formula3: float, probability: float | None, weight: float) -> float:
     if probability is None or weight <= 0.0:
         return formula3
     return (1.0 - weight) * formula3 + weight * probability
+
+
+#: the modules whose code decides a trained classifier (part of the start-up cache key)
+CLASSIFIER_CODE = ("relevance.classifier", "relevance.weights", "topicrawl.segment")
+
+
+def train_cached(
+    path: str | Path,
+    tokenize: Callable[[str], list[str]],
+    *,
+    positive: Sequence[str],
+    fmt: str = "label-text",
+    classes: str | Path | None = None,
+    c: float = 10.0,
+) -> TopicClassifier:
+    """:meth:`TopicClassifier.train` on an example file, through the start-up cache
+    (:mod:`topicrawl.modelcache`): keyed by the files' SHA-256, the settings, the tokenizer's
+    ``cache_key()`` and this code; trained (and written) only when the key is new. A
+    tokenizer without ``cache_key`` is trained every time."""
+    from topicrawl import modelcache
+
+    def train() -> TopicClassifier:
+        ex = read_examples(path, positive=positive, fmt=fmt, classes=classes)
+        return TopicClassifier.train(ex, tokenize, c=c)
+
+    describe = getattr(tokenize, "cache_key", None)
+    if describe is None or not modelcache.enabled():
+        return train()
+    files = [path] + ([classes] if classes else [])
+    try:
+        key = modelcache.cache_key(
+            "classifier",
+            {"positive": sorted(positive), "format": fmt, "c": c, "tokenize": describe()},
+            files=files, code=CLASSIFIER_CODE,
+        )  # fmt: skip
+    except OSError:  # a missing file: read_examples names it
+        return train()
+    table = modelcache.load("classifier", key)
+    if table is not None:
+        try:
+            return TopicClassifier.from_table(table, tokenize)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            modelcache.STATS["bad"] += 1
+    modelcache.STATS["miss"] += 1
+    clf = train()
+    modelcache.store("classifier", key, clf.to_table())
+    return clf

@@ -433,6 +433,14 @@ def cmd_topic_validate(args) -> int:
                 f"{', '.join(topic.classifier.positive)}), {clf.vocabulary_size} words, "
                 f"weight {topic.classifier.weight}"
             )
+        if topic.priority.mode == "calibrated":  # its seeded page model (segmented examples)
+            from relevance.calibrated import CalibratedLinkScorer
+
+            CalibratedLinkScorer.from_topic(topic)
+        from topicrawl import modelcache
+
+        if modelcache.enabled():  # what a crawl of this topic now reads at start-up
+            print(f"start-up cache warm: {modelcache.cache_dir()}")
     print(f"{args.file}: ok ({topic.name}, {len(topic.weights)} words)")
     return 0
 

@@ -605,9 +605,11 @@ def read_glossary(path: Path) -> list[tuple[str, str, str]]:
 
 
 def cache_dir() -> Path:
-    """Cache directory for parsed dictionaries: $TOPICRAWL_CACHE or ~/.cache/topicrawl."""
-    env = os.environ.get("TOPICRAWL_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "topicrawl"
+    """Cache directory for parsed dictionaries: :func:`topicrawl.modelcache.cache_dir`
+    ($TOPICRAWL_CACHE, else $XDG_CACHE_HOME/topicrawl or ~/.cache/topicrawl)."""
+    from topicrawl.modelcache import cache_dir as _cache_dir
+
+    return _cache_dir()
 
 
 def _cache_file(glossary: Path, whole: Path, params: dict) -> Path | None:

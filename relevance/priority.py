@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from relevance.classifier import TopicClassifier, mix, read_examples
+from relevance.classifier import TopicClassifier, mix, train_cached
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
@@ -84,8 +84,9 @@ def build_classifier(topic: Topic, relevance: TopicRelevance) -> TopicClassifier
         raise ValueError(f"topic {topic.name!r} has no [classifier] table")
     path = topic.resolve(c.examples)
     classes = topic.resolve(c.classes) if c.classes else None
-    examples = read_examples(path, positive=c.positive, fmt=c.format, classes=classes)
-    return TopicClassifier.train(examples, relevance.extract, c=c.c)
+    # trained once per topic and data (the start-up cache, topicrawl.modelcache)
+    return train_cached(path, relevance.extract, positive=c.positive, fmt=c.format,
+                        classes=classes, c=c.c)  # fmt: skip
 
 
 class SemanticLinkScorer:

@@ -207,3 +207,46 @@ def test_a_worker_stops_when_the_crawl_has_spent_its_budget(small_web, proxy, re
     assert store.count_pages(run.id) == 5
     assert final_stat(done.stderr, "topicrawl/pages/fetched") == 5
     assert "'finish_reason': 'max_pages'" in done.stderr
+
+
+def test_an_idle_worker_waits_for_the_shared_frontier_until_the_budget_is_spent(
+    tmp_path, monkeypatch
+):
+    """A worker whose shared frontier is momentarily empty stays open (the other workers'
+    links arrive later) for TOPICRAWL_IDLE_BEFORE_CLOSE seconds, and closes at once when the
+    crawl's page budget is spent."""
+    from scrapy.exceptions import DontCloseSpider
+
+    import crawler.spiders.topic as topic_module
+    from crawler.spiders.topic import TopicSpider
+
+    class Counter:
+        value = 3
+
+        def get(self, key):
+            return str(self.value).encode()
+
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    spider = TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=5)
+    stats = _Stats()
+    stats.get_value = lambda key, default=None: 1  # pages were fetched: not a seed failure
+    spider.crawler = type("C", (), {"stats": stats})()
+    spider.share_page_budget(Counter(), "k")
+    spider.spider_idle()  # not a scale-out worker: closes
+    spider.shared_frontier, spider.idle_before_close = True, 20.0
+    clock = [100.0]
+    monkeypatch.setattr(topic_module.time, "monotonic", lambda: clock[0])
+    for _ in range(3):
+        with pytest.raises(DontCloseSpider):
+            spider.spider_idle()
+        clock[0] += 5
+    clock[0] += 10  # idle for 25 s in all: closes
+    spider.spider_idle()
+    assert stats.values["topicrawl/frontier/idle_waits"] == 3
+    spider._idle_since = None  # a page was parsed meanwhile
+    with pytest.raises(DontCloseSpider):
+        spider.spider_idle()
+    Counter.value = 5  # the crawl's budget is spent: no waiting
+    spider._idle_since = None
+    spider.spider_idle()

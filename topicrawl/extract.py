@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import charset_normalizer
 import trafilatura
@@ -120,9 +121,17 @@ def detect_language(text: str, declared: str | None = None) -> str:
     return "en" if sample else "und"
 
 
-def extract_page(html: str, url: str | None = None) -> Extracted:
-    """Title, meta description and keywords, main text (trafilatura), date and language."""
-    tree = lxml_html.fromstring(html) if html.strip() else None
+def extract_page(html: str, url: str | None = None, *, tree: Any = None) -> Extracted:
+    """Title, meta description and keywords, main text (trafilatura), date and language.
+
+    ``tree``: the page already parsed by ``lxml.html`` (an ``HtmlElement``, e.g. the root of
+    a Scrapy response's selector, ``response.selector.root``), so that extraction and link
+    extraction share one parse; it is not modified (trafilatura and htmldate work on copies).
+    """
+    if tree is not None and not isinstance(tree, lxml_html.HtmlElement):
+        tree = None  # not an lxml.html tree (an XML selector): parse the text
+    if tree is None:
+        tree = lxml_html.fromstring(html) if html.strip() else None
     if tree is None:
         return Extracted("", "", "", "", None, "und")
     title = _clean(" ".join(tree.xpath("//title//text()")))

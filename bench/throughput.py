@@ -1,0 +1,142 @@
+"""Pages per second, CPU and peak memory of ``scrapy crawl topic`` against a plain Scrapy
+spider that only follows links breadth-first (bench/bfs_spider.py), on the same local web,
+same concurrency, AutoThrottle off, crawls interleaved (plain, topic, plain, topic …) so that
+the shared machine's drift hits both alike.
+
+    python bench/throughput.py [--pages 600] [--pairs 2] [--concurrency 16] [--topic FILE]
+                               [--latency-ms 0]
+
+pages/s = responses received / Scrapy's ``elapsed_time_seconds`` (spider open to close);
+CPU = user + system seconds of the crawl process; peak memory = its maximum RSS. Every
+process is ``nice``d. Targets (issue 16): topic ≥ 0.8× the plain spider's pages/s, peak
+memory ≤ 2×.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.harvest import OUT, ensure_web  # noqa: E402
+from sitegen.server import ServerProcess, crawl_command  # noqa: E402
+
+#: runs a command and prints its children's peak RSS (KiB) and CPU seconds as JSON
+MEASURE = (
+    "import json, resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,"
+    " text=True)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stderr.write(p.stderr)\n"
+    "print(json.dumps({'rc': p.returncode, 'maxrss_kb': u.ru_maxrss,"
+    " 'cpu_s': u.ru_utime + u.ru_stime}))\n"
+)
+
+
+def _stat(log: str, key: str) -> float | None:
+    m = re.search(rf"'{re.escape(key)}': ([0-9.]+)", log)
+    return float(m.group(1)) if m else None
+
+
+def run(cmd: list[str], env: dict, cwd: Path) -> dict:
+    proc = subprocess.run(["nice", sys.executable, "-c", MEASURE, *cmd], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if out["rc"] != 0:
+        raise RuntimeError(f"crawl failed ({out['rc']}): {proc.stderr[-3000:]}")
+    log = proc.stderr
+    responses = _stat(log, "response_received_count") or 0
+    elapsed = _stat(log, "elapsed_time_seconds") or float("nan")
+    return {
+        "responses": int(responses),
+        "elapsed_s": elapsed,
+        "pages_per_s": responses / elapsed,
+        "cpu_s": out["cpu_s"],
+        "cpu_ms_per_page": 1000 * out["cpu_s"] / max(1, responses),
+        "peak_mb": out["maxrss_kb"] / 1024,
+        "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
+    }
+
+
+def plain(proxy: str, seeds: list[str], pages: int, concurrency: int, tmp: Path) -> dict:
+    settings = {
+        "CLOSESPIDER_PAGECOUNT": pages, "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency, "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0, "ROBOTSTXT_OBEY": True, "COOKIES_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "INFO",
+    }  # fmt: skip
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "bfs_spider.py"),
+           "-a", f"seeds={','.join(seeds)}"]  # fmt: skip
+    for k, v in settings.items():
+        cmd += ["-s", f"{k}={v}"]
+    env = {**os.environ, "http_proxy": proxy, "HTTP_PROXY": proxy, "no_proxy": ""}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    return run(cmd, env, tmp)  # outside the project: Scrapy's default settings
+
+
+def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file: str,
+          tmp: Path, n: int) -> dict:  # fmt: skip
+    settings = {
+        "TOPICRAWL_DB_URL": f"sqlite:///{tmp}/topic-{n}.db", "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency, "TOPICRAWL_PROGRESS_INTERVAL": 0,
+        "LOG_LEVEL": "INFO",
+    }  # fmt: skip
+    cmd, env = crawl_command(proxy, seeds, topic_file, args={"max_pages": pages},
+                             settings=settings)  # fmt: skip
+    return run(cmd, env, ROOT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", type=int, default=600)
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--topic", default="topics/shizheng.toml")
+    ap.add_argument("--latency-ms", type=float, default=0.0)
+    ap.add_argument("--web", type=Path, default=OUT / "web_large")
+    args = ap.parse_args(argv)
+    truth = ensure_web(args.web, 0, rebuild=False)
+    seeds = truth["seeds"]["portal"]
+    rows: dict[str, list[dict]] = {"plain BFS spider": [], "scrapy crawl topic": []}
+    with tempfile.TemporaryDirectory() as tmp, ServerProcess(args.web,
+                                                             latency_ms=args.latency_ms) as srv:
+        for i in range(args.pairs):
+            rows["plain BFS spider"].append(plain(srv.url, seeds, args.pages, args.concurrency,
+                                                  Path(tmp)))  # fmt: skip
+            rows["scrapy crawl topic"].append(topic(srv.url, seeds, args.pages, args.concurrency,
+                                                    args.topic, Path(tmp), i))  # fmt: skip
+            for name, rs in rows.items():
+                r = rs[-1]
+                print(f"pair {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f} s"
+                      f" = {r['pages_per_s']:.1f} pages/s, CPU {r['cpu_ms_per_page']:.1f} ms/page,"
+                      f" peak {r['peak_mb']:.0f} MB ({r['finish']})", flush=True)  # fmt: skip
+    med = {n: {k: statistics.median(r[k] for r in rs)
+               for k in ("pages_per_s", "cpu_ms_per_page", "peak_mb")}
+           for n, rs in rows.items()}  # fmt: skip
+    print(f"\n{args.pages}-page budget, concurrency {args.concurrency}, latency "
+          f"{args.latency_ms:g} ms, {args.pairs} interleaved pairs (median); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    print("| spider | pages/s | CPU ms/page | peak RSS MB |\n|---|---|---|---|")
+    for n, m in med.items():
+        print(f"| {n} | {m['pages_per_s']:.1f} | {m['cpu_ms_per_page']:.1f} | {m['peak_mb']:.0f} |")
+    t, p = med["scrapy crawl topic"], med["plain BFS spider"]
+    ratios = [a["pages_per_s"] / b["pages_per_s"] for a, b in
+              zip(rows["scrapy crawl topic"], rows["plain BFS spider"], strict=True)]  # fmt: skip
+    print(f"\ntopic / plain: pages/s {t['pages_per_s'] / p['pages_per_s']:.2f}× (pairs: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)}; target ≥ 0.8×), peak memory "
+          f"{t['peak_mb'] / p['peak_mb']:.2f}× (target ≤ 2×)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
