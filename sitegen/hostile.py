@@ -78,12 +78,14 @@ class HostileWeb:
     """The pages of the hostile web; :meth:`respond` answers one URL."""
 
     def __init__(self, articles: int = 60, *, endless: bool = False, slow: float = 5.0,
-                 farm_links: int = 200_000, bomb_bytes: int = 1 << 30, seed: int = 7):  # fmt: skip
+                 farm_links: int = 200_000, bomb_bytes: int = 1 << 30, seed: int = 7,
+                 plain: bool = False):  # fmt: skip
         self.articles = articles
         self.endless = endless
         self.slow = slow
         self.farm_links = farm_links
         self.seed = seed
+        self.plain = plain  # articles only: no hostile page is linked
         self._bomb_bytes = bomb_bytes
         self._bomb: bytes | None = None
         self._corpus: list[str] | None = None
@@ -118,7 +120,7 @@ class HostileWeb:
         links = [(f"/a/{m}.html", self.headline(m)) for m in self._next(n)]
         if n % 10 == 0 and (self.endless or n < self.articles):
             links.append((f"/stray/{n}.html", self.headline(n)))
-        if n % 5 == 0:  # one hostile entry point per five articles, in turn
+        if n % 5 == 0 and not self.plain:  # one hostile entry point per five articles, in turn
             links.append((HOSTILE[(n // 5) % len(HOSTILE)].format(n=n), "政府工作会议日程"))
         return "".join(f'<li><a href="{href}">{anchor}</a></li>' for href, anchor in links)
 
@@ -255,10 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--endless", action="store_true")
     ap.add_argument("--slow", type=float, default=5.0, help="seconds the slow page takes")
     ap.add_argument("--farm-links", type=int, default=200_000)
+    ap.add_argument("--plain", action="store_true", help="articles only, nothing hostile")
     ap.add_argument("--port", type=int, default=0)
     args = ap.parse_args(argv)
     web = HostileWeb(args.articles, endless=args.endless, slow=args.slow,
-                     farm_links=args.farm_links)  # fmt: skip
+                     farm_links=args.farm_links, plain=args.plain)  # fmt: skip
     server = make_server(web, args.port)
     print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
