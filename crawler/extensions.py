@@ -57,6 +57,7 @@ class CrawlProgress:
         self.db_url = db_url or None
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self._store: Any = None
+        self._recording = False  # a snapshot is being written (by a thread)
         #: "log" (log lines only), "tty" (a live status line) or "plain" (printed lines)
         self.mode = mode
         self.stream = stream or sys.stderr
@@ -142,6 +143,9 @@ class CrawlProgress:
             "links_followed": stats.get_value("topicrawl/links/followed", 0),
             "links_dropped": stats.get_value("topicrawl/links/dropped", 0),
             "errors": failed_requests(stats.get_stats()),
+            # pages fetched but not yet in the database, and how long it has refused writes
+            "storage_waiting": stats.get_value("topicrawl/storage/waiting", 0),
+            "database_down_s": stats.get_value("topicrawl/storage/outage_seconds", 0),
         }
 
     def line(self, snap: dict[str, float | int | str]) -> str:
@@ -156,6 +160,10 @@ class CrawlProgress:
             f"({snap['pages_per_min']}/min)  accepted {snap['accepted']}  harvest "
             f"{snap['harvest']:.2f}  duplicates {dups}  frontier {snap['frontier']}  "
             f"errors {snap['errors']}"
+        ) + (
+            f"  DATABASE DOWN {int(snap['database_down_s']) // 60}:"
+            f"{int(snap['database_down_s']) % 60:02d}, {snap['storage_waiting']} pages waiting"
+            if snap.get("database_down_s") else ""
         )
 
     def show_status(self, spider: Spider) -> None:
@@ -169,26 +177,49 @@ class CrawlProgress:
         log.info("progress %s", " ".join(f"{k}={v}" for k, v in snap.items()))
         if self.mode == "plain":
             print(self.line(snap), file=self.stream, flush=True)
-        if self.snapshots:
-            self.record(snap)
+        if self.snapshots and not self._recording:  # off the event loop: the database may hang
+            from twisted.internet import threads
+
+            self._recording = True
+            row = self._row(snap)
+            d = threads.deferToThread(self._write_row, *row) if row else None
+            if d is None:
+                self._recording = False
+            else:
+                d.addBoth(self._recorded)
+
+    def _recorded(self, failed: Any) -> None:
+        self._recording = False
+        if failed is True:
+            self.crawler.stats.inc_value("topicrawl/progress/snapshot_failed")
+
+    def _row(self, snap: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        stats = self.crawler.stats
+        run_id = stats.get_value("topicrawl/run_id")
+        if run_id is None:
+            return None
+        counters = {k: v for k, v in stats.get_stats().items()
+                    if k.startswith(("topicrawl/", "downloader/response_status_count/"))}  # fmt: skip
+        return int(run_id), {**snap, "stats": counters}
+
+    def _write_row(self, run_id: int, row: dict[str, Any]) -> bool:
+        """Write one snapshot row; True when the database refused it."""
+        from models.store import Store
+        from topicrawl.errors import StorageError
+
+        try:
+            if self._store is None:
+                self._store = Store.from_url(self.db_url, migrate=False, retries=0)
+            self._store.add_snapshot(run_id, self.worker, row)
+        except StorageError as exc:
+            log.warning("progress snapshot not written: %s", exc)
+            return True
+        return False
 
     def record(self, snap: dict[str, Any]) -> None:
         """Write the snapshot and the crawl's counters to ``run_snapshots``; a database
         error is logged and counted (``topicrawl/progress/snapshot_failed``), never retried:
         the next interval writes a newer one."""
-        from models.store import Store
-        from topicrawl.errors import StorageError
-
-        stats = self.crawler.stats
-        run_id = stats.get_value("topicrawl/run_id")
-        if run_id is None:
-            return
-        counters = {k: v for k, v in stats.get_stats().items()
-                    if k.startswith(("topicrawl/", "downloader/response_status_count/"))}  # fmt: skip
-        try:
-            if self._store is None:
-                self._store = Store.from_url(self.db_url, migrate=False, retries=0)
-            self._store.add_snapshot(int(run_id), self.worker, {**snap, "stats": counters})
-        except StorageError as exc:
-            stats.inc_value("topicrawl/progress/snapshot_failed")
-            log.warning("progress snapshot not written: %s", exc)
+        row = self._row(snap)
+        if row is not None and self._write_row(*row):
+            self.crawler.stats.inc_value("topicrawl/progress/snapshot_failed")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DropItem
 
+from crawler.storewriter import StoreWriter
 from dedup.pipeline import document_replaced
 from models.store import Store, retry_budget, spill_line, spill_row
 from postprocess.clean import Cleaner, HostLineModel
@@ -44,9 +46,13 @@ JOURNAL_FILE = "topicrawl-unwritten.jsonl"
 class StorePipeline:
     """Batches pages into the database; records duplicates, documents and the URL history.
 
-    A database outage is retried by :class:`models.store.Store`; when it outlasts the
-    retries, the batch is kept and retried with the next one, and at the end of the crawl
-    whatever is still unsaved is written to a spill file (``topicrawl import-spill``).
+    Writes leave the event loop: a :class:`crawler.storewriter.StoreWriter` thread writes the
+    batches, retrying through a database outage while the crawl goes on; batches wait in
+    memory (``TOPICRAWL_STORE_MEMORY_PAGES``), then in a spool file on disk
+    (``TOPICRAWL_STORE_SPOOL_PAGES``); past both the engine is paused until the writer
+    catches up (backpressure). At the end of the crawl, whatever the database still refuses
+    (after ``TOPICRAWL_STORE_CLOSE_WAIT`` seconds) is written to a spill file, the run ends
+    with reason ``pages_spilled`` and the command names ``topicrawl import-spill``.
     """
 
     def __init__(
@@ -60,6 +66,9 @@ class StorePipeline:
         settings_snapshot: dict[str, Any] | None = None,
         clean: bool = True,
         retry_seconds: float | None = None,
+        memory_pages: int = 1000,
+        spool_pages: int = 20000,
+        close_wait: float = 5.0,
     ):
         self.db_url = db_url or None
         self.batch_size = max(1, batch_size)
@@ -78,6 +87,16 @@ class StorePipeline:
         self.crawler: Crawler | None = None
         self.journal: Any = None  # JOBDIR/JOURNAL_FILE while the spider is open
         self.spilled = 0  # pages written to a spill file at the end (database down)
+        self.memory_pages = memory_pages
+        self.spool_pages = spool_pages
+        #: seconds of refused writes after which the close gives up and spills
+        self.close_wait = close_wait
+        self.writer: StoreWriter | None = None
+        self.written_documents = 0  # counted by the writer thread
+        self._paused = False  # the engine is paused by our backpressure
+        self._watch: Any = None  # the LoopingCall of :meth:`watch`
+        self._writer_error: BaseException | None = None
+        self._closing = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -97,6 +116,9 @@ class StorePipeline:
             settings_snapshot=snapshot,
             clean=s.getbool("TOPICRAWL_CLEAN_ENABLED", True),
             retry_seconds=retry_budget(s.get("TOPICRAWL_DB_RETRY_SECONDS")),
+            memory_pages=s.getint("TOPICRAWL_STORE_MEMORY_PAGES", 1000),
+            spool_pages=s.getint("TOPICRAWL_STORE_SPOOL_PAGES", 20000),
+            close_wait=s.getfloat("TOPICRAWL_STORE_CLOSE_WAIT", 5.0),
         )
         pipe.crawler = crawler
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
@@ -158,6 +180,11 @@ class StorePipeline:
             self.journal = (self.jobdir / JOURNAL_FILE).open("a", encoding="utf-8")
         if self.stats is not None:
             self.stats.set_value("topicrawl/run_id", self.run_id)
+        if self.crawler is not None:
+            from twisted.internet import task
+
+            self._watch = task.LoopingCall(self.watch)
+            self._watch.start(1.0, now=False)
 
     def _give_labels(self, spider: Spider) -> None:
         """The topic's labels from the console go to the scorer's learning models, where
@@ -222,7 +249,30 @@ class StorePipeline:
             for url in self.store.iter_history(self.run_id):
                 scorer.observe_accepted(url)
 
-    def close_spider(self, spider: Spider | None = None) -> None:
+    def close_spider(self, spider: Spider | None = None) -> Any:
+        """Wait (off the event loop) for the writer, at most ``close_wait`` seconds of
+        refused writes; then spill what is left."""
+        if self._watch is not None and self._watch.running:
+            self._watch.stop()
+        self._closing = True
+        self._resume_engine()
+        self._hand_over()
+        if self.writer is None or self.crawler is None:
+            self._close()
+            return None
+        return self._close_off_loop()
+
+    async def _close_off_loop(self) -> None:
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import threads
+
+        assert self.writer is not None
+        await maybe_deferred_to_future(
+            threads.deferToThread(self.writer.wait_drained, self.close_wait)
+        )
+        self._close()
+
+    def _close(self) -> None:
         self.flush(final=True)
         if self.journal is not None:
             self.journal.close()
@@ -242,8 +292,24 @@ class StorePipeline:
         learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
         if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
             stats["learned"] = learned()
+        if self.crawler is None:
+            self._finish_run(stats)
+            return None
+        return self._finish_run_off_loop(stats)
+
+    async def _finish_run_off_loop(self, stats: dict[str, Any]) -> None:
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import threads
+
+        await maybe_deferred_to_future(threads.deferToThread(self._finish_run, stats))
+
+    def _finish_run(self, stats: dict[str, Any]) -> None:
+        """Record the run's end; a database still down is given ``close_wait`` seconds."""
+        assert self.store is not None and self.run_id is not None
+        wait = 1.0 if self._writer_error is not None else self.close_wait  # already waited
+        store = Store(self.store.engine, retries=10_000, retry_seconds=wait)
         try:
-            self.store.finish_run(self.run_id, stats)
+            store.finish_run(self.run_id, stats)
         except StorageError as exc:
             log.error("could not record the end of run %d: %s", self.run_id, exc)
         self.store.close()
@@ -300,55 +366,122 @@ class StorePipeline:
         if self.stats is not None:
             self.stats.inc_value(key)
 
-    def flush(self, final: bool = False) -> None:
-        """Write the buffered pages; on a lasting outage keep them (and spill at the end)."""
-        if not self.buffer or self.store is None or self.run_id is None:
+    # -- the writer ------------------------------------------------------------------------
+    def _writer(self) -> StoreWriter | None:
+        if self.writer is None and self.store is not None and self.run_id is not None:
+            base = self.jobdir if self.jobdir else self.spill_dir
+            self.writer = StoreWriter(
+                self._write_batch, run_id=self.run_id,
+                spool_path=base / f"spool-run{self.run_id}-{os.getpid()}.jsonl",
+                memory_pages=self.memory_pages, spool_pages=self.spool_pages,
+            )  # fmt: skip
+        return self.writer
+
+    def _write_batch(self, batch: list[dict[str, Any]], replaced: list[dict[str, Any]]) -> None:
+        """One batch and the replaced documents after it (called by the writer thread)."""
+        assert self.store is not None and self.run_id is not None
+        self.written_documents += self.store.save_crawl_batch(self.run_id, batch)
+        if replaced:
+            self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
+            self.store.add_duplicates(self.run_id, replaced)
+
+    def _hand_over(self) -> None:
+        """Give the buffered pages to the writer; past its bound, pause the engine."""
+        if not (self.buffer or self.replaced) or self._writer() is None:
             return
+        assert self.writer is not None
         batch, self.buffer = self.buffer, []
         replaced, self.replaced = self.replaced, []
-        try:
-            self._write(batch)
+        self.writer.put(batch, replaced)
+        if self.writer.full and not self._paused and not self._closing and self.crawler is not None:
+            engine = self.crawler.engine
+            if engine is not None and not getattr(engine, "paused", True):
+                engine.pause()
+                self._paused = True
+                self._inc("topicrawl/storage/backpressure")
+                log.warning("database writes behind by %d pages (bound %d): crawl paused until "
+                            "they are written", self.writer.pending, self.writer.bound)  # fmt: skip
+
+    def _resume_engine(self) -> None:
+        if self._paused and self.crawler is not None and self.crawler.engine is not None:
+            self._paused = False
+            engine = self.crawler.engine
+            engine.unpause()
+            slot = getattr(engine, "_slot", None)
+            if slot is not None:
+                slot.nextcall.schedule()
+
+    def watch(self) -> None:
+        """Every second on the event loop: the writer's figures into the stats (the progress
+        line names an outage), the engine resumed when the writer caught up, the JOBDIR
+        journal emptied when everything in it is written."""
+        writer = self.writer
+        if writer is None:
+            return
+        self._sync_stats()
+        if self._paused and writer.pending <= 0.9 * writer.bound:
+            self._resume_engine()
+            log.info("database writes caught up (%d pages waiting): crawl resumed",
+                     writer.pending)  # fmt: skip
+        if self.journal is not None and not self.buffer and writer.pending == 0:
+            self.journal.truncate(0)
+            self.journal.seek(0)
+
+    def _sync_stats(self) -> None:
+        writer = self.writer
+        if writer is None or self.stats is None:
+            return
+        self.stats.set_value("topicrawl/storage/pages", writer.written_pages)
+        self.stats.set_value("topicrawl/storage/documents", self.written_documents)
+        self.stats.set_value("topicrawl/storage/waiting", writer.pending + len(self.buffer))
+        self.stats.set_value("topicrawl/storage/spooled", writer.spooled)
+        self.stats.set_value("topicrawl/storage/failed_batches", writer.failed_attempts)
+        since = writer.outage_since
+        self.stats.set_value("topicrawl/storage/outage_seconds",
+                             round(time.monotonic() - since) if since is not None else 0)  # fmt: skip
+
+    def flush(self, final: bool = False) -> None:
+        """Hand the buffered pages to the writer thread. ``final``: wait for it (at most
+        ``close_wait`` seconds of refused writes), stop it, and spill what it could not
+        write."""
+        self._hand_over()
+        if not final or self.writer is None:
+            return
+        self.writer.wait_drained(self.close_wait)
+        left = self.writer.stop()
+        self._sync_stats()
+        self._writer_error = self.writer.last_exc
+        self.writer = None
+        batch = [row for rows, _ in left for row in rows]
+        if not batch:
             if self.journal is not None and not self.buffer:
                 self.journal.truncate(0)
-            if replaced:
-                self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
-                self.store.add_duplicates(self.run_id, replaced)
-        except StorageError as exc:
-            if self.stats is not None:
-                self.stats.inc_value("topicrawl/storage/failed_batches")
-            if final:
-                try:
-                    path = self._spill(batch)
-                except StorageError:  # logged and recorded as the outcome by _spill
-                    return
-                self.spilled += len(batch)
-                if self.stats is not None:
-                    self.stats.inc_value("topicrawl/storage/spilled", len(batch))
-                    self.stats.set_value("topicrawl/storage/spill_file", str(path))
-                log.error(
-                    "database unavailable: %d pages written to %s (%s); store them with: "
-                    "topicrawl import-spill %s", len(batch), path, exc, path,
-                )
-                set_outcome(
-                    self.stats,
-                    PAGES_SPILLED,
-                    f"{len(batch)} pages could not be stored ("
-                    + ("its disk is full" if is_disk_full(exc) else "the database stayed unreachable")
-                    + ") "
-                    f"and wait in {path}: when the database is back, run "
-                    f"{command()} import-spill {path}",
-                )
-            else:
-                log.error("database unavailable, keeping %d pages for later: %s", len(batch), exc)
-                self.buffer = batch + self.buffer
-                self.replaced = replaced + self.replaced
-
-    def _write(self, batch: list[dict[str, Any]]) -> None:
-        assert self.store is not None and self.run_id is not None
-        docs = self.store.save_crawl_batch(self.run_id, batch)
+            return
+        writer_error = self._writer_error
+        disk_full = writer_error is not None and is_disk_full(writer_error)
+        try:
+            path = self._spill(batch)
+        except StorageError:  # logged and recorded as the outcome by _spill
+            return
+        self.spilled += len(batch)
         if self.stats is not None:
-            self.stats.inc_value("topicrawl/storage/pages", len(batch))
-            self.stats.inc_value("topicrawl/storage/documents", docs)
+            self.stats.inc_value("topicrawl/storage/spilled", len(batch))
+            self.stats.set_value("topicrawl/storage/spill_file", str(path))
+        log.error(
+            "database unavailable: %d pages written to %s (%s); store them with: "
+            "topicrawl import-spill %s", len(batch), path, writer_error, path,
+        )
+        set_outcome(
+            self.stats,
+            PAGES_SPILLED,
+            f"{len(batch)} pages could not be stored ("
+            + ("its disk is full" if disk_full else "the database stayed unreachable")
+            + ") "
+            f"and wait in {path}: when the database is back, run "
+            f"{command()} import-spill {path}",
+        )
+        if self.journal is not None and not self.buffer:  # the spill file keeps them now
+            self.journal.truncate(0)
 
     def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
         """Corpus text, document meta and the reason the cleaner dropped the page (or None)."""

@@ -85,6 +85,12 @@ TOPICRAWL_DB_BATCH = 50
 #: Where pages go when the database stays down past the retries (imported with
 #: `topicrawl import-spill`): nothing accepted is lost.
 TOPICRAWL_SPILL_DIR = "topicrawl-spill"
+#: Non-blocking storage (issue 11): pages waiting for the database (a writer thread stores
+#: them) kept in memory, then in a spool file on disk; past both the crawl pauses.
+TOPICRAWL_STORE_MEMORY_PAGES = 1000
+TOPICRAWL_STORE_SPOOL_PAGES = 20000
+#: Seconds of refused writes the end of a crawl waits before spilling the rest.
+TOPICRAWL_STORE_CLOSE_WAIT = 5.0
 #: The link scorer: "relevance" (the topic's semantic engine) or a dotted class path with a
 #: ``from_topic(topic)`` classmethod, e.g. "relevance.linkscore.KeywordLinkScorer".
 TOPICRAWL_LINK_SCORER = "relevance"

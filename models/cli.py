@@ -179,6 +179,8 @@ def cmd_import_spill(args: argparse.Namespace) -> int:
         by_run: dict[int, list[dict]] = {}
         with path.open(encoding="utf-8") as fh:
             for line in fh:
+                if '"_end": true' in line or '"_replaced":' in line[:40]:
+                    continue  # a writer spool's batch marks (crawler/storewriter.py)
                 run_id, row = spill_row(line)
                 by_run.setdefault(run_id, []).append(row)
         for run_id, rows in by_run.items():

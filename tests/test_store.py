@@ -64,7 +64,8 @@ class FailingStore:
 def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
     db = f"sqlite:///{tmp_path / 'o.db'}"
     real = Store.from_url(db)
-    pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False)
+    pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False,
+                         close_wait=0.5)  # fmt: skip
     pipe.store = FailingStore(real)
     pipe.run_id = real.start_run("t", "", {})
     urls = [f"http://news.example.cn/{i}.html" for i in range(5)]
@@ -75,7 +76,7 @@ def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
                 pipe.process_item(item)
         else:
             pipe.process_item(item)
-    assert len(pipe.buffer) == 5, "failed batches are kept for the next flush"
+    assert len(pipe.buffer) + pipe.writer.pending == 5, "refused batches wait in the writer"
     pipe.flush(final=True)
     spilled = list((tmp_path / "spill").glob("*.jsonl"))
     assert len(spilled) == 1 and len(spilled[0].read_text().splitlines()) == 5

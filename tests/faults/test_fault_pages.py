@@ -41,7 +41,7 @@ def test_a_spilled_run_is_marked_and_names_the_import_command(tmp_path, caplog):
     real = Store.from_url(db)
     stats = MemoryStatsCollector(get_crawler())
     pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False,
-                         stats=stats)  # fmt: skip
+                         stats=stats, close_wait=0.5)  # fmt: skip
     pipe.store = FailingStore(real)
     pipe.run_id = real.start_run("t", "", {})
     for i in range(3):
