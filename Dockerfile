@@ -1,15 +1,42 @@
-FROM python:3.11-slim
+# The topicrawl image: crawler workers, post-processor and console (see README, "Deploy").
+# Python 3.11 from Debian bookworm; the pinned dependencies (requirements.lock) are installed
+# before the code is copied, and the code is the last layer, so a code-only change rebuilds one
+# layer; runs as the non-root user topicrawl.
+FROM debian:bookworm-slim
+
+ARG DEBIAN_FRONTEND=noninteractive
+ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PATH=/opt/venv/bin:$PATH \
+    PYTHONPATH=/app \
+    TOPICRAWL_DATA=/data
+
+# A network whose HTTPS passes a re-signing proxy: its CA (deploy/ca-certificates/*.crt) is
+# trusted by the system and by pip (PIP_CERT). Empty on a normal network.
+COPY deploy/ca-certificates/ /usr/local/share/ca-certificates/
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && update-ca-certificates \
+    && useradd --system --create-home --uid 10001 --shell /usr/sbin/nologin topicrawl \
+    && mkdir -p /work && chown topicrawl /work
+
+COPY requirements.lock /tmp/requirements.lock
+# the `topicrawl` command runs the code in /app (PYTHONPATH), so the code needs no install step
+RUN python3 -m venv /opt/venv \
+    && pip install --no-deps -r /tmp/requirements.lock \
+    && pip check \
+    && printf '#!/opt/venv/bin/python\nimport sys\nfrom topicrawl.cli import main\nsys.exit(main())\n' \
+        >/opt/venv/bin/topicrawl \
+    && chmod 755 /opt/venv/bin/topicrawl
+
+# the shared data (HowNet, Cilin, ...) is mounted at /data; /work (a volume) takes spilled pages
 WORKDIR /app
-COPY pyproject.toml README.md scrapy.cfg ./
-COPY topicrawl topicrawl
-COPY crawler crawler
-COPY relevance relevance
-COPY dedup dedup
-COPY models models
-COPY postprocess postprocess
-COPY sitegen sitegen
-COPY console console
-COPY topics topics
-RUN pip install --no-cache-dir -e .
-ENV TOPICRAWL_DATA=/data
+USER topicrawl
 CMD ["scrapy", "list"]
+# the code, last (.dockerignore keeps tests, benchmarks, docs and local files out)
+COPY . .

@@ -60,6 +60,8 @@ DOWNLOADER_MIDDLEWARES = {
 }
 EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
+    # scale-out: idle workers wait until the whole crawl has been idle (crawler/idle.py)
+    "crawler.idle.SharedIdleClose": 510,
 }
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
@@ -191,6 +193,9 @@ if REDIS_URL:
     TOPICRAWL_SEEN_BLOOM_SHARDS = 1
     #: The page counter of ``max_pages`` (INCR by every worker): the budget is the crawl's.
     TOPICRAWL_PAGES_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:pages"
+    #: crawler.idle.SharedIdleClose's key, alive while any worker was busy in the last
+    #: TOPICRAWL_IDLE_CLOSE_SECONDS: idle workers wait for work and end together.
+    TOPICRAWL_ACTIVE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:active"
     TOPICRAWL_DEDUP_BACKEND = {
         "type": "redis",
         "url": REDIS_URL,
@@ -210,6 +215,9 @@ TOPICRAWL_DB_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_DB_RETRY_SECONDS", 
 #: Seconds the scale-out's Redis is retried at start (and during an outage) before the
 #: crawl ends with reason redis_unreachable (exit status 5).
 TOPICRAWL_REDIS_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_REDIS_RETRY_SECONDS", "30"))
+#: Scale-out: a worker with nothing to do waits for work and closes only once every worker
+#: has been idle (and the shared frontier empty) for this many seconds (0: close when idle).
+TOPICRAWL_IDLE_CLOSE_SECONDS = float(os.environ.get("TOPICRAWL_IDLE_CLOSE_SECONDS", "10"))
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -253,10 +253,15 @@ class ServerProcess:
         self.stop()
 
 
-def serve_forever(out_dir: Path, *, port: int = 0, latency_ms: float = 0) -> None:
-    """Serve until interrupted; the first stdout line is the proxy URL (then flushed)."""
-    server = make_server(out_dir, port=port, latency_ms=latency_ms)
-    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+def serve_forever(
+    out_dir: Path, *, port: int = 0, latency_ms: float = 0, host: str = "127.0.0.1"
+) -> None:
+    """Serve until interrupted; the first stdout line is the proxy URL (then flushed).
+    ``host`` is the address bound: 127.0.0.1 by default; ``0.0.0.0`` serves other machines
+    and containers too (the compose deployment's test web)."""
+    server = make_server(out_dir, port=port, latency_ms=latency_ms, host=host)
+    shown = "127.0.0.1" if host in ("", "0.0.0.0") else host
+    print(f"http://{shown}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -301,9 +306,14 @@ def add_arguments(sub) -> None:
         help="template family: a (default) or b (other hosts, URLs, layouts; held out)",
     )
     b.set_defaults(func=_cmd_build)
-    s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy on 127.0.0.1")
+    s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy (on 127.0.0.1 unless --host)")
     s.add_argument("out", type=Path, metavar="OUT", help="a directory built by sitegen build")
     s.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    s.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (127.0.0.1); 0.0.0.0 lets containers and other machines in",
+    )
     s.add_argument("--latency-ms", type=float, default=0.0, help="delay added to every request")
     s.set_defaults(func=_cmd_serve)
 
@@ -331,5 +341,5 @@ def _cmd_build(args) -> int:
 
 
 def _cmd_serve(args) -> int:
-    serve_forever(args.out, port=args.port, latency_ms=args.latency_ms)
+    serve_forever(args.out, port=args.port, latency_ms=args.latency_ms, host=args.host)
     return 0

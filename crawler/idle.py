@@ -1,0 +1,112 @@
+"""Scale-out: workers end together, when the whole crawl has been idle for a set time.
+
+With scrapy-redis a worker whose own engine is idle (its queue pop found nothing, nothing in
+flight) would close at once: a worker started while the shared frontier is momentarily empty
+(the seeds are still being fetched by another) ended after 0.04 s and fetched nothing. Here
+every worker that has work in progress (a download, a page in the pipelines, a request
+pulled) sets a Redis key with a time to live of ``TOPICRAWL_IDLE_CLOSE_SECONDS``
+(``SET key worker PX ttl``, refreshed every second, and once when the worker opens). An idle
+worker keeps waiting (``DontCloseSpider``; Scrapy's engine polls the shared frontier every
+5 s) while that key exists, i.e. while any worker was busy within the period; once the key has
+expired, the shared frontier is empty and no worker can add to it, so each idle worker closes
+(reason ``finished``) at its next poll: all within seconds of each other. A worker also closes
+when the crawl's shared page budget is spent (reason ``max_pages``). No clock is compared
+across machines: the key's expiry is Redis's own.
+
+A Redis error while checking keeps the worker waiting: the scheduler's outage handling
+(``TOPICRAWL_REDIS_RETRY_SECONDS``) decides when an outage ends the crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from twisted.internet import task
+
+from crawler.middlewares import redis_errors, scaleout_redis
+
+log = logging.getLogger(__name__)
+
+
+class SharedIdleClose:
+    """Keeps an idle scale-out worker open until the whole crawl has been idle for
+    ``idle_seconds`` (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler, client: Any, key: str, idle_seconds: float):
+        self.crawler = crawler
+        self.client = client
+        self.errors = redis_errors(client)
+        self.key = key
+        self.ttl_ms = max(1, int(idle_seconds * 1000))
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self._beat: task.LoopingCall | None = None
+        self.waits = 0  # spider_idle calls answered with "wait"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SharedIdleClose:
+        s = crawler.settings
+        idle = s.getfloat("TOPICRAWL_IDLE_CLOSE_SECONDS")
+        client = scaleout_redis(s)
+        if client is None or idle <= 0:
+            raise NotConfigured("not a scale-out crawl, or TOPICRAWL_IDLE_CLOSE_SECONDS is 0")
+        key = s.get("TOPICRAWL_ACTIVE_KEY", "topicrawl:%(spider)s:active")
+        ext = cls(crawler, client, key % {"spider": crawler.spidercls.name}, idle)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
+        return ext
+
+    def touch(self) -> None:
+        """This worker is busy: the crawl is not idle for the next period."""
+        try:
+            self.client.set(self.key, self.worker, px=self.ttl_ms)
+        except self.errors:
+            self.crawler.stats.inc_value("topicrawl/idle/redis_errors")
+
+    def busy(self) -> bool:
+        engine = self.crawler.engine
+        if engine is None or getattr(engine, "_slot", None) is None:
+            return False
+        return not engine.spider_is_idle()
+
+    def beat(self) -> None:
+        if self.busy():
+            self.touch()
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.touch()  # a worker that starts on an empty frontier waits a whole period
+        self._beat = task.LoopingCall(self.beat)
+        self._beat.start(1.0, now=False)
+
+    def spider_closed(self, spider: Spider) -> None:
+        if self._beat is not None and self._beat.running:
+            self._beat.stop()
+        self.crawler.stats.set_value("topicrawl/idle/waits", self.waits)
+
+    def budget_spent(self, spider: Spider) -> bool:
+        client, key = getattr(spider, "pages_redis", None), getattr(spider, "pages_key", None)
+        limit = getattr(spider, "max_pages", None)
+        if client is None or key is None or limit is None:
+            return False
+        return int(client.get(key) or 0) >= limit
+
+    def spider_idle(self, spider: Spider) -> None:
+        try:
+            if self.budget_spent(spider):
+                raise CloseSpider("max_pages")
+            others_busy = bool(self.client.exists(self.key))
+        except self.errors as exc:
+            self.crawler.stats.inc_value("topicrawl/idle/redis_errors")
+            log.debug("idle check: Redis error (%s); waiting", exc)
+            raise DontCloseSpider from exc
+        if others_busy:
+            self.waits += 1
+            raise DontCloseSpider
+        log.info("the shared frontier has been empty and every worker idle for %gs: closing",
+                 self.ttl_ms / 1000)  # fmt: skip
