@@ -144,6 +144,15 @@ class CalibratedLinkScorer:
     def page_relevance(self, page: PageInfo) -> float:
         return self.page_scores(page)[0]
 
+    def page_relevance_parts(self, page: PageInfo) -> tuple[float, dict[str, float]]:
+        """:meth:`page_relevance` and its parts: ``literal`` (the topic-word evidence) and
+        ``model`` (the self-trained page model, absent until it is ready)."""
+        p, lit, model = self.page_scores(page)
+        parts = {"literal": float(lit)}
+        if model is not None:
+            parts["model"] = float(model)
+        return p, parts
+
     def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
         """A fetched page: it trains the page model (pseudo-labelled by its literal evidence,
         or labelled by the user) and labels the link that led to it for the link model."""
