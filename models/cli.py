@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from datetime import date
 from pathlib import Path
 
@@ -100,6 +101,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"--out {args.out} is a directory: name a file, e.g. "
             f"{args.out / ('corpus.' + args.format)}"
         )
+    start = time.perf_counter()
     try:
         counts = export_run(
             store, args.run, args.out, args.format, flt=flt, split=args.split,
@@ -114,7 +116,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     n = sum(counts.values())
     detail = "" if list(counts) == ["all"] else " (" + ", ".join(
         f"{k} {v}" for k, v in counts.items()) + ")"  # fmt: skip
-    print(f"exported {n} documents of run {args.run}{detail}", file=sys.stderr)
+    seconds = time.perf_counter() - start
+    print(
+        f"exported {n} documents of run {args.run}{detail} in {seconds:.1f} s "
+        f"({n / max(seconds, 1e-9):,.0f} documents/s)",
+        file=sys.stderr,
+    )
     return 0
 
 
