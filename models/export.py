@@ -251,15 +251,17 @@ class ParquetWriter:
     most one row group is in memory."""
 
     def __init__(self, path: Path, *, row_group: int = 1000):
-        import pyarrow.parquet as pq
 
         self.schema = _schema()
         self.pool = arrow_pool()
         self.row_group = max(1, row_group)
         self.rows: list[dict[str, Any]] = []
-        self.writer = pq.ParquetWriter(
-            str(path), self.schema, compression="zstd", memory_pool=self.pool
-        )
+        self.writer = self._open(path)
+
+    def _open(self, path: Path) -> Any:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetWriter(str(path), self.schema, compression="zstd", memory_pool=self.pool)
 
     def write(self, record: dict[str, Any]) -> None:
         self.rows.append(arrow_row(record))
@@ -275,11 +277,26 @@ class ParquetWriter:
                 for f in self.schema
             ]
             self.rows = []
-            self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
+            self.writer.write_batch(pa.RecordBatch.from_arrays(columns, schema=self.schema))
 
     def close(self) -> None:
         self._flush()
         self.writer.close()
+
+
+class ArrowStreamWriter(ParquetWriter):
+    """Writes records as an Arrow IPC stream (the file format of ``datasets``' cache, which
+    ``datasets.Dataset.from_file`` memory-maps), one record batch per ``row_group``."""
+
+    def _open(self, path: Path) -> Any:
+        import pyarrow as pa
+
+        self.sink = pa.OSFile(str(path), "wb")
+        return pa.ipc.new_stream(self.sink, self.schema)
+
+    def close(self) -> None:
+        super().close()
+        self.sink.close()
 
 
 # -- the export ------------------------------------------------------------------------------
@@ -397,14 +414,15 @@ def _pump(
 def _export_hf(
     reader: CorpusReader, out: Path, split: float | None, split_by: str, progress: bool
 ) -> dict[str, int]:
-    """Parquet per split in a scratch directory, loaded with ``datasets`` (memory-mapped
-    Arrow, not in RAM) and saved with ``save_to_disk``, with a dataset card README.md."""
+    """An Arrow stream per split in a scratch directory (written in record batches, as
+    ``datasets`` writes its cache), memory-mapped by ``datasets.Dataset.from_file`` and saved
+    with ``save_to_disk``, with a dataset card README.md."""
     import datasets
 
     names = ["train", "validation"] if split is not None else ["train"]
     with tempfile.TemporaryDirectory(prefix="topicrawl-hf-", dir=out.parent or None) as scratch:
         root = Path(scratch)
-        writers = {n: ParquetWriter(root / f"{n}.parquet") for n in names}
+        writers = {n: ArrowStreamWriter(root / f"{n}.arrow") for n in names}
         choose = _chooser(split, split_by) if split is not None else (lambda _r: "train")
         try:
             counts = _pump(reader, writers, choose, progress)
@@ -422,9 +440,9 @@ def _export_hf(
             print(f"the {n} split is empty (too few hosts for --split-by host?): left out",
                   file=sys.stderr)  # fmt: skip
         parts = {
-            n: datasets.Dataset.from_parquet(
-                str(root / f"{n}.parquet"), features=features, split=n,
-                cache_dir=str(root / "cache"), keep_in_memory=False,
+            n: datasets.Dataset.from_file(
+                str(root / f"{n}.arrow"), info=datasets.DatasetInfo(features=features),
+                split=datasets.NamedSplit(n),
             )
             for n in names if counts[n]
         }  # fmt: skip
