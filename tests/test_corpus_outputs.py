@@ -396,3 +396,54 @@ def test_an_unknown_index_name_fails_the_crawl_with_the_command_to_build_it(
         settings={"TOPICRAWL_DEDUP_INDEX": "missing", "TOPICRAWL_DEDUP_INDEX_BACKEND": backend},
     )  # fmt: skip
     assert "topicrawl dedup index --name missing" in result.stderr
+
+
+@pytest.mark.redis
+def test_each_worker_of_a_scaleout_crawl_writes_its_own_warc_files(
+    small_web, politics_topic, redis_url, tmp_path
+):
+    import subprocess
+    import time
+    import uuid
+
+    import redis
+    from conftest import ROOT, crawl_command
+
+    from sitegen.server import ServerProcess
+
+    seeds = ground_truth(small_web)["seeds"]["portal"]
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    db, warc = f"sqlite:///{tmp_path / 'shared.db'}", tmp_path / "warc"
+    backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
+    settings = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
+                "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+                "TOPICRAWL_WARC_DIR": str(warc)}  # fmt: skip
+    slow = ServerProcess(small_web, latency_ms=100)
+    try:
+        procs = []
+        for worker in range(2):
+            cmd, env = crawl_command(slow.url, seeds, politics_topic, db, args={"run_id": 5},
+                                     settings=settings)  # fmt: skip
+            env.update(TOPICRAWL_REDIS_URL=redis_url, TOPICRAWL_REDIS_PREFIX=prefix,
+                       TOPICRAWL_WORKER_ID=f"worker{worker}")  # fmt: skip
+            procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))  # fmt: skip
+            time.sleep(3 if worker == 0 else 0)  # the second joins a running crawl
+        for proc in procs:
+            assert proc.wait(timeout=300) == 0
+    finally:
+        slow.stop()
+        client = redis.Redis.from_url(redis_url)
+        keys = list(client.scan_iter(f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
+    names = [p.name for p in warc.glob("*.warc.gz")]
+    writers = {n.rsplit("-", 2)[-2] + "-" + n.rsplit("-", 1)[-1] for n in names}
+    assert {w.split("-", 1)[1] for w in writers} == {"worker0.warc.gz", "worker1.warc.gz"}
+    store = Store.from_url(db)
+    pages = list(store.iter_pages(5))
+    used = {p.warc_file for p in pages}
+    assert any("worker0" in f for f in used) and any("worker1" in f for f in used)
+    for page in pages:
+        captured = read_response(warc, WarcRef(page.warc_file, page.warc_offset, 0))
+        assert captured.url == page.final_url
