@@ -1,4 +1,5 @@
-"""``topicrawl dedup eval`` and ``topicrawl dedup learn-antecedents``."""
+"""``topicrawl dedup eval``, ``learn-antecedents``, ``compact`` and ``index`` (named corpus
+indexes that later crawls dedup against, :mod:`dedup.corpusindex`)."""
 
 from __future__ import annotations
 
