@@ -30,4 +30,8 @@ class PageItem(scrapy.Item):
     link_score = scrapy.Field()  # dict: score breakdown of the link that led here
     relevance = scrapy.Field()  # float in [0, 1]: the page's own relevance, or None
     accepted = scrapy.Field()  # bool: page passes the topic's page threshold
+    relevance_parts = scrapy.Field()  # dict: formula 3 per part ({"info", "text"}) or None
+    warc_file = scrapy.Field()  # WARC capture (TOPICRAWL_WARC_DIR): file name, or None
+    warc_offset = scrapy.Field()  # offset of the response record's gzip member in it
+    warc_length = scrapy.Field()  # length of that member in bytes
     duplicate = scrapy.Field()  # dict {"of": url, "method": str, "score": float} or None

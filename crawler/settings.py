@@ -44,6 +44,8 @@ DEPTH_STATS_VERBOSE = True
 
 SPIDER_MIDDLEWARES = {
     "crawler.middlewares.TrapGuardMiddleware": 650,
+    # the WARC place of a page's response into its item (off without TOPICRAWL_WARC_DIR)
+    "crawler.warc.WarcReferenceMiddleware": 700,
 }
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, with concurrent waiters on one robots.txt fixed (see the class docstring)
@@ -57,6 +59,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
+    # WARC capture of every fetched response, as it came (off without TOPICRAWL_WARC_DIR)
+    "crawler.warc.WarcCaptureMiddleware": 980,
 }
 EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
@@ -133,6 +137,11 @@ TOPICRAWL_DEDUP_BACKEND = None
 TOPICRAWL_DEDUP_TEXT = "main"
 #: Which copy survives: "first", "longer" or "earlier" (published).
 TOPICRAWL_DEDUP_KEEP = "first"
+#: A named corpus index (`topicrawl dedup index --name NAME ...`) checked first: pages the
+#: corpus already holds are dropped as its duplicates (method corpus:<method>); "": none.
+TOPICRAWL_DEDUP_INDEX = os.environ.get("TOPICRAWL_DEDUP_INDEX", "")
+#: The storage of the named indexes (None: SQLite file topicrawl-dedup-indexes.sqlite).
+TOPICRAWL_DEDUP_INDEX_BACKEND = None
 #: Clean accepted pages into corpus documents inline (postprocess.clean.Cleaner).
 TOPICRAWL_CLEAN_ENABLED = True
 #: Harvest-window stop rule: stop when the share of accepted pages among the last
@@ -147,6 +156,17 @@ TOPICRAWL_HARVEST_FLOOR = 0.0
 TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.02"))
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
+
+# -- WARC capture (issue 15, crawler/warc.py) --------------------------------------------------
+#: Directory of the WARC/1.1 capture (request + response record of every fetch, one gzip
+#: member per record); empty: no capture. Each worker writes its own files in it.
+TOPICRAWL_WARC_DIR = ""
+#: Bytes after which a WARC file is closed and the next one started.
+TOPICRAWL_WARC_MAX_SIZE = 1_000_000_000
+#: First part of the WARC file names (PREFIX-TIMESTAMP-SERIAL-HOST-PID-WORKER.warc.gz).
+TOPICRAWL_WARC_PREFIX = "topicrawl"
+#: Worker id in the file names (default: $TOPICRAWL_WORKER_ID, else "0").
+TOPICRAWL_WARC_WORKER = ""
 
 # -- crawl console (topicrawl serve) -----------------------------------------------------------
 #: Write each progress snapshot with the crawl's counters to the run_snapshots table (the

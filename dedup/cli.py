@@ -1,4 +1,5 @@
-"""``topicrawl dedup eval`` and ``topicrawl dedup learn-antecedents``."""
+"""``topicrawl dedup eval``, ``learn-antecedents``, ``compact`` and ``index`` (named corpus
+indexes that later crawls dedup against, :mod:`dedup.corpusindex`)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,34 @@ def register(subparsers: Any) -> None:
         help='the index storage, e.g. \'{"type": "sqlite", "path": "job/dedup.sqlite"}\'',
     )
     co.set_defaults(func=cmd_compact)
+
+    ix = sub.add_parser(
+        "index",
+        help="add an existing corpus to a named index that later crawls dedup against",
+        description="Add the accepted pages of a stored run (--from-run) or the documents "
+        'of a JSON-lines file ({"url", "text", "title"?, "date"?} a line, e.g. a '
+        "`topicrawl export`) to the named dedup index NAME (created on first use, with the "
+        "crawl's cascade). A crawl with -s TOPICRAWL_DEDUP_INDEX=NAME then drops the pages "
+        "that the corpus already holds. Adding a document twice changes nothing.",
+    )
+    ix.add_argument("--name", required=True, help="the index name (letters, digits, -_.)")
+    src = ix.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-run", type=int, metavar="ID", help="the accepted pages of run ID")
+    src.add_argument("--from-jsonl", type=Path, metavar="FILE", help="a JSON-lines corpus")
+    ix.add_argument("--db", default=None, help="database URL for --from-run")
+    ix.add_argument(
+        "--backend", metavar="JSON", default=None,
+        help="the storage of the indexes (default: {\"type\": \"sqlite\", \"path\": "
+        "\"topicrawl-dedup-indexes.sqlite\"}); the crawl's TOPICRAWL_DEDUP_INDEX_BACKEND",
+    )  # fmt: skip
+    ix.add_argument("--methods", metavar="M1,M2", default=None,
+                    help="cascade of a new index (default: exact,spotsigs)")  # fmt: skip
+    ix.add_argument("--option", action="append", default=[], metavar="METHOD.KEY=VALUE",
+                    help="a method option of a new index, e.g. spotsigs.tau=0.6")  # fmt: skip
+    ix.add_argument("--lang", default="zh", help="language of --from-jsonl documents without "
+                    "a language field (default: zh)")  # fmt: skip
+    ix.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ix.set_defaults(func=cmd_index)
 
 
 def _parse_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -246,4 +275,85 @@ def cmd_compact(args: argparse.Namespace) -> int:
         print(f"SpotSigs log compacted: {before} entries -> {after} ({len(det.index)} documents)")
     finally:
         storage.close()
+    return 0
+
+
+def _backend_arg(raw: str | None) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    try:
+        config = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"--backend is not JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise ConfigError('--backend must be a JSON object such as {"type": "sqlite", ...}')
+    return config
+
+
+def _run_docs(run_id: int, db: str | None):
+    """``(url, Doc)`` of the accepted pages of a stored run (their main text, as the crawl
+    checked it)."""
+    from dedup.base import Doc
+    from models.store import Store
+
+    store = Store.open_existing(db)
+    if store is None or store.get_run(run_id) is None:
+        raise ConfigError(f"no crawl run {run_id} in the database (list them: topicrawl runs)")
+    try:
+        for page in store.iter_pages(run_id, accepted_only=True):
+            yield page.url, Doc(text=page.text or "", title=page.title or "",
+                                description=page.description or "", url=page.url,
+                                published=page.published, lang=page.language or "zh")  # fmt: skip
+    finally:
+        store.close()
+
+
+def _jsonl_docs(path: Path, lang: str):
+    from dedup.base import Doc
+
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ResourceMissingError(f"--from-jsonl {path}: {exc.strerror}") from None
+    with fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise ConfigError(f"{path} line {number} is not JSON") from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise ConfigError(f'{path} line {number}: expected an object with a "text"')
+            url = row.get("url") or f"{path.name}#{number}"
+            yield url, Doc(text=row["text"], title=row.get("title") or "", url=url,
+                           published=row.get("date") or row.get("published") or None,
+                           lang=row.get("language") or lang)  # fmt: skip
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dedup.corpusindex import CorpusIndex
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+    index = CorpusIndex.open(
+        args.name, _backend_arg(args.backend), create=True, methods=methods,
+        options=_parse_options(args.option),
+    )  # fmt: skip
+    try:
+        if args.from_run is not None:
+            docs, source = _run_docs(args.from_run, args.db), f"run {args.from_run}"
+        else:
+            docs, source = _jsonl_docs(args.from_jsonl, args.lang), str(args.from_jsonl)
+        bar = tqdm(docs, unit="doc", desc="index", disable=args.no_progress, file=sys.stderr)
+        counts = index.add_many(bar, source=source)
+        bar.close()
+        print(
+            f"dedup index {args.name!r}: {counts['added']} documents added from {source} "
+            f"({counts['present']} already in it, {counts['empty']} without text); "
+            f"{len(index)} in all. Use it: scrapy crawl topic ... -s TOPICRAWL_DEDUP_INDEX={args.name}"
+        )
+    finally:
+        index.close()
     return 0

@@ -29,6 +29,13 @@ Items without text, and items already marked not accepted, pass through unchecke
 index backend fails (``StorageError``, e.g. Redis down), the page is kept unchecked, the error
 logged and ``topicrawl/dedup/errors`` counted.
 
+``TOPICRAWL_DEDUP_INDEX`` ("")
+    The name of a corpus index (:mod:`dedup.corpusindex`, built with ``topicrawl dedup
+    index``) that every page is checked against first, read only: a page that matches a
+    corpus document is a duplicate of it (method ``corpus:<method>``, counted as
+    ``topicrawl/dedup/dropped/corpus:<method>``). ``TOPICRAWL_DEDUP_INDEX_BACKEND`` is the
+    storage that holds it (default: the SQLite file ``topicrawl-dedup-indexes.sqlite``).
+
 A ``[dedup]`` table in the spider's topic (``spider.topic.dedup``: ``methods``, ``keep`` and
 per-method option tables such as ``[dedup.spotsigs] tau = 0.75``) overrides the settings.
 """
@@ -46,6 +53,7 @@ from scrapy.exceptions import NotConfigured
 
 from dedup.base import Doc
 from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade
+from dedup.corpusindex import CORPUS_METHOD, CorpusIndex
 from dedup.storage import make_storage
 from topicrawl.errors import ConfigError, StorageError
 
@@ -89,6 +97,8 @@ class DedupPipeline:
         jobdir: str | None = None,
         stats: Any = None,
         signals: Any = None,
+        corpus_index: str | None = None,
+        corpus_backend: dict[str, Any] | None = None,
     ):
         if text not in TEXT_MODES:
             raise ConfigError(f"TOPICRAWL_DEDUP_TEXT must be 'main' or 'visible', not {text!r}")
@@ -105,6 +115,9 @@ class DedupPipeline:
         self.stats = stats
         self.signals = signals
         self.cascade: Cascade | None = None
+        self.corpus_name = corpus_index or None
+        self.corpus_backend = dict(corpus_backend) if corpus_backend else None
+        self.corpus: CorpusIndex | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> DedupPipeline:
@@ -124,6 +137,8 @@ class DedupPipeline:
             jobdir=s.get("JOBDIR") or None,
             stats=crawler.stats,
             signals=crawler.signals,
+            corpus_index=s.get("TOPICRAWL_DEDUP_INDEX") or None,
+            corpus_backend=s.getdict("TOPICRAWL_DEDUP_INDEX_BACKEND") or None,
         )
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -167,11 +182,22 @@ class DedupPipeline:
             options = {k: v for k, v in self.options.items() if k in names}
             self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
+        if self.corpus_name and self.corpus is None:
+            self.corpus = CorpusIndex.open(self.corpus_name, self.corpus_backend)
+            if self.corpus.meta.get("text", "main") != self.text_mode:
+                log.warning(
+                    "dedup index %r was built from %s texts, this crawl checks %s texts",
+                    self.corpus_name, self.corpus.meta.get("text"), self.text_mode,
+                )
+            log.info("pages checked against the corpus first: %r", self.corpus)
 
     def close_spider(self, spider: Any = None) -> None:
         if self.cascade is not None:
             self.cascade.storage.close()
             self.cascade = None
+        if self.corpus is not None:
+            self.corpus.close()
+            self.corpus = None
 
     # -- items -------------------------------------------------------------------------
     def _text(self, item: ItemAdapter) -> str:
@@ -182,6 +208,23 @@ class DedupPipeline:
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
+
+    def _in_corpus(self, adapter: ItemAdapter, doc: Doc, url: str | None) -> bool:
+        """Mark the item a duplicate of the corpus document it matches (True), if any."""
+        assert self.corpus is not None
+        try:
+            match = self.corpus.query(doc)
+        except StorageError as exc:
+            self._inc("topicrawl/dedup/errors")
+            log.error("corpus index unavailable, %s not checked against it: %s", url, exc)
+            return False
+        if match is None:
+            return False
+        method = f"{CORPUS_METHOD}{match.method}"
+        adapter["duplicate"] = {"of": match.doc_id, "method": method, "score": float(match.score)}
+        self._inc("topicrawl/dedup/checked")
+        self._inc(f"topicrawl/dedup/dropped/{method}")
+        return True
 
     def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -202,6 +245,8 @@ class DedupPipeline:
             published=adapter.get("published") or None,
             lang=adapter.get("language") or "zh",
         )
+        if self.corpus is not None and self._in_corpus(adapter, doc, url):
+            return item
         try:
             decision = self.cascade.check_and_add(url, doc)
         except StorageError as exc:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
+import time
+from datetime import date
 from pathlib import Path
-from typing import IO
 
-from tqdm import tqdm
-
+from models.export import FORMATS, SPLIT_KEYS, ExportFilter, export_run
 from models.store import Store, absolute_db_url, display_url, resolve_db_url, spill_row
 from topicrawl.errors import ConfigError, DiskFullError, TopicrawlError
 from topicrawl.outcome import EXIT_BUG as EXIT_BUG_OR_NAMED
@@ -23,18 +20,39 @@ DB_HELP = "database URL (default: $TOPICRAWL_DB_URL, else ./topicrawl.db)"
 def register(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser(
         "export",
-        help="write the corpus of a crawl run (streaming)",
-        description="Write the corpus documents of a run as JSON lines or plain text. "
-        "Reads only: a missing database or run creates nothing, and --out FILE is written "
-        "only when the export succeeds.",
+        help="write the corpus of a crawl run with its provenance (streaming)",
+        description="Write the corpus documents of a run as JSON lines, plain text, Parquet "
+        "or a Hugging Face dataset, each document with its URL, final URL, title, date, "
+        "host, language, text, relevance (page and per part), the score of the link that "
+        "led to it, the topic version, its duplicate cluster and its WARC record. Streams "
+        "in bounded memory. Reads only: a missing database or run creates nothing, and "
+        "--out is written only when the export succeeds.",
     )
     export.add_argument("--run", type=int, required=True, help="crawl run id (see `runs`)")
     export.add_argument(
-        "--format", choices=("jsonl", "txt"), default="jsonl",
-        help="jsonl: one {url, title, text, meta} object a line; txt: texts separated by "
-        "blank lines (default: jsonl)",
+        "--format", choices=FORMATS, default="jsonl",
+        help="jsonl: one object a line; txt: texts separated by blank lines; parquet: one "
+        "Parquet file (pyarrow); hf: a Hugging Face dataset directory (datasets' "
+        "save_to_disk) with a dataset card README.md (default: jsonl)",
     )  # fmt: skip
-    export.add_argument("--out", type=Path, help="output file (default: standard output)")
+    export.add_argument(
+        "--out", type=Path,
+        help="output file, or directory for hf and --split (default: standard output)",
+    )  # fmt: skip
+    export.add_argument("--min-relevance", type=float, metavar="R",
+                        help="only documents whose page relevance is at least R")  # fmt: skip
+    export.add_argument("--since", metavar="YYYY-MM-DD",
+                        help="only documents published on or after this date (undated "
+                        "documents are left out)")  # fmt: skip
+    export.add_argument("--host", action="append", default=[], metavar="HOST",
+                        help="only documents of this host (repeatable; *.example.com for "
+                        "a domain and its subdomains)")  # fmt: skip
+    export.add_argument("--split", type=float, metavar="SHARE",
+                        help="write train and validation splits, SHARE (e.g. 0.1) of the "
+                        "documents in validation")  # fmt: skip
+    export.add_argument("--split-by", choices=SPLIT_KEYS, default="hash",
+                        help="hash: by a hash of the URL; host: every page of a host in the "
+                        "same split (default: hash)")  # fmt: skip
     export.add_argument("--db", help=DB_HELP)
     export.add_argument("--no-progress", action="store_true", help="no progress bar")
     export.set_defaults(func=cmd_export)
@@ -65,72 +83,46 @@ def open_for_reading(db: str | None) -> Store | None:
     return store
 
 
-def export_corpus(store: Store, run_id: int, out: IO[str], fmt: str, progress: bool) -> int:
-    """Stream run ``run_id``'s documents to ``out``; returns how many were written."""
-    if store.get_run(run_id) is None:
-        raise TopicrawlError(f"no crawl run {run_id} in this database (list them: topicrawl runs)")
-    total = store.count_documents(run_id)
-    written = 0
-    for doc in tqdm(store.iter_documents(run_id), total=total, disable=not progress, unit="doc"):
-        if fmt == "jsonl":
-            record = {"url": doc.url, "title": doc.title, "text": doc.text, "meta": doc.meta}
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            out.write(doc.text.rstrip("\n") + "\n\n")
-        written += 1
-    return written
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     store = open_for_reading(args.db)
     if store is None:
         return EXIT_BUG_OR_NAMED
     if store.get_run(args.run) is None:
         raise TopicrawlError(f"no crawl run {args.run} in this database (list them: topicrawl runs)")
+    if args.since:
+        try:
+            date.fromisoformat(args.since)
+        except ValueError:
+            raise ConfigError(f"--since {args.since!r} is not a date: use YYYY-MM-DD") from None
+    flt = ExportFilter(min_relevance=args.min_relevance, since=args.since, hosts=args.host)
     progress = not args.no_progress and args.out is not None
-    if args.out is None:
-        try:
-            n = export_corpus(store, args.run, sys.stdout, args.format, progress=False)
-            sys.stdout.flush()
-        except OSError as exc:
-            if is_disk_full(exc):
-                raise DiskFullError("disk full writing the export: free some space") from exc
-            raise
-    else:
-        n = export_to_file(store, args.run, args.out, args.format, progress)
-    print(f"exported {n} documents of run {args.run}", file=sys.stderr)
-    return 0
-
-
-def export_to_file(store: Store, run_id: int, out: Path, fmt: str, progress: bool) -> int:
-    """Export into a temporary file next to ``out``, renamed to ``out`` when complete: a
-    failed export leaves no partial or empty ``out``."""
-    if out.is_dir():
-        raise ConfigError(f"--out {out} is a directory: name a file, e.g. {out / 'corpus.jsonl'}")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise ConfigError(f"--out {out}: directory {parent} does not exist")
-    if out.exists() and not out.is_file():  # a device or a pipe (/dev/stdout): no rename
-        try:
-            with out.open("w", encoding="utf-8") as fh:
-                return export_corpus(store, run_id, fh, fmt, progress=progress)
-        except OSError as exc:
-            raise _write_error(out, exc) from exc
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=parent)
+    if args.out is not None and args.out.is_dir() and args.format != "hf" and args.split is None:
+        raise ConfigError(
+            f"--out {args.out} is a directory: name a file, e.g. "
+            f"{args.out / ('corpus.' + args.format)}"
+        )
+    start = time.perf_counter()
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            n = export_corpus(store, run_id, fh, fmt, progress=progress)
-        os.replace(tmp, out)
+        counts = export_run(
+            store, args.run, args.out, args.format, flt=flt, split=args.split,
+            split_by=args.split_by, progress=progress,
+        )  # fmt: skip
+        if args.out is None:
+            sys.stdout.flush()
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _write_error(out, exc) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+        if args.out is None and is_disk_full(exc):
+            raise DiskFullError("disk full writing the export: free some space") from exc
+        raise _write_error(args.out or Path("<stdout>"), exc) from exc
+    n = sum(counts.values())
+    detail = "" if list(counts) == ["all"] else " (" + ", ".join(
+        f"{k} {v}" for k, v in counts.items()) + ")"  # fmt: skip
+    seconds = time.perf_counter() - start
+    print(
+        f"exported {n} documents of run {args.run}{detail} in {seconds:.1f} s "
+        f"({n / max(seconds, 1e-9):,.0f} documents/s)",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _write_error(out: Path, exc: OSError) -> TopicrawlError:

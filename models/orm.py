@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -73,6 +74,13 @@ class Page(Base):
     link_score: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     relevance: Mapped[float | None] = mapped_column(Float, nullable=True)
     accepted: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: the page relevance per part ({"info": r, "text": r}, formula 3 per part), when known
+    relevance_parts: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: the WARC capture of the response (TOPICRAWL_WARC_DIR): file name in the capture
+    #: directory, offset of its gzip member and its length in bytes
+    warc_file: Mapped[str | None] = mapped_column(Text, nullable=True)
+    warc_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    warc_length: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class Document(Base):

@@ -52,7 +52,7 @@ T = TypeVar("T")
 PAGE_FIELDS = (
     "final_url", "host", "status", "fetched_at", "depth", "parent_url", "anchor", "title",
     "description", "keywords", "language", "charset", "published", "text", "link_score",
-    "relevance", "accepted",
+    "relevance", "accepted", "relevance_parts", "warc_file", "warc_offset", "warc_length",
 )  # fmt: skip
 
 
@@ -138,6 +138,10 @@ class PageRecord:
     relevance: float | None
     accepted: bool
     fetched_at: datetime | None = None
+    relevance_parts: dict[str, Any] | None = None
+    warc_file: str | None = None
+    warc_offset: int | None = None
+    warc_length: int | None = None
 
 
 @dataclass
@@ -157,6 +161,8 @@ def _page_record(page: Page) -> PageRecord:
         language=page.language, charset=page.charset, published=page.published,
         html=decompress(page.html_z), text=page.text, link_score=page.link_score,
         relevance=page.relevance, accepted=bool(page.accepted), fetched_at=page.fetched_at,
+        relevance_parts=page.relevance_parts, warc_file=page.warc_file,
+        warc_offset=page.warc_offset, warc_length=page.warc_length,
     )  # fmt: skip
 
 
@@ -375,6 +381,7 @@ class Store:
             row["accepted"] = bool(row["accepted"])
             row["fetched_at"] = row["fetched_at"] or datetime.now(UTC)
             row["link_score"] = jsonable(row["link_score"])
+            row["relevance_parts"] = jsonable(row["relevance_parts"])
             rows.append(row)
         if not rows:
             return {}
@@ -519,7 +526,9 @@ class Store:
             ids = self._page_ids(session, run_id, urls)
             rows = [
                 {"run_id": run_id, "page_id": ids[d["url"]], "original_url": d["of"],
-                 "original_page_id": ids.get(d["of"]), "method": d["method"],
+                 # a page of a corpus index may have this page's own URL: no self-reference
+                 "original_page_id": ids.get(d["of"]) if d["of"] != d["url"] else None,
+                 "method": d["method"],
                  "score": float(d["score"])}
                 for d in dups if d["url"] in ids
             ]  # fmt: skip

@@ -60,6 +60,7 @@ class CalibratedLinkScorer:
         self.labels: UserLabels | None = None
         self._words: dict[str, list[str]] = {}
         self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
+        self._last_features: tuple[float, float, float] = (0.0, 0.0, 0.0)  # of the last page
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -135,7 +136,9 @@ class CalibratedLinkScorer:
         """(P(page), P_lit, P_model or None) of a page."""
         head = self.words(self.description_text(page))
         text = self.extract(page.text) if page.text else []
-        lit = self.evidence.page_probability(self.evidence.page(head, text))
+        evidence = self.evidence.page(head, text)
+        lit = self.evidence.page_probability(evidence)
+        self._last_features = evidence.features()
         words = head + text
         model = self._model([words])[0]
         p = self._mix(lit, model)
@@ -144,6 +147,19 @@ class CalibratedLinkScorer:
 
     def page_relevance(self, page: PageInfo) -> float:
         return self.page_scores(page)[0]
+
+    def page_relevance_parts(self, page: PageInfo) -> tuple[float, dict[str, float]]:
+        """:meth:`page_relevance` and its parts: the topic-word evidence of the head (title,
+        description, keywords) and of the text and the text's density (the features of the
+        literal model), ``literal`` (its probability) and ``model`` (the self-trained page
+        model, absent until it is ready)."""
+        p, lit, model = self.page_scores(page)
+        head, text, density = self._last_features
+        parts = {"head": float(head), "text": float(text), "density": float(density),
+                 "literal": float(lit)}  # fmt: skip
+        if model is not None:
+            parts["model"] = float(model)
+        return p, parts
 
     def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
         """A fetched page: it trains the page model (pseudo-labelled by its literal evidence,

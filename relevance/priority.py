@@ -270,18 +270,29 @@ class SemanticLinkScorer:
         site with several sections, the start of a crawl) keep the plain score, and so does a
         ``structure`` object without ``has_structure``.
         """
+        return self.page_relevance_parts(page)[0]
+
+    def page_relevance_parts(self, page: PageInfo) -> tuple[float, dict[str, float]]:
+        """:meth:`page_relevance` and its parts: ``info`` (Rel of title + description +
+        keywords), ``text`` (Rel of the main text, absent without text) and ``struct`` (the
+        Algorithm 3 factor applied, 1.0 when none)."""
         info = self.description_text(page)
         if not page.text:
-            r = self.relevance_texts([info])[0][0]
+            r = r_info = self.relevance_texts([info])[0][0]
+            parts = {"info": float(r_info)}
         else:
             r_info, r_text = self.relevance_texts([info, page.text])[0]
             w = self.description_weight if info else 0.0
             r = w * r_info + (1.0 - w) * r_text
+            parts = {"info": float(r_info), "text": float(r_text)}
         mu = self.page_struct_weight
         has_structure = getattr(self.structure, "has_structure", None)
+        factor = 1.0
         if mu and has_structure is not None and has_structure(page.url):
-            r = min(1.0, r * (1.0 + mu if self.structure.struct(page.url) else 1.0 - mu))
-        return r
+            factor = 1.0 + mu if self.structure.struct(page.url) else 1.0 - mu
+            r = min(1.0, r * factor)
+        parts["struct"] = factor
+        return r, parts
 
     def observe_accepted(self, url: str) -> None:
         self.structure.add(url)

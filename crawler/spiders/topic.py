@@ -461,7 +461,12 @@ class TopicSpider(scrapy.Spider):
             text=extracted.text,
             is_seed=bool(meta.get("seed")),
         )
-        relevance = float(self.scorer.page_relevance(info))
+        parts_of = getattr(self.scorer, "page_relevance_parts", None)
+        if parts_of is not None:  # the score and its parts (exported with the corpus)
+            relevance, relevance_parts = parts_of(info)
+            relevance = float(relevance)
+        else:
+            relevance, relevance_parts = float(self.scorer.page_relevance(info)), None
         failures = getattr(getattr(self.scorer, "relevance", None), "shared_failures", 0)
         if failures:  # the shared word cache failed: computed locally, counted
             stats.set_value("topicrawl/cache/affinity_unshared", failures)
@@ -492,6 +497,7 @@ class TopicSpider(scrapy.Spider):
             text=extracted.text,
             link_score=meta.get("link_score"),
             relevance=relevance,
+            relevance_parts=relevance_parts,
             accepted=accepted,
             duplicate=None,
         )
