@@ -206,6 +206,8 @@ class Command(ScrapyCrawl):
         if run_id is not None:
             lines.append(f"stored in {db}")
         message = stats.get(MESSAGE_KEY)
+        if stats.get("topicrawl/frontier/hint"):  # the frontier ran dry: what would help
+            lines.append(str(stats["topicrawl/frontier/hint"]))
         if self.exitcode != EXIT_OK:
             lines.append(f"topicrawl: {message or reason}")
         elif not crawler.settings.getbool("TOPICRAWL_SUMMARY", True):

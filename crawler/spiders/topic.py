@@ -1,7 +1,7 @@
 """The ``topic`` spider: a best-first focused crawl driven by a topic file.
 
 scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
-                   [-a max_depth=N] [-a run_id=N]
+                   [-a max_depth=N] [-a run_id=N] [-a discover=sitemaps,feeds]
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.utils.misc import load_object
 
+from crawler import discovery
 from crawler.items import PageItem
 from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
+from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
+from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
 from topicrawl.extract import decode_html, extract_page
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
@@ -79,7 +82,7 @@ _SCHEME_TYPOS = ("htp", "htps", "hhtp", "htttp", "ttp", "http;", "https;", "hppt
 
 
 #: the arguments of the topic spider (``-a NAME=VALUE``)
-SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id")
+SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id", "discover")
 
 
 def parse_count(
@@ -171,6 +174,7 @@ class TopicSpider(scrapy.Spider):
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
         run_id: str | int | None = None,
+        discover: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -187,6 +191,16 @@ class TopicSpider(scrapy.Spider):
         self.max_pages = numbers["max_pages"]
         self.max_depth = numbers["max_depth"]
         self.run_id = numbers["run_id"]
+        #: discovery sources (-a discover=sitemaps,feeds; crawler.discovery)
+        self.discover = discovery.parse_discover(discover)
+        self.feeds_requested: set[str] = set()
+        #: read PDF and .docx responses (TOPICRAWL_DOCUMENTS_ENABLED), at most this many
+        #: PDF pages each (TOPICRAWL_MAX_DOCUMENT_PAGES)
+        self.documents = True
+        self.max_document_pages = 200
+        #: sitemaps and feeds: most bytes unpacked, most URLs taken from one file
+        self.discovery_max_bytes = 50 * 1024 * 1024
+        self.discovery_max_urls = 50_000
         #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
         self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
@@ -240,8 +254,36 @@ class TopicSpider(scrapy.Spider):
         if spider.max_pages is not None:
             key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
             spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
+        spider.documents = s.getbool("TOPICRAWL_DOCUMENTS_ENABLED", True)
+        spider.max_document_pages = max(1, s.getint("TOPICRAWL_MAX_DOCUMENT_PAGES", 200))
+        spider.discovery_max_bytes = s.getint("TOPICRAWL_DISCOVERY_MAX_BYTES", 50 * 1024 * 1024)
+        spider.discovery_max_urls = max(1, s.getint("TOPICRAWL_DISCOVERY_MAX_URLS", 50_000))
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
         return spider
+
+    def frontier_report(self, spider: Any = None, reason: str = "") -> None:
+        """A crawl that ended because its frontier ran dry (Scrapy's ``finished``, under
+        its page budget) says so, and what would help (``topicrawl/frontier/empty_after``,
+        ``topicrawl/frontier/hint``; the crawl command prints the hint)."""
+        stats = self.crawler.stats
+        fetched = int(stats.get_value("topicrawl/pages/fetched", 0) or 0)
+        if reason != "finished" or not fetched:
+            return
+        if self.max_pages is not None and fetched >= self.max_pages:
+            return
+        missing = [s for s in discovery.SOURCES if s not in self.discover]
+        if missing:
+            help_ = (f"try -a discover={','.join(discovery.SOURCES)} or more seeds"
+                     if len(missing) == 2 else f"try -a discover={','.join(discovery.SOURCES)}"
+                     " (sitemaps and feeds) or more seeds")  # fmt: skip
+        else:
+            help_ = "try more seeds, or allow more hosts in the topic file (allowed_hosts)"
+        budget = f" of a budget of {self.max_pages}" if self.max_pages is not None else ""
+        hint = f"frontier empty after {fetched} pages{budget}; {help_}"
+        stats.set_value("topicrawl/frontier/empty_after", fetched)
+        stats.set_value("topicrawl/frontier/hint", hint)
+        log.warning("%s", hint)
 
     def spider_idle(self) -> None:
         """Ends a crawl that fetched no page because every seed failed with reason
@@ -367,6 +409,92 @@ class TopicSpider(scrapy.Spider):
                 meta={"parent_url": None, "anchor": None, "seed": True,
                       "link_score": {"seed": True}},
             )  # fmt: skip
+        if discovery.SITEMAPS in self.discover:
+            for home in dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}"
+                                      for u in self.seeds):  # fmt: skip
+                yield self._discovery_request(f"{home}/robots.txt", "robots")
+
+    # -- discovery: sitemaps and feeds (crawler.discovery) -------------------------------------
+    def _discovery_request(self, url: str, kind: str, **meta: Any) -> scrapy.Request:
+        callback = {"robots": self.parse_robots, "sitemap": self.parse_sitemap,
+                    "feed": self.parse_feed}[kind]  # fmt: skip
+        self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/requested")
+        return scrapy.Request(
+            url, callback=callback, errback=self.on_discovery_error,
+            priority=quantize(1.0) + 2,
+            meta={discovery.DISCOVERY: kind, "dont_obey_robotstxt": kind == "robots", **meta},
+        )  # fmt: skip
+
+    def on_discovery_error(self, failure: Any) -> None:
+        request = getattr(failure, "request", None)
+        kind = request.meta.get(discovery.DISCOVERY, "?") if request is not None else "?"
+        self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
+        if kind == "robots" and request is not None:  # no robots.txt: the usual place
+            yield self._discovery_request(request.url.replace("/robots.txt", "/sitemap.xml"),
+                                          "sitemap")  # fmt: skip
+            return
+        log.info("%s %s not fetched: %s", kind, request.url if request else "?",
+                 describe_failure(failure))  # fmt: skip
+
+    def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        """robots.txt's ``Sitemap:`` lines, else ``/sitemap.xml``."""
+        text = response.body.decode("utf-8", "replace") if response.status == 200 else ""
+        urls = discovery.robots_sitemaps(text, response.url)
+        if not urls:
+            urls = [response.urljoin("/sitemap.xml")]
+        for url in urls:
+            if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                yield self._discovery_request(url, "sitemap")
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        """A sitemap index (its sitemaps are fetched) or a sitemap (its URLs are links)."""
+        stats = self.crawler.stats
+        try:
+            xml = discovery.sitemap_body(response.body, max_size=self.discovery_max_bytes)
+        except ValueError as exc:
+            stats.inc_value("topicrawl/discovery/sitemap/too_large")
+            log.warning("sitemap %s skipped: %s", response.url, exc)
+            return
+        parsed = discovery.parse_sitemap(xml, max_urls=self.discovery_max_urls)
+        if parsed is None:
+            stats.inc_value("topicrawl/discovery/sitemap/invalid")
+            return
+        stats.inc_value("topicrawl/discovery/sitemap/parsed")
+        if parsed.cut:
+            stats.inc_value("topicrawl/discovery/sitemap/urls_cut", parsed.cut)
+        if parsed.kind == "sitemapindex":
+            for url in parsed.urls:
+                if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                    yield self._discovery_request(url, "sitemap")
+            return
+        stats.inc_value("topicrawl/discovery/sitemap/urls", len(parsed.urls))
+        info = PageInfo(url=response.url, is_seed=True)
+        yield from self.follow(response.url, info, [Link(url=u, anchor="") for u in parsed.urls],
+                               0, source="sitemap")  # fmt: skip
+
+    def parse_feed(self, response: Response) -> Iterator[Any]:
+        """An RSS or Atom feed: its entries are links, their titles the anchor texts."""
+        stats = self.crawler.stats
+        parsed = discovery.parse_feed(response.body[: self.discovery_max_bytes],
+                                      max_entries=self.discovery_max_urls)  # fmt: skip
+        if parsed is None:
+            stats.inc_value("topicrawl/discovery/feed/invalid")
+            return
+        title, entries = parsed
+        stats.inc_value("topicrawl/discovery/feed/parsed")
+        stats.inc_value("topicrawl/discovery/feed/urls", len(entries))
+        info = PageInfo(url=response.url, title=title, is_seed=True,
+                        text="\n".join(f"{e.title} {e.summary}" for e in entries))  # fmt: skip
+        links = [Link(url=response.urljoin(e.url), anchor=e.title) for e in entries]
+        yield from self.follow(response.url, info, links, 0, source="feed")
+
+    def _feeds_of(self, page: HtmlResponse) -> Iterator[scrapy.Request]:
+        for url in discovery.feed_urls(page):
+            if url in self.feeds_requested:
+                continue
+            if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                self.feeds_requested.add(url)
+                yield self._discovery_request(url, "feed")
 
     # -- parsing -----------------------------------------------------------------------------
     def decoded(self, response: Response) -> tuple[HtmlResponse, str]:
@@ -404,20 +532,34 @@ class TopicSpider(scrapy.Spider):
             self._restore_priorities()
             for url in {*response.meta.get("redirect_urls", ()), response.url}:
                 self.best_priority[self._fingerprint(url)] = FETCHED
+        fmt = None
+        if self.documents:
+            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            fmt = document_format(ctype, response.url)
         try:
-            page, codec = self.decoded(response)
-            extracted = extract_page(page.text, page.url)
+            if fmt is not None:  # a PDF or .docx: its text, no links
+                page, codec, html = None, None, None
+                extracted = extract_document(response.body, fmt,
+                                             max_pages=self.max_document_pages,
+                                             max_chars=self.max_text or 500_000)  # fmt: skip
+                stats.inc_value(f"topicrawl/documents/{fmt}")
+            else:
+                page, codec = self.decoded(response)
+                extracted = extract_page(page.text, page.url)
+                html = page.text
             if self.max_text and len(extracted.text) > self.max_text:
                 stats.inc_value("topicrawl/pages/text_truncated")
                 extracted.text = extracted.text[: self.max_text]
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
             stats.inc_value("topicrawl/pages/broken")
+            if fmt is not None:
+                stats.inc_value(f"topicrawl/documents/{fmt}_broken")
             self.release_page()
             log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
             return
         meta = response.meta
         info = PageInfo(
-            url=page.url,
+            url=response.url,
             title=extracted.title,
             description=extracted.description,
             keywords=extracted.keywords,
@@ -451,7 +593,7 @@ class TopicSpider(scrapy.Spider):
             language=extracted.language,
             charset=codec,
             published=extracted.published,
-            html=page.text,
+            html=html,
             text=extracted.text,
             link_score=meta.get("link_score"),
             relevance=relevance,
@@ -466,6 +608,10 @@ class TopicSpider(scrapy.Spider):
             and self.harvest_window.rate() < self.harvest_floor
         ):
             raise CloseSpider("harvest_exhausted")
+        if page is None:
+            return
+        if discovery.FEEDS in self.discover:
+            yield from self._feeds_of(page)
         yield from self.follow_links(page, info, meta.get("depth", 0))
 
     def extract_links(self, page: HtmlResponse) -> list[Link]:
@@ -487,17 +633,30 @@ class TopicSpider(scrapy.Spider):
         if self.max_depth is not None and depth >= self.max_depth:
             stats.inc_value("topicrawl/links/depth_limited")
             return
-        links = []
         found = self.extract_links(page)
         if self.max_links and len(found) > self.max_links:  # a link farm: bounded work
             stats.inc_value("topicrawl/links/capped_pages")
             stats.inc_value("topicrawl/links/capped", len(found) - self.max_links)
             found = found[: self.max_links]
+        yield from self.follow(page.url, info, found, depth)
+
+    def follow(
+        self, page_url: str, info: PageInfo, found: list[Link], depth: int, source: str = ""
+    ) -> Iterator[scrapy.Request]:
+        """Score the links ``found`` on ``page_url`` (a page, or a sitemap or feed:
+        ``source``) and queue those to follow with their priority."""
+        stats = self.crawler.stats
+        links = []
         for link in found:
             parts = urlsplit(link.url)
-            if not host_allowed(parts.hostname or "", self.host_patterns):
+            path = parts.path.lower()
+            if parts.scheme not in ("http", "https"):
+                stats.inc_value("topicrawl/links/not_http")
+            elif not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")
-            elif parts.path.lower().endswith(_BINARY_SUFFIXES):
+            elif path.endswith(_BINARY_SUFFIXES) and not (
+                self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
+            ):
                 stats.inc_value("topicrawl/links/non_html")
             else:
                 links.append(link)
@@ -514,16 +673,17 @@ class TopicSpider(scrapy.Spider):
                 stats.inc_value(f"topicrawl/links/trap/{reason}")
                 continue
             stats.inc_value("topicrawl/links/followed")
-            request = page.follow(
+            if source:
+                stats.inc_value(f"topicrawl/discovery/{source}/followed")
+            link_score = {"score": score.score, "follow": True, **score.breakdown}
+            if source:
+                link_score["source"] = source
+            request = scrapy.Request(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
                 priority=score.priority,
-                meta={
-                    "parent_url": page.url,
-                    "anchor": link.anchor,
-                    "link_score": {"score": score.score, "follow": True, **score.breakdown},
-                },
+                meta={"parent_url": page_url, "anchor": link.anchor, "link_score": link_score},
             )
             yield self.reprioritised(request) if self.requeue_margin else request
 
