@@ -30,4 +30,8 @@ class PageItem(scrapy.Item):
     link_score = scrapy.Field()  # dict: score breakdown of the link that led here
     relevance = scrapy.Field()  # float in [0, 1]: the page's own relevance, or None
     accepted = scrapy.Field()  # bool: page passes the topic's page threshold
+    etag = scrapy.Field()  # the response's ETag header (recrawl: If-None-Match)
+    last_modified = scrapy.Field()  # its Last-Modified header (recrawl: If-Modified-Since)
+    content_type = scrapy.Field()  # media type: text/html, application/pdf …
+    recrawled = scrapy.Field()  # True: a stored page fetched again that changed (recrawl)
     duplicate = scrapy.Field()  # dict {"of": url, "method": str, "score": float} or None

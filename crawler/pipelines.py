@@ -41,6 +41,10 @@ HOST_MODEL_FILE = "topicrawl-hostlines.json"
 JOURNAL_FILE = "topicrawl-unwritten.jsonl"
 
 
+def _absolute(path: str | None) -> str | None:
+    return str(Path(path).resolve()) if path else None
+
+
 class StorePipeline:
     """Batches pages into the database; records duplicates, documents and the URL history.
 
@@ -136,7 +140,9 @@ class StorePipeline:
             self.run_id = self.store.start_run(
                 getattr(topic, "name", spider.name),
                 getattr(topic, "raw", ""),
-                {**self.settings_snapshot, "seeds": getattr(spider, "seeds", [])},
+                {**self.settings_snapshot, "seeds": getattr(spider, "seeds", []),
+                 # the file itself, for `topicrawl recrawl` (relative paths inside it)
+                 "topic_file": _absolute(getattr(spider, "topic_path", None))},
                 run_id=self.run_id,
             )
             log.info("crawl run %d started", self.run_id)
@@ -144,9 +150,10 @@ class StorePipeline:
             log.info("crawl run %d resumed", self.run_id)
             self._replay_journal()
             self._reload_history(spider)
-            if hasattr(spider, "pages_seen"):  # the page budget is the run's, not the process's
+            recrawl = getattr(spider, "recrawl", False)
+            if hasattr(spider, "pages_seen") and not recrawl:  # the budget is the run's
                 spider.pages_seen = self.store.count_pages(self.run_id)
-            if self.jobdir is not None and run.finished_at is None:
+            if self.jobdir is not None and run.finished_at is None and not recrawl:
                 # the crawl was killed (no clean close): its requests in flight are lost
                 spider.recovered_urls = self._unstored_sent_urls()
             self.store.reopen_run(self.run_id)
@@ -242,6 +249,10 @@ class StorePipeline:
         learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
         if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
             stats["learned"] = learned()
+        if getattr(spider, "recrawl", False):  # the run keeps its stats; each recrawl's added
+            old = self.store.get_run(self.run_id)
+            before = dict(old.stats or {}) if old is not None else {}
+            stats = {**before, "recrawls": [*before.get("recrawls", []), stats]}
         try:
             self.store.finish_run(self.run_id, stats)
         except StorageError as exc:

@@ -167,6 +167,29 @@ class DedupPipeline:
             options = {k: v for k, v in self.options.items() if k in names}
             self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
+            self._preload(spider)
+
+    def _preload(self, spider: Any) -> None:
+        """Index the documents a recrawled run already holds (the spider's
+        ``dedup_preload()``: ``(url, page)`` pairs), so that a new page copying one of them
+        is dropped as a duplicate."""
+        preload = getattr(spider, "dedup_preload", None)
+        if preload is None or self.cascade is None:
+            return
+        count = 0
+        for url, page in preload():
+            text = visible_text(page.html or "") if self.text_mode == "visible" else page.text
+            if not (text or "").strip():
+                continue
+            self.cascade.add(url, Doc(
+                text=text, title=page.title or "", description=page.description or "",
+                url=url, published=page.published or None, lang=page.language or "zh",
+            ))  # fmt: skip
+            count += 1
+        if count:
+            log.info("dedup index holds the %d documents of the recrawled run", count)
+            if self.stats is not None:
+                self.stats.set_value("topicrawl/dedup/preloaded", count)
 
     def close_spider(self, spider: Any = None) -> None:
         if self.cascade is not None:
@@ -203,6 +226,8 @@ class DedupPipeline:
             lang=adapter.get("language") or "zh",
         )
         try:
+            if adapter.get("recrawled"):  # a stored page that changed: not a copy of itself
+                self.cascade.remove(url)
             decision = self.cascade.check_and_add(url, doc)
         except StorageError as exc:
             # the index is unreachable: keep the page (a stored duplicate can be removed

@@ -73,6 +73,11 @@ class Page(Base):
     link_score: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     relevance: Mapped[float | None] = mapped_column(Float, nullable=True)
     accepted: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: the response's validators, sent back by ``topicrawl recrawl`` (conditional request)
+    etag: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: the response's Content-Type (media type only): text/html, application/pdf …
+    content_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class Document(Base):

@@ -2,6 +2,7 @@
 
 scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
                    [-a max_depth=N] [-a run_id=N] [-a discover=sitemaps,feeds]
+                   [-a recrawl=1 -a run_id=N]   (what ``topicrawl recrawl --run N`` runs)
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ _SCHEME_TYPOS = ("htp", "htps", "hhtp", "htttp", "ttp", "http;", "https;", "hppt
 
 
 #: the arguments of the topic spider (``-a NAME=VALUE``)
-SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id", "discover")
+SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id", "discover", "recrawl")
 
 
 def parse_count(
@@ -143,6 +144,11 @@ def describe_failure(failure: Any) -> str:
     return f"{name}: {text}" if text else name
 
 
+def _header(headers: Any, name: bytes) -> str | None:
+    value = headers.get(name)
+    return value.decode("latin-1")[:256] if value else None
+
+
 class HarvestWindow:
     """Share of accepted pages among the last ``size`` fetched pages."""
 
@@ -175,6 +181,7 @@ class TopicSpider(scrapy.Spider):
         max_depth: str | int | None = None,
         run_id: str | int | None = None,
         discover: str | None = None,
+        recrawl: str | int | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -194,6 +201,14 @@ class TopicSpider(scrapy.Spider):
         #: discovery sources (-a discover=sitemaps,feeds; crawler.discovery)
         self.discover = discovery.parse_discover(discover)
         self.feeds_requested: set[str] = set()
+        #: recrawl (-a recrawl=1 -a run_id=N): the stored pages fetched again (URL ->
+        #: crawler-side record) and every URL the run holds (links to them are not new)
+        self.recrawl = str(recrawl or "").strip().lower() not in ("", "0", "false", "no")
+        if self.recrawl and self.run_id is None:
+            raise ConfigError("-a recrawl=1 needs the run: pass -a run_id=N "
+                              "(or use: topicrawl recrawl --run N)")  # fmt: skip
+        self.recrawl_targets: dict[str, Any] = {}
+        self.known_urls: set[str] = set()
         #: read PDF and .docx responses (TOPICRAWL_DOCUMENTS_ENABLED), at most this many
         #: PDF pages each (TOPICRAWL_MAX_DOCUMENT_PAGES)
         self.documents = True
@@ -260,7 +275,58 @@ class TopicSpider(scrapy.Spider):
         spider.discovery_max_urls = max(1, s.getint("TOPICRAWL_DISCOVERY_MAX_URLS", 50_000))
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
+        if spider.recrawl:
+            spider.load_recrawl(s.get("TOPICRAWL_DB_URL") or None)
         return spider
+
+    # -- recrawl (topicrawl recrawl --run N) -------------------------------------------------
+    def load_recrawl(self, db_url: str | None) -> None:
+        """Read the run's pages to fetch again and the URLs it holds (``models.store``)."""
+        from models.store import Store
+
+        store = Store.from_url(db_url)
+        try:
+            if store.get_run(self.run_id) is None:
+                raise ConfigError(f"no crawl run {self.run_id} to recrawl in this database "
+                                  "(list them: topicrawl runs)")  # fmt: skip
+            self.recrawl_targets = {t.url: t for t in store.recrawl_targets(self.run_id)}
+            self.known_urls = store.page_urls(self.run_id)
+        finally:
+            store.close()
+        log.info("recrawl of run %d: %d pages to fetch again (%d accepted, %d list pages)",
+                 self.run_id, len(self.recrawl_targets),
+                 sum(t.accepted for t in self.recrawl_targets.values()),
+                 sum(t.hub for t in self.recrawl_targets.values()))  # fmt: skip
+
+    def dedup_preload(self) -> Iterator[tuple[str, Any]]:
+        """Recrawl: the run's accepted pages, for the dedup index (``DedupPipeline``), so
+        that a new page that copies a stored document is dropped as a duplicate."""
+        if not self.recrawl:
+            return
+        from models.store import Store
+
+        store = Store.from_url(self.crawler.settings.get("TOPICRAWL_DB_URL") or None)
+        try:
+            yield from ((p.url, p) for p in store.iter_pages(self.run_id, accepted_only=True))
+        finally:
+            store.close()
+
+    def _recrawl_requests(self) -> Iterator[scrapy.Request]:
+        """Conditional requests (If-None-Match / If-Modified-Since) for the stored pages."""
+        for target in self.recrawl_targets.values():
+            headers = {}
+            if target.etag:
+                headers["If-None-Match"] = target.etag
+            if target.last_modified:
+                headers["If-Modified-Since"] = target.last_modified
+            yield scrapy.Request(
+                target.url, callback=self.parse, errback=self.on_error, headers=headers,
+                priority=quantize(1.0) + (1 if target.hub else 0), dont_filter=True,
+                meta={"parent_url": target.parent_url, "anchor": target.anchor,
+                      "seed": target.url in self.seeds, "depth": target.depth,
+                      "recrawl": target.url, "link_score": target.link_score,
+                      "handle_httpstatus_list": [304]},
+            )  # fmt: skip
 
     def frontier_report(self, spider: Any = None, reason: str = "") -> None:
         """A crawl that ended because its frontier ran dry (Scrapy's ``finished``, under
@@ -268,7 +334,7 @@ class TopicSpider(scrapy.Spider):
         ``topicrawl/frontier/hint``; the crawl command prints the hint)."""
         stats = self.crawler.stats
         fetched = int(stats.get_value("topicrawl/pages/fetched", 0) or 0)
-        if reason != "finished" or not fetched:
+        if reason != "finished" or not fetched or self.recrawl:
             return
         if self.max_pages is not None and fetched >= self.max_pages:
             return
@@ -384,6 +450,13 @@ class TopicSpider(scrapy.Spider):
 
     # -- start -------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.recrawl:
+            self.crawler.stats.set_value("topicrawl/recrawl/targets", len(self.recrawl_targets))
+            if self.trap_guard is not None:  # the run's query variants count against traps
+                for url in sorted(self.known_urls):
+                    self.trap_guard.allowed(url)
+            for request in self._recrawl_requests():
+                yield request
         if self.recovered_urls:  # set by StorePipeline when a JOBDIR crawl resumes
             self.crawler.stats.set_value("topicrawl/pages/recovered", len(self.recovered_urls))
             log.info("%d pages sent to download but never stored are requested again",
@@ -401,6 +474,8 @@ class TopicSpider(scrapy.Spider):
                       "dont_redirect": True, "handle_httpstatus_list": _REDIRECTS},
             )  # fmt: skip
         for url in self.seeds:
+            if self.recrawl and url in self.known_urls:
+                continue  # fetched again above, conditionally
             yield scrapy.Request(
                 url,
                 callback=self.parse,
@@ -521,6 +596,9 @@ class TopicSpider(scrapy.Spider):
         if response.status in _REDIRECTS:  # only requests sent again after a kill get here
             yield from self._follow_recovered_redirect(response)
             return
+        if response.status == 304:  # recrawl: not modified since the stored copy
+            stats.inc_value("topicrawl/recrawl/not_modified")
+            return
         number = self.take_page()
         if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
@@ -558,6 +636,15 @@ class TopicSpider(scrapy.Spider):
             log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
             return
         meta = response.meta
+        target = self.recrawl_targets.get(meta["recrawl"]) if meta.get("recrawl") else None
+        unchanged = False
+        if target is not None:
+            from models.store import text_hash
+
+            unchanged = text_hash(extracted.text) == target.text_hash
+            stats.inc_value(f"topicrawl/recrawl/{'unchanged' if unchanged else 'changed'}")
+        elif self.recrawl:
+            stats.inc_value("topicrawl/recrawl/new_pages")
         info = PageInfo(
             url=response.url,
             title=extracted.title,
@@ -578,7 +665,8 @@ class TopicSpider(scrapy.Spider):
         observe = getattr(self.scorer, "observe_page", None)
         if observe is not None:
             observe(info, relevance, meta.get("link_score"))
-        yield PageItem(
+        headers = response.headers
+        item = PageItem(
             url=meta.get("redirect_urls", [response.url])[0],
             final_url=response.url,
             host=urlsplit(response.url).hostname or "",
@@ -598,8 +686,16 @@ class TopicSpider(scrapy.Spider):
             link_score=meta.get("link_score"),
             relevance=relevance,
             accepted=accepted,
+            etag=_header(headers, b"ETag"),
+            last_modified=_header(headers, b"Last-Modified"),
+            content_type=(_header(headers, b"Content-Type") or "").split(";")[0].strip() or None,
+            recrawled=target is not None,
             duplicate=None,
         )
+        if unchanged:  # the same text as stored: nothing to store, its links are looked at
+            self.release_page()
+        else:
+            yield item
         if self.max_pages is not None and number >= self.max_pages:
             raise CloseSpider("max_pages")
         if (
@@ -654,6 +750,8 @@ class TopicSpider(scrapy.Spider):
                 stats.inc_value("topicrawl/links/not_http")
             elif not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")
+            elif self.known_urls and link.url in self.known_urls:
+                stats.inc_value("topicrawl/recrawl/known_links")  # stored: fetched if listed
             elif path.endswith(_BINARY_SUFFIXES) and not (
                 self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
             ):
