@@ -47,8 +47,10 @@ def parse_discover(value: str | None) -> frozenset[str]:
     return frozenset(names)
 
 
-def robots_sitemaps(robots_txt: str, base_url: str) -> list[str]:
+def robots_sitemaps(robots_txt: bytes | str, base_url: str) -> list[str]:
     """The sitemap URLs a robots.txt names (``Sitemap:`` lines), absolute."""
+    if isinstance(robots_txt, str):
+        robots_txt = robots_txt.encode("utf-8")
     return list(dict.fromkeys(sitemap_urls_from_robots(robots_txt, base_url=base_url)))
 
 

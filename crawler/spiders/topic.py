@@ -513,8 +513,8 @@ class TopicSpider(scrapy.Spider):
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """robots.txt's ``Sitemap:`` lines, else ``/sitemap.xml``."""
-        text = response.body.decode("utf-8", "replace") if response.status == 200 else ""
-        urls = discovery.robots_sitemaps(text, response.url)
+        body = response.body[: self.discovery_max_bytes] if response.status == 200 else b""
+        urls = discovery.robots_sitemaps(body, response.url)
         if not urls:
             urls = [response.urljoin("/sitemap.xml")]
         for url in urls:
