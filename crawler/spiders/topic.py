@@ -171,7 +171,8 @@ class TopicSpider(scrapy.Spider):
 
     name = "topic"
     #: the callbacks a request read back from the shared frontier may name (crawler.queues)
-    frontier_callbacks = frozenset({"parse", "on_error"})
+    frontier_callbacks = frozenset({"parse", "on_error", "parse_robots", "parse_sitemap",
+                                    "parse_feed", "on_discovery_error"})  # fmt: skip
 
     def __init__(
         self,
