@@ -270,3 +270,72 @@ def test_documents_over_the_size_cap_are_skipped(extras_web, extras_proxy, polit
                              settings={"TOPICRAWL_DOCUMENTS_ENABLED": False})  # fmt: skip
     assert {p.url for p in store2.iter_pages(run2.id)} == {seeds[0]}
     assert run2.stats["topicrawl/non_html"] == 1
+
+
+# -- the spider's discovery steps, without a crawl ---------------------------------------------
+def _spider(tmp_path, **kw):
+    from scrapy.utils.test import get_crawler
+
+    from crawler.spiders.topic import TopicSpider
+
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    crawler = get_crawler(TopicSpider, KEYWORD)
+    crawler.spider = crawler._create_spider(  # noqa: SLF001
+        seeds="http://a.example.cn/", topic=str(topic), **kw
+    )
+    return crawler.spider
+
+
+def test_spider_discovery_steps(tmp_path):
+    from scrapy.http import Request, Response, XmlResponse
+    from twisted.python.failure import Failure
+
+    spider = _spider(tmp_path, discover="sitemaps")
+    assert spider.discover == {"sitemaps"}
+    robots = Response("http://a.example.cn/robots.txt",
+                      body=b"User-agent: *\nSitemap: http://a.example.cn/s.xml\n"
+                           b"Sitemap: http://elsewhere.cn/s.xml\n")  # fmt: skip
+    assert [r.url for r in spider.parse_robots(robots)] == ["http://a.example.cn/s.xml"]
+    bare = Response("http://a.example.cn/robots.txt", body=b"User-agent: *\n")
+    (req,) = spider.parse_robots(bare)
+    assert req.url == "http://a.example.cn/sitemap.xml" and req.callback == spider.parse_sitemap
+    # no robots.txt at all: the usual place
+    failed = Request("http://a.example.cn/robots.txt", meta={"topicrawl_discovery": "robots"})
+    failure = Failure(ValueError("404"))
+    failure.request = failed
+    (req,) = spider.on_discovery_error(failure)
+    assert req.url == "http://a.example.cn/sitemap.xml"
+    index = XmlResponse("http://a.example.cn/sitemap.xml", body=(
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>http://a.example.cn/s1.xml.gz</loc></sitemap>"
+        b"<sitemap><loc>http://evil.example.org/s2.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
+    assert [r.url for r in spider.parse_sitemap(index)] == ["http://a.example.cn/s1.xml.gz"]
+    urlset = Response("http://a.example.cn/s1.xml.gz", body=gzip.compress(
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>http://a.example.cn/news/1.html</loc></url>"
+        b"<url><loc>http://a.example.cn/logo.png</loc></url>"
+        b"<url><loc>http://a.example.cn/files/1.pdf</loc></url></urlset>"))  # fmt: skip
+    requests = list(spider.parse_sitemap(urlset))
+    assert [r.url for r in requests] == ["http://a.example.cn/news/1.html",
+                                         "http://a.example.cn/files/1.pdf"]  # fmt: skip
+    assert all(r.callback == spider.parse and r.meta["link_score"]["source"] == "sitemap"
+               and r.meta["parent_url"] == urlset.url for r in requests)  # fmt: skip
+    stats = spider.crawler.stats
+    assert stats.get_value("topicrawl/discovery/sitemap/urls") == 3
+    assert stats.get_value("topicrawl/links/non_html") == 1
+
+
+def test_frontier_hint(tmp_path):
+    spider = _spider(tmp_path, max_pages=100)
+    stats = spider.crawler.stats
+    stats.set_value("topicrawl/pages/fetched", 12)
+    spider.frontier_report(spider, "max_pages")
+    assert stats.get_value("topicrawl/frontier/hint") is None
+    spider.frontier_report(spider, "finished")
+    assert stats.get_value("topicrawl/frontier/hint") == (
+        "frontier empty after 12 pages of a budget of 100; try -a discover=sitemaps,feeds "
+        "or more seeds"
+    )
+    with pytest.raises(ConfigError, match="run_id"):
+        _spider(tmp_path, recrawl="1")
