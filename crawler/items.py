@@ -34,4 +34,8 @@ class PageItem(scrapy.Item):
     warc_file = scrapy.Field()  # WARC capture (TOPICRAWL_WARC_DIR): file name, or None
     warc_offset = scrapy.Field()  # offset of the response record's gzip member in it
     warc_length = scrapy.Field()  # length of that member in bytes
+    etag = scrapy.Field()  # the response's ETag header (recrawl: If-None-Match)
+    last_modified = scrapy.Field()  # its Last-Modified header (recrawl: If-Modified-Since)
+    content_type = scrapy.Field()  # media type: text/html, application/pdf …
+    recrawled = scrapy.Field()  # True: a stored page fetched again that changed (recrawl)
     duplicate = scrapy.Field()  # dict {"of": url, "method": str, "score": float} or None

@@ -307,21 +307,51 @@ class TrapGuardMiddleware:
 
 
 class NonHtmlGuardMiddleware:
-    """Counts and skips non-HTML responses (PDF, images, archives) without parsing them.
+    """Counts and skips responses that are neither HTML nor a document the crawl reads.
 
-    The body download is stopped as soon as the headers show a non-HTML Content-Type.
-    robots.txt requests are left alone.
+    The body download is stopped as soon as the headers show another Content-Type (images,
+    archives …). Documents (PDF, .docx: ``topicrawl.documents``, when
+    ``TOPICRAWL_DOCUMENTS_ENABLED``) pass up to ``TOPICRAWL_MAX_DOCUMENT_BYTES``; a larger
+    one is stopped and counted (``topicrawl/documents/too_large``). robots.txt requests and
+    the sitemaps and feeds of discovery (``crawler.discovery``) are left alone.
     """
 
-    def __init__(self, stats: StatsCollector, *, html_types: Iterable[str]):
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        html_types: Iterable[str],
+        documents: bool = False,
+        max_document_bytes: int = 0,
+    ):
         self.stats = stats
         self.html_types = tuple(t.lower() for t in html_types)
+        self.documents = documents
+        self.max_document_bytes = max_document_bytes
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NonHtmlGuardMiddleware:
-        mw = cls(crawler.stats, html_types=crawler.settings.getlist("TOPICRAWL_HTML_TYPES"))
+        s = crawler.settings
+        mw = cls(
+            crawler.stats,
+            html_types=s.getlist("TOPICRAWL_HTML_TYPES"),
+            documents=s.getbool("TOPICRAWL_DOCUMENTS_ENABLED", True),
+            max_document_bytes=s.getint("TOPICRAWL_MAX_DOCUMENT_BYTES", 10 * 1024 * 1024),
+        )
         crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
         return mw
+
+    def document(self, headers: Any, url: str) -> str | None:
+        """The document format of a response the crawl reads (None: not a document)."""
+        if not self.documents:
+            return None
+        from topicrawl.documents import document_format
+
+        raw = headers.get(b"Content-Type") or b""
+        return document_format(raw.decode("latin-1"), url)
+
+    def too_large(self, size: int) -> bool:
+        return bool(self.max_document_bytes) and size > self.max_document_bytes
 
     def _content_type(self, headers: Any) -> str:
         raw = headers.get(b"Content-Type") or b""
@@ -332,16 +362,32 @@ class NonHtmlGuardMiddleware:
 
     @staticmethod
     def _exempt(request: Request) -> bool:
-        return bool(request.meta.get("dont_obey_robotstxt")) or request.url.endswith("/robots.txt")
+        return (
+            bool(request.meta.get("dont_obey_robotstxt"))
+            or bool(request.meta.get("topicrawl_discovery"))
+            or request.url.endswith("/robots.txt")
+        )
 
     def headers_received(self, headers: Any, body_length: int, request: Request, spider: Spider):
-        if not self._exempt(request) and not self.is_html(self._content_type(headers)):
+        if self._exempt(request) or self.is_html(self._content_type(headers)):
+            return
+        if self.document(headers, request.url) is None or self.too_large(body_length or 0):
             raise StopDownload(fail=False)
 
     def process_response(self, request: Request, response: Response):
         if self._exempt(request) or 300 <= response.status < 400:
             return response
         ctype = self._content_type(response.headers)
+        fmt = self.document(response.headers, response.url) if not self.is_html(ctype) else None
+        if fmt is not None:
+            stopped = "download_stopped" in (response.flags or [])
+            if stopped or self.too_large(len(response.body)):
+                self.stats.inc_value("topicrawl/documents/too_large")
+                raise IgnoreRequest(
+                    f"{fmt} larger than TOPICRAWL_MAX_DOCUMENT_BYTES={self.max_document_bytes}"
+                    f" from {response.url}"
+                )
+            return response
         if not self.is_html(ctype):
             kind = re.sub(r"[^a-z0-9]+", "_", ctype) or "unknown"
             self.stats.inc_value("topicrawl/non_html")

@@ -43,6 +43,10 @@ HOST_MODEL_FILE = "topicrawl-hostlines.json"
 JOURNAL_FILE = "topicrawl-unwritten.jsonl"
 
 
+def _absolute(path: str | None) -> str | None:
+    return str(Path(path).resolve()) if path else None
+
+
 class StorePipeline:
     """Batches pages into the database; records duplicates, documents and the URL history.
 
@@ -158,7 +162,9 @@ class StorePipeline:
             self.run_id = self.store.start_run(
                 getattr(topic, "name", spider.name),
                 getattr(topic, "raw", ""),
-                {**self.settings_snapshot, "seeds": getattr(spider, "seeds", [])},
+                {**self.settings_snapshot, "seeds": getattr(spider, "seeds", []),
+                 # the file itself, for `topicrawl recrawl` (relative paths inside it)
+                 "topic_file": _absolute(getattr(spider, "topic_path", None))},
                 run_id=self.run_id,
             )
             log.info("crawl run %d started", self.run_id)
@@ -166,9 +172,10 @@ class StorePipeline:
             log.info("crawl run %d resumed", self.run_id)
             self._replay_journal()
             self._reload_history(spider)
-            if hasattr(spider, "pages_seen"):  # the page budget is the run's, not the process's
+            recrawl = getattr(spider, "recrawl", False)
+            if hasattr(spider, "pages_seen") and not recrawl:  # the budget is the run's
                 spider.pages_seen = self.store.count_pages(self.run_id)
-            if self.jobdir is not None and run.finished_at is None:
+            if self.jobdir is not None and run.finished_at is None and not recrawl:
                 # the crawl was killed (no clean close): its requests in flight are lost
                 spider.recovered_urls = self._unstored_sent_urls()
             self.store.reopen_run(self.run_id)
@@ -292,22 +299,32 @@ class StorePipeline:
         learned = getattr(getattr(spider, "scorer", None), "learned_state", None)
         if learned is not None:  # the run's learned models (JSON), for `topic learn --run`
             stats["learned"] = learned()
+        recrawl = bool(getattr(spider, "recrawl", False))
         if self.crawler is None:
-            self._finish_run(stats)
+            self._finish_run(stats, recrawl)
             return None
-        return self._finish_run_off_loop(stats)
+        return self._finish_run_off_loop(stats, recrawl)
 
-    async def _finish_run_off_loop(self, stats: dict[str, Any]) -> None:
+    async def _finish_run_off_loop(self, stats: dict[str, Any], recrawl: bool) -> None:
         from scrapy.utils.defer import maybe_deferred_to_future
         from twisted.internet import threads
 
-        await maybe_deferred_to_future(threads.deferToThread(self._finish_run, stats))
+        await maybe_deferred_to_future(threads.deferToThread(self._finish_run, stats, recrawl))
 
-    def _finish_run(self, stats: dict[str, Any]) -> None:
-        """Record the run's end; a database still down is given ``close_wait`` seconds."""
+    def _finish_run(self, stats: dict[str, Any], recrawl: bool = False) -> None:
+        """Record the run's end; a database still down is given ``close_wait`` seconds.
+        A recrawl keeps the run's stats and appends its own under ``recrawls``."""
         assert self.store is not None and self.run_id is not None
         wait = 1.0 if self._writer_error is not None else self.close_wait  # already waited
         store = Store(self.store.engine, retries=10_000, retry_seconds=wait)
+        if recrawl:
+            try:
+                old = store.get_run(self.run_id)
+            except StorageError as exc:
+                log.error("could not read run %d to add the recrawl: %s", self.run_id, exc)
+                old = None
+            before = dict(old.stats or {}) if old is not None else {}
+            stats = {**before, "recrawls": [*before.get("recrawls", []), stats]}
         try:
             store.finish_run(self.run_id, stats)
         except StorageError as exc:

@@ -124,6 +124,17 @@ TOPICRAWL_MAX_HTML_BYTES = 1_000_000
 TOPICRAWL_MAX_TEXT_CHARS = 500_000
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
+#: Documents (issue 15): PDF (pypdf) and Word .docx (python-docx) responses are read, scored,
+#: deduplicated and stored like HTML pages (topicrawl/documents.py); larger ones than
+#: TOPICRAWL_MAX_DOCUMENT_BYTES are stopped and counted (topicrawl/documents/too_large), and
+#: at most TOPICRAWL_MAX_DOCUMENT_PAGES pages of a PDF are read.
+TOPICRAWL_DOCUMENTS_ENABLED = True
+TOPICRAWL_MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
+TOPICRAWL_MAX_DOCUMENT_PAGES = 200
+#: Discovery (-a discover=sitemaps,feeds; crawler/discovery.py): most bytes of a sitemap or
+#: feed once unpacked, and most URLs taken from one (the sitemap protocol's own limits).
+TOPICRAWL_DISCOVERY_MAX_BYTES = 50 * 1024 * 1024
+TOPICRAWL_DISCOVERY_MAX_URLS = 50_000
 #: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.
 TOPICRAWL_DEDUP_ENABLED = True
 #: Cascade order; the first method that finds a match decides.

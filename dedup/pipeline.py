@@ -182,6 +182,7 @@ class DedupPipeline:
             options = {k: v for k, v in self.options.items() if k in names}
             self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
+            self._preload(spider)
         if self.corpus_name and self.corpus is None:
             self.corpus = CorpusIndex.open(self.corpus_name, self.corpus_backend)
             if self.corpus.meta.get("text", "main") != self.text_mode:
@@ -190,6 +191,28 @@ class DedupPipeline:
                     self.corpus_name, self.corpus.meta.get("text"), self.text_mode,
                 )
             log.info("pages checked against the corpus first: %r", self.corpus)
+
+    def _preload(self, spider: Any) -> None:
+        """Index the documents a recrawled run already holds (the spider's
+        ``dedup_preload()``: ``(url, page)`` pairs), so that a new page copying one of them
+        is dropped as a duplicate."""
+        preload = getattr(spider, "dedup_preload", None)
+        if preload is None or self.cascade is None:
+            return
+        count = 0
+        for url, page in preload():
+            text = visible_text(page.html or "") if self.text_mode == "visible" else page.text
+            if not (text or "").strip():
+                continue
+            self.cascade.add(url, Doc(
+                text=text, title=page.title or "", description=page.description or "",
+                url=url, published=page.published or None, lang=page.language or "zh",
+            ))  # fmt: skip
+            count += 1
+        if count:
+            log.info("dedup index holds the %d documents of the recrawled run", count)
+            if self.stats is not None:
+                self.stats.set_value("topicrawl/dedup/preloaded", count)
 
     def close_spider(self, spider: Any = None) -> None:
         if self.cascade is not None:
@@ -248,6 +271,8 @@ class DedupPipeline:
         if self.corpus is not None and self._in_corpus(adapter, doc, url):
             return item
         try:
+            if adapter.get("recrawled"):  # a stored page that changed: not a copy of itself
+                self.cascade.remove(url)
             decision = self.cascade.check_and_add(url, doc)
         except StorageError as exc:
             # the index is unreachable: keep the page (a stored duplicate can be removed

@@ -81,6 +81,11 @@ class Page(Base):
     warc_file: Mapped[str | None] = mapped_column(Text, nullable=True)
     warc_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     warc_length: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: the response's validators, sent back by ``topicrawl recrawl`` (conditional request)
+    etag: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: the response's Content-Type (media type only): text/html, application/pdf …
+    content_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class Document(Base):

@@ -53,6 +53,7 @@ PAGE_FIELDS = (
     "final_url", "host", "status", "fetched_at", "depth", "parent_url", "anchor", "title",
     "description", "keywords", "language", "charset", "published", "text", "link_score",
     "relevance", "accepted", "relevance_parts", "warc_file", "warc_offset", "warc_length",
+    "etag", "last_modified", "content_type",
 )  # fmt: skip
 
 
@@ -142,6 +143,33 @@ class PageRecord:
     warc_file: str | None = None
     warc_offset: int | None = None
     warc_length: int | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    content_type: str | None = None
+
+
+def text_hash(text: str | None) -> str:
+    """A short digest of a page's stored text: a recrawl compares it to tell a change."""
+    import hashlib
+
+    return hashlib.sha1((text or "").encode("utf-8")).hexdigest()[:20]
+
+
+@dataclass
+class RecrawlTarget:
+    """A stored page to fetch again (:meth:`Store.recrawl_targets`)."""
+
+    url: str
+    final_url: str | None
+    accepted: bool
+    depth: int
+    etag: str | None
+    last_modified: str | None
+    text_hash: str
+    hub: bool  # a list page: it led to an accepted page
+    parent_url: str | None = None  # how the crawl first came to it (kept on a change)
+    anchor: str | None = None
+    link_score: dict[str, Any] | None = None
 
 
 @dataclass
@@ -163,6 +191,7 @@ def _page_record(page: Page) -> PageRecord:
         relevance=page.relevance, accepted=bool(page.accepted), fetched_at=page.fetched_at,
         relevance_parts=page.relevance_parts, warc_file=page.warc_file,
         warc_offset=page.warc_offset, warc_length=page.warc_length,
+        etag=page.etag, last_modified=page.last_modified, content_type=page.content_type,
     )  # fmt: skip
 
 
@@ -405,6 +434,28 @@ class Store:
         )
         return {url: pid for url, pid in found}
 
+    def recrawl_targets(self, run_id: int) -> Iterator[RecrawlTarget]:
+        """The pages ``topicrawl recrawl`` fetches again: the accepted pages, and the list
+        pages (every page that led to an accepted page: its ``parent_url``), with their
+        validators and a hash of their stored text."""
+        cols = (Page.url, Page.final_url, Page.parent_url, Page.accepted, Page.depth,
+                Page.etag, Page.last_modified, Page.text, Page.anchor,
+                Page.link_score)  # fmt: skip
+        with self._session() as session:
+            parents = set(session.scalars(
+                select(Page.parent_url).where(Page.run_id == run_id, Page.accepted.is_(True),
+                                              Page.parent_url.is_not(None)).distinct()
+            ))  # fmt: skip
+            query = select(*cols).where(Page.run_id == run_id).order_by(Page.id)
+            for row in session.execute(query.execution_options(yield_per=500)):
+                hub = row.url in parents or (row.final_url or "") in parents
+                if row.accepted or hub:
+                    yield RecrawlTarget(
+                        row.url, row.final_url, bool(row.accepted), row.depth or 0, row.etag,
+                        row.last_modified, text_hash(row.text), hub, row.parent_url,
+                        row.anchor, row.link_score,
+                    )  # fmt: skip
+
     def page_urls(self, run_id: int) -> set[str]:
         """Every URL a page of the run was stored under (requested and final URLs)."""
         query = select(Page.url, Page.final_url).where(Page.run_id == run_id)
@@ -587,6 +638,10 @@ class Store:
                 if text:
                     docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
         self.save_documents(run_id, docs)
+        # a page fetched again (topicrawl recrawl) that left the corpus loses its document
+        self.delete_documents(
+            run_id, [ids[r["url"]] for r in rows if r.get("recrawled") and not r.get("accepted")]
+        )
         self.add_history(run_id, [r["url"] for r in rows if r.get("accepted") or r.get("_history")])
         return len(docs)
 

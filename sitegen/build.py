@@ -29,6 +29,19 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sitegen.articles import CATEGORIES, Article, load_articles
+from sitegen.extras import (
+    DOCX_TYPE,
+    FEED_ITEMS,
+    PDF_TYPE,
+    atom_feed,
+    docx_bytes,
+    feed_links,
+    gzipped,
+    pdf_bytes,
+    rss_feed,
+    sitemap_index,
+    sitemap_urlset,
+)
 from sitegen.reprint import add_commentary, cut_half, make_reprint
 from sitegen.sites import domain_site, portal_sites
 from sitegen.templates import (
@@ -250,6 +263,9 @@ def build_web(
     categories: list[str] | None = None,
     section_in_head: bool = True,
     family: str = "a",
+    discovery: bool = False,
+    orphans: float = 0.0,
+    documents: bool = False,
 ) -> dict:
     """Build the test web into ``out_dir`` and return the ground truth (also written to JSON).
 
@@ -259,8 +275,13 @@ def build_web(
     <title> and keywords (a web where relevance cannot read the label off the page head).
     ``family`` "b" builds the other template family (``sitegen.family_b``: other hosts, URL
     schemes, layouts and head metadata), held out from choosing defaults.
+    ``discovery``, ``orphans`` and ``documents`` add sitemaps and feeds, article pages that
+    no page links to, and PDF/DOCX documents (``sitegen.extras``; family a only; off: the
+    web is byte for byte the one without these options).
     """
     if family == "b":
+        if discovery or orphans or documents:
+            raise ConfigError("sitemaps, feeds, orphans and documents exist in family a only")
         from sitegen.family_b import build_web_b
 
         return build_web_b(
@@ -373,6 +394,26 @@ def build_web(
         placed.append(q)
         near_misses[url] = p.url
 
+    # -- orphans: pages only sitemaps and feeds lead to; document-only articles
+    orphan_urls: set[str] = set()
+    if orphans > 0:
+        pool = sorted(placed, key=lambda p: p.url)
+        pick = _rng(seed, "orphans").sample(pool, round(len(pool) * min(orphans, 1.0)))
+        orphan_urls = {p.url for p in pick}
+    doc_only: list[tuple[Article, Site, str, int]] = []  # (article, site, format, num)
+    if documents:
+        used = {a.id for a, _ in plan}
+        drng = _rng(seed, "documents")
+        spare = [a for a in articles if a.id not in used]
+        for site in sites:
+            fits = [a for a in spare if a.category in site.categories]
+            for k, art in enumerate(drng.sample(fits, min(3, len(fits)))):
+                spare.remove(art)
+                doc_only.append((art, site, "docx" if k == 2 else "pdf", new_num()))
+
+    def linked(q: Placed) -> bool:
+        return q.url not in orphan_urls
+
     w = _Writer(out_dir)
     gt_rng = _rng(seed, "extras")
 
@@ -420,7 +461,8 @@ def build_web(
     for old, target, _status in redirects:
         host_pages = by_site[target.site.host]
         for q in gt_rng.sample(host_pages, min(2, len(host_pages))):
-            q.extra.append((old, target.article.title))
+            if linked(target):
+                q.extra.append((old, target.article.title))
     for site in sites:
         host_pages = by_site.get(site.host, [])
         for k in range(max(2, len(host_pages) // 25)):
@@ -435,13 +477,15 @@ def build_web(
     cal_index: dict[str, dict[str, list[list[str]]]] = {}
     for site in sites:
         ps = by_site.get(site.host, [])
-        other_sites = [q for q in placed if q.site is not site]
+        other_sites = [q for q in placed if q.site is not site and linked(q)]
         for p in ps:
             prng = _rng(seed, "page", p.url)
             same = [q for q in ps if q is not p and q.article.category == p.article.category]
-            diff = [q for q in ps if q.article.category != p.article.category]
+            same = [q for q in same if linked(q)]
+            diff = [q for q in ps if q.article.category != p.article.category and linked(q)]
             related = prng.sample(same, min(4, len(same))) + prng.sample(diff, min(2, len(diff)))
-            hot = prng.sample([q for q in ps if q is not p], min(8, len(ps) - 1))
+            others = [q for q in ps if q is not p and linked(q)]
+            hot = prng.sample(others, min(8, len(others)))
             hot += prng.sample(other_sites, min(2, len(other_sites)))
             d = p.article.published
             enc = ANOMALIES[p.anomaly] if p.anomaly else _site_enc(site)
@@ -453,7 +497,7 @@ def build_web(
                 attachments=p.attachments,
                 extra=p.extra,
                 original=(p.reprint_of, "查看原文")
-                if p.reprint_of and prng.random() < 0.4
+                if p.reprint_of and prng.random() < 0.4 and p.reprint_of not in orphan_urls
                 else None,
                 print_url=site.url(f"/print/{p.num}.html"),
                 calendar_url=site.url(f"/calendar/?d={d.isoformat()}"),
@@ -479,6 +523,7 @@ def build_web(
                 near_miss=p.near_miss,
                 near_miss_of=p.near_miss_of,
                 body=list(p.article.paragraphs),
+                **({"orphan": True} if p.url in orphan_urls else {}),
             )
             purl = site.url(f"/print/{p.num}.html")
             w.html(
@@ -492,11 +537,15 @@ def build_web(
                 title=p.article.title,
                 print_of=p.url,
             )
-            cal_index.setdefault(site.host, {}).setdefault(d.isoformat(), []).append(
-                [p.url, p.article.title]
-            )
+            if linked(p):
+                cal_index.setdefault(site.host, {}).setdefault(d.isoformat(), []).append(
+                    [p.url, p.article.title]
+                )
             for aurl, label in p.attachments:
                 ext = aurl.rsplit(".", 1)[1]
+                if documents and ext == "pdf":
+                    _write_pdf_copy(w, p, aurl, dup_groups)
+                    continue
                 w.body(aurl, _binary_bytes(ext, f"{p.num} {label}"), BINARY_TYPES[ext])
                 w.page(aurl, site, "binary", content_type=BINARY_TYPES[ext], linked_from=p.url)
 
@@ -514,9 +563,10 @@ def build_web(
         enc = _site_enc(site)
         friends = [f for f in friends_all if f[0] != site.home]
         srng = _rng(seed, "site", site.host)
-        hot_pool = [(q.url, q.article.title) for q in ps]
+        hot_pool = [(q.url, q.article.title) for q in ps if linked(q)]
         for sec, (_label, cat) in site.sections.items():
-            items = [(q.url, q.article.title, q.article.published) for q in ps if q.section == sec]
+            items = [(q.url, q.article.title, q.article.published) for q in ps
+                     if q.section == sec and linked(q)]  # fmt: skip
             pages = max(1, -(-len(items) // size))
             for n in range(1, pages + 1):
                 url = site.url(list_path(sec, n))
@@ -546,14 +596,17 @@ def build_web(
                 )
         blocks = []
         for sec, (label, _) in site.sections.items():
-            links = [(q.url, q.article.title) for q in ps if q.section == sec][:6]
+            links = [(q.url, q.article.title) for q in ps if q.section == sec and linked(q)][:6]
             blocks.append((sec, label, links))
         top = []
         for cat in site.categories:
-            top += [(q.url, q.article.title) for q in ps if q.article.category == cat][:1]
+            top += [(q.url, q.article.title) for q in ps
+                    if q.article.category == cat and linked(q)][:1]  # fmt: skip
         extra = [(site.url("/calendar/?d=2019-05-12"), "新闻回顾")]
         if site is portals[0]:
             extra.append((site.url("/archive/"), "资料库"))
+        if any(s is site for _, s, _, _ in doc_only):
+            extra.append((site.url("/files/"), "文件公告"))
         ctx = PageContext(
             charset=enc["meta"],
             hot=srng.sample(hot_pool, min(10, len(hot_pool))),
@@ -561,9 +614,15 @@ def build_web(
             extra=extra,
             ad_id=srng.randrange(1000),
         )
-        w.html(site.home, site, "home", render_home(site, blocks, top, ctx), enc=enc)
+        home_html = render_home(site, blocks, top, ctx)
+        if discovery:
+            home_html = feed_links(home_html, [_feed_of(site)])
+        w.html(site.home, site, "home", home_html, enc=enc)
         rurl = site.url("/robots.txt")
-        w.body(rurl, ROBOTS.encode("ascii"), "text/plain; charset=utf-8")
+        robots = ROBOTS
+        if discovery and site.kind == "portal":  # single-topic sites: /sitemap.xml unnamed
+            robots += f"Sitemap: {site.url('/sitemap.xml')}\n"
+        w.body(rurl, robots.encode("ascii"), "text/plain; charset=utf-8")
         w.page(rurl, site, "robots", encoding="ascii")
         for path, title in (("/admin/login.html", "管理登录"), ("/admin/", "管理后台")):
             ctx = PageContext(charset=enc["meta"], friends=friends)
@@ -578,6 +637,10 @@ def build_web(
 
     # -- real pages (served verbatim) on the first portal under /archive/
     _add_real_pages(w, portals[0], conf["real_pages"], friends_all)
+    if doc_only:
+        _add_documents(w, doc_only, friends_all)
+    if discovery:
+        _add_discovery(w, sites, by_site, gzip_host=portals[0].host)
 
     # -- ground truth
     traps = [s.url("/calendar/") for s in sites]
@@ -609,6 +672,12 @@ def build_web(
         "traps": traps,
         "disallowed": disallowed,
     }
+    if discovery or orphans or documents:  # only then: the default truth stays as it was
+        truth["options"] = {"discovery": discovery, "orphans": orphans, "documents": documents}
+        truth["orphans"] = sorted(orphan_urls)
+    if discovery:
+        truth["sitemaps"] = {s.host: s.url("/sitemap.xml") for s in sites}
+        truth["feeds"] = {s.host: _feed_of(s)[0] for s in sites}
     meta = {
         "sites": [s.to_json() for s in sites],
         "calendar": cal_index,
@@ -627,11 +696,12 @@ def build_web(
 
 def topic_targets(truth: dict, category: str) -> set[str]:
     """The on-topic target URLs of ``category``: article pages (originals, reprints and near
-    misses) whose content is an article of that category."""
+    misses) and documents (PDF, DOCX; webs built with ``documents``) whose content is an
+    article of that category."""
     return {
         url
         for url, page in truth["pages"].items()
-        if page["kind"] == "article" and page["category"] == category
+        if page["kind"] in ("article", "document") and page["category"] == category
     }
 
 
@@ -695,3 +765,83 @@ def _add_real_pages(w: _Writer, site: Site, limit: int | None, friends) -> None:
         render_simple(site, "资料库", body, ctx),
         enc=enc,
     )
+
+
+def _feed_of(site: Site) -> tuple[str, str, str]:
+    """The feed of a site: portals RSS 2.0, single-topic sites Atom."""
+    if site.kind == "portal":
+        return site.url("/rss.xml"), "application/rss+xml", f"{site.name} RSS"
+    return site.url("/atom.xml"), "application/atom+xml", f"{site.name} Atom"
+
+
+def _write_pdf_copy(w: _Writer, p: Placed, url: str, dup_groups: dict[str, list[str]]) -> None:
+    """The PDF attachment of ``p`` as a real PDF of the article: a duplicate of the page."""
+    if p.dup_group is None:
+        p.dup_group = f"d{len(dup_groups) + 1:04d}"
+        dup_groups[p.dup_group] = [p.url]
+        w.pages[p.url]["dup_group"] = p.dup_group
+    dup_groups[p.dup_group].append(url)
+    w.body(url, pdf_bytes(p.article), PDF_TYPE)
+    w.page(url, p.site, "document", format="pdf", content_type=PDF_TYPE,
+           category=p.article.category, dup_group=p.dup_group, article_id=p.original_id,
+           title=p.article.title, published=p.article.published.isoformat(),
+           linked_from=p.url, **({"orphan": True} if w.pages[p.url].get("orphan") else {}))  # fmt: skip
+
+
+def _add_documents(w: _Writer, doc_only: list, friends) -> None:
+    """Articles published only as PDF or DOCX, listed on each site's ``/files/`` page."""
+    by_site: dict[str, list] = {}
+    for art, site, fmt, num in doc_only:
+        url = site.url(f"/files/{art.published.year}/{num}.{fmt}")
+        data, ctype = (pdf_bytes(art), PDF_TYPE) if fmt == "pdf" else (docx_bytes(art), DOCX_TYPE)
+        w.body(url, data, ctype)
+        w.page(url, site, "document", format=fmt, content_type=ctype, category=art.category,
+               article_id=art.id, title=art.title, published=art.published.isoformat(),
+               linked_from=site.url("/files/"))  # fmt: skip
+        by_site.setdefault(site.host, []).append((site, url, f"{art.title}（{fmt.upper()}）"))
+    for entries in by_site.values():
+        site = entries[0][0]
+        body = '<ul class="news-list">' + "".join(
+            f'<li><a href="{escape(u)}">{escape(t)}</a></li>' for _, u, t in entries
+        ) + "</ul>"
+        enc = _site_enc(site)
+        ctx = PageContext(charset=enc["meta"], friends=[f for f in friends if f[0] != site.home])
+        w.html(site.url("/files/"), site, "list", render_simple(site, "文件公告", body, ctx), enc=enc)
+
+
+def _add_discovery(w: _Writer, sites: list[Site], by_site: dict, *, gzip_host: str) -> None:
+    """Per site: a sitemap index, one sitemap per section (gzipped on ``gzip_host``) and a
+    feed of the newest articles (see :mod:`sitegen.extras`)."""
+    for site in sites:
+        ps = by_site.get(site.host, [])
+        maps = []
+        for sec in site.sections:
+            entries = [(q.url, q.article.published) for q in ps if q.section == sec]
+            if not entries:
+                continue
+            data = sitemap_urlset(entries)
+            if site.host == gzip_host:
+                url = site.url(f"/sitemaps/{sec}.xml.gz")
+                w.body(url, gzipped(data), "application/gzip")
+            else:
+                url = site.url(f"/sitemaps/{sec}.xml")
+                w.body(url, data, "application/xml")
+            w.page(url, site, "sitemap", section=sec)
+            maps.append(url)
+        docs = [(u, p["published"]) for u, p in w.pages.items()
+                if p["kind"] == "document" and p["host"] == site.host]  # fmt: skip
+        if docs:
+            url = site.url("/sitemaps/files.xml")
+            w.body(url, sitemap_urlset((u, date.fromisoformat(d)) for u, d in sorted(docs)),
+                   "application/xml")  # fmt: skip
+            w.page(url, site, "sitemap", section="files")
+            maps.append(url)
+        index = site.url("/sitemap.xml")
+        w.body(index, sitemap_index(maps), "application/xml")
+        w.page(index, site, "sitemap_index")
+        feed_url, ctype, title = _feed_of(site)
+        newest = [(q.url, q.article.title, q.article.published, q.article.paragraphs[0][:80])
+                  for q in ps[:FEED_ITEMS]]  # fmt: skip
+        make = rss_feed if site.kind == "portal" else atom_feed
+        w.body(feed_url, make(title, site.home, newest), ctype + "; charset=utf-8")
+        w.page(feed_url, site, "feed", content_type=ctype)

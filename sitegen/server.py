@@ -6,6 +6,11 @@ A crawler that sets ``http_proxy`` (or Scrapy's ``request.meta["proxy"]``) to th
 resolves with no DNS or /etc/hosts change. Origin-form requests with a ``Host`` header work
 too. The server never contacts the internet: an unknown host gets a quick 502.
 
+Static responses carry ``ETag`` (a hash of the body) and ``Last-Modified`` (the body file's
+modification time) and a conditional request (``If-None-Match`` / ``If-Modified-Since``)
+that matches gets ``304 Not Modified``: change a file under ``sites/`` and restart the server,
+and a recrawl sees what changed.
+
 The calendar trap (``/calendar/?d=YYYY-MM-DD``) is rendered on the fly: every day links the
 previous and the next day, an unbounded chain.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -22,8 +28,10 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from sitegen.templates import PageContext, Site, render_calendar, render_simple
@@ -51,6 +59,7 @@ class TestWeb:
         self.chrome = meta.get("chrome", {})
         self.feed: dict[str, list] = meta.get("feed", {})
         self._cache: dict[str, bytes] = {}
+        self._validator_cache: dict[str, dict[str, str]] = {}
 
     def respond(self, url: str) -> tuple[int, dict[str, str], bytes]:
         """Return (status, headers, body) for an absolute http URL."""
@@ -77,7 +86,8 @@ class TestWeb:
                         f'<html><body>Moved to <a href="{entry["location"]}">here</a></body></html>'
                     ).encode(),
                 )
-            return status, {"Content-Type": entry["content_type"]}, self._body(entry["file"])
+            headers = {"Content-Type": entry["content_type"], **self._validators(entry["file"])}
+            return status, headers, self._body(entry["file"])
         site = self.sites[host]
         if self.family == "b":
             from sitegen.family_b import respond_dynamic
@@ -86,6 +96,17 @@ class TestWeb:
         if path == "/calendar/":
             return self._calendar(site, parse_qs(parts.query).get("d", [""])[0])
         return self._not_found(site)
+
+    def _validators(self, rel: str) -> dict[str, str]:
+        """``ETag`` (a hash of the body) and ``Last-Modified`` (the body file's time) of a
+        static response: what conditional requests are answered against."""
+        found = self._validator_cache.get(rel)
+        if found is None:
+            digest = hashlib.sha1(self._body(rel)).hexdigest()[:16]
+            mtime = (self.root / rel).stat().st_mtime
+            found = {"ETag": f'"{digest}"', "Last-Modified": formatdate(mtime, usegmt=True)}
+            self._validator_cache[rel] = found
+        return found
 
     def _body(self, rel: str) -> bytes:
         body = self._cache.get(rel)
@@ -129,6 +150,25 @@ class TestWeb:
         return 404, headers, body
 
 
+def not_modified(request_headers: Any, headers: dict[str, str]) -> bool:
+    """RFC 9110 13.1: ``If-None-Match`` (weak comparison, ``*``) decides when present, else
+    ``If-Modified-Since`` against ``Last-Modified``."""
+    etag = headers.get("ETag")
+    inm = request_headers.get("If-None-Match")
+    if inm is not None:
+        if etag is None:
+            return False
+        tags = [t.strip().removeprefix("W/") for t in inm.split(",")]
+        return "*" in tags or etag.removeprefix("W/") in tags
+    ims, last = request_headers.get("If-Modified-Since"), headers.get("Last-Modified")
+    if ims is None or last is None:
+        return False
+    try:
+        return parsedate_to_datetime(last) <= parsedate_to_datetime(ims)
+    except (TypeError, ValueError):
+        return False
+
+
 class ProxyHandler(BaseHTTPRequestHandler):
     """Answers absolute-form (proxy) and origin-form requests from a :class:`TestWeb`."""
 
@@ -151,6 +191,9 @@ class ProxyHandler(BaseHTTPRequestHandler):
         except Exception as exc:  # a broken web must not hang the crawler: answer 500
             status, headers = 500, {"Content-Type": "text/plain; charset=utf-8"}
             body = f"sitegen proxy error: {exc!r}\n".encode()
+        if status == 200 and not_modified(self.headers, headers):
+            status, body = 304, b""
+            headers = {k: v for k, v in headers.items() if k in ("ETag", "Last-Modified")}
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)
@@ -305,6 +348,23 @@ def add_arguments(sub) -> None:
         default="a",
         help="template family: a (default) or b (other hosts, URLs, layouts; held out)",
     )
+    b.add_argument(
+        "--discovery",
+        action="store_true",
+        help="add sitemaps (robots.txt Sitemap: lines, sitemap indexes) and RSS/Atom feeds",
+    )
+    b.add_argument(
+        "--orphans",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share of article pages no page links to (only sitemaps and feeds): e.g. 0.3",
+    )
+    b.add_argument(
+        "--documents",
+        action="store_true",
+        help="real PDF attachments and articles published only as PDF or DOCX",
+    )
     b.set_defaults(func=_cmd_build)
     s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy (on 127.0.0.1 unless --host)")
     s.add_argument("out", type=Path, metavar="OUT", help="a directory built by sitegen build")
@@ -328,6 +388,9 @@ def _cmd_build(args) -> int:
         categories=args.categories,
         section_in_head=args.section_in_head,
         family=args.family,
+        discovery=args.discovery,
+        orphans=args.orphans,
+        documents=args.documents,
     )
     kinds: dict[str, int] = {}
     for page in truth["pages"].values():

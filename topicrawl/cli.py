@@ -21,6 +21,7 @@ from topicrawl.outcome import EXIT_DISK_FULL, is_disk_full
 COMMAND_MODULES = (
     "crawler.demo",
     "models.cli",
+    "crawler.recrawl",
     "relevance.cli",
     "dedup.cli",
     "postprocess.cli",

@@ -210,6 +210,16 @@ class Command(ScrapyCrawl):
         if run_id is not None:
             lines.append(f"stored in {db}")
         message = stats.get(MESSAGE_KEY)
+        if "topicrawl/recrawl/targets" in stats:
+            n = {k: stats.get(f"topicrawl/recrawl/{k}", 0)
+                 for k in ("targets", "not_modified", "unchanged", "changed", "new_pages")}  # fmt: skip
+            lines.append(
+                f"recrawl: {n['targets']} stored pages requested again: {n['not_modified']} not "
+                f"modified (304), {n['unchanged']} unchanged, {n['changed']} changed; "
+                f"{n['new_pages']} new pages"
+            )
+        if stats.get("topicrawl/frontier/hint"):  # the frontier ran dry: what would help
+            lines.append(str(stats["topicrawl/frontier/hint"]))
         if self.exitcode != EXIT_OK:
             lines.append(f"topicrawl: {message or reason}")
         elif not crawler.settings.getbool("TOPICRAWL_SUMMARY", True):

@@ -1,7 +1,8 @@
 """The ``topic`` spider: a best-first focused crawl driven by a topic file.
 
 scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
-                   [-a max_depth=N] [-a run_id=N]
+                   [-a max_depth=N] [-a run_id=N] [-a discover=sitemaps,feeds]
+                   [-a recrawl=1 -a run_id=N]   (what ``topicrawl recrawl --run N`` runs)
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.utils.misc import load_object
 
+from crawler import discovery
 from crawler.items import PageItem
 from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
+from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
+from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
 from topicrawl.extract import decode_html, extract_page
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
@@ -80,7 +84,7 @@ _SCHEME_TYPOS = ("htp", "htps", "hhtp", "htttp", "ttp", "http;", "https;", "hppt
 
 
 #: the arguments of the topic spider (``-a NAME=VALUE``)
-SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id")
+SPIDER_ARGS = ("seeds", "topic", "max_pages", "max_depth", "run_id", "discover", "recrawl")
 
 
 def parse_count(
@@ -141,6 +145,11 @@ def describe_failure(failure: Any) -> str:
     return f"{name}: {text}" if text else name
 
 
+def _header(headers: Any, name: bytes) -> str | None:
+    value = headers.get(name)
+    return value.decode("latin-1")[:256] if value else None
+
+
 class HarvestWindow:
     """Share of accepted pages among the last ``size`` fetched pages."""
 
@@ -163,7 +172,8 @@ class TopicSpider(scrapy.Spider):
 
     name = "topic"
     #: the callbacks a request read back from the shared frontier may name (crawler.queues)
-    frontier_callbacks = frozenset({"parse", "on_error"})
+    frontier_callbacks = frozenset({"parse", "on_error", "parse_robots", "parse_sitemap",
+                                    "parse_feed", "on_discovery_error"})  # fmt: skip
 
     def __init__(
         self,
@@ -172,6 +182,8 @@ class TopicSpider(scrapy.Spider):
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
         run_id: str | int | None = None,
+        discover: str | None = None,
+        recrawl: str | int | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -188,6 +200,24 @@ class TopicSpider(scrapy.Spider):
         self.max_pages = numbers["max_pages"]
         self.max_depth = numbers["max_depth"]
         self.run_id = numbers["run_id"]
+        #: discovery sources (-a discover=sitemaps,feeds; crawler.discovery)
+        self.discover = discovery.parse_discover(discover)
+        self.feeds_requested: set[str] = set()
+        #: recrawl (-a recrawl=1 -a run_id=N): the stored pages fetched again (URL ->
+        #: crawler-side record) and every URL the run holds (links to them are not new)
+        self.recrawl = str(recrawl or "").strip().lower() not in ("", "0", "false", "no")
+        if self.recrawl and self.run_id is None:
+            raise ConfigError("-a recrawl=1 needs the run: pass -a run_id=N "
+                              "(or use: topicrawl recrawl --run N)")  # fmt: skip
+        self.recrawl_targets: dict[str, Any] = {}
+        self.known_urls: set[str] = set()
+        #: read PDF and .docx responses (TOPICRAWL_DOCUMENTS_ENABLED), at most this many
+        #: PDF pages each (TOPICRAWL_MAX_DOCUMENT_PAGES)
+        self.documents = True
+        self.max_document_pages = 200
+        #: sitemaps and feeds: most bytes unpacked, most URLs taken from one file
+        self.discovery_max_bytes = 50 * 1024 * 1024
+        self.discovery_max_urls = 50_000
         #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
         self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
@@ -251,8 +281,87 @@ class TopicSpider(scrapy.Spider):
         if spider.max_pages is not None:
             key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
             spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
+        spider.documents = s.getbool("TOPICRAWL_DOCUMENTS_ENABLED", True)
+        spider.max_document_pages = max(1, s.getint("TOPICRAWL_MAX_DOCUMENT_PAGES", 200))
+        spider.discovery_max_bytes = s.getint("TOPICRAWL_DISCOVERY_MAX_BYTES", 50 * 1024 * 1024)
+        spider.discovery_max_urls = max(1, s.getint("TOPICRAWL_DISCOVERY_MAX_URLS", 50_000))
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
+        if spider.recrawl:
+            spider.load_recrawl(s.get("TOPICRAWL_DB_URL") or None)
         return spider
+
+    # -- recrawl (topicrawl recrawl --run N) -------------------------------------------------
+    def load_recrawl(self, db_url: str | None) -> None:
+        """Read the run's pages to fetch again and the URLs it holds (``models.store``)."""
+        from models.store import Store
+
+        store = Store.from_url(db_url)
+        try:
+            if store.get_run(self.run_id) is None:
+                raise ConfigError(f"no crawl run {self.run_id} to recrawl in this database "
+                                  "(list them: topicrawl runs)")  # fmt: skip
+            self.recrawl_targets = {t.url: t for t in store.recrawl_targets(self.run_id)}
+            self.known_urls = store.page_urls(self.run_id)
+        finally:
+            store.close()
+        log.info("recrawl of run %d: %d pages to fetch again (%d accepted, %d list pages)",
+                 self.run_id, len(self.recrawl_targets),
+                 sum(t.accepted for t in self.recrawl_targets.values()),
+                 sum(t.hub for t in self.recrawl_targets.values()))  # fmt: skip
+
+    def dedup_preload(self) -> Iterator[tuple[str, Any]]:
+        """Recrawl: the run's accepted pages, for the dedup index (``DedupPipeline``), so
+        that a new page that copies a stored document is dropped as a duplicate."""
+        if not self.recrawl:
+            return
+        from models.store import Store
+
+        store = Store.from_url(self.crawler.settings.get("TOPICRAWL_DB_URL") or None)
+        try:
+            yield from ((p.url, p) for p in store.iter_pages(self.run_id, accepted_only=True))
+        finally:
+            store.close()
+
+    def _recrawl_requests(self) -> Iterator[scrapy.Request]:
+        """Conditional requests (If-None-Match / If-Modified-Since) for the stored pages."""
+        for target in self.recrawl_targets.values():
+            headers = {}
+            if target.etag:
+                headers["If-None-Match"] = target.etag
+            if target.last_modified:
+                headers["If-Modified-Since"] = target.last_modified
+            yield scrapy.Request(
+                target.url, callback=self.parse, errback=self.on_error, headers=headers,
+                priority=quantize(1.0) + (1 if target.hub else 0), dont_filter=True,
+                meta={"parent_url": target.parent_url, "anchor": target.anchor,
+                      "seed": target.url in self.seeds, "depth": target.depth,
+                      "recrawl": target.url, "link_score": target.link_score,
+                      "handle_httpstatus_list": [304]},
+            )  # fmt: skip
+
+    def frontier_report(self, spider: Any = None, reason: str = "") -> None:
+        """A crawl that ended because its frontier ran dry (Scrapy's ``finished``, under
+        its page budget) says so, and what would help (``topicrawl/frontier/empty_after``,
+        ``topicrawl/frontier/hint``; the crawl command prints the hint)."""
+        stats = self.crawler.stats
+        fetched = int(stats.get_value("topicrawl/pages/fetched", 0) or 0)
+        if reason != "finished" or not fetched or self.recrawl:
+            return
+        if self.max_pages is not None and fetched >= self.max_pages:
+            return
+        missing = [s for s in discovery.SOURCES if s not in self.discover]
+        if missing:
+            help_ = (f"try -a discover={','.join(discovery.SOURCES)} or more seeds"
+                     if len(missing) == 2 else f"try -a discover={','.join(discovery.SOURCES)}"
+                     " (sitemaps and feeds) or more seeds")  # fmt: skip
+        else:
+            help_ = "try more seeds, or allow more hosts in the topic file (allowed_hosts)"
+        budget = f" of a budget of {self.max_pages}" if self.max_pages is not None else ""
+        hint = f"frontier empty after {fetched} pages{budget}; {help_}"
+        stats.set_value("topicrawl/frontier/empty_after", fetched)
+        stats.set_value("topicrawl/frontier/hint", hint)
+        log.warning("%s", hint)
 
     def spider_idle(self) -> None:
         """Ends a crawl that fetched no page because every seed failed with reason
@@ -377,6 +486,13 @@ class TopicSpider(scrapy.Spider):
 
     # -- start -------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.recrawl:
+            self.crawler.stats.set_value("topicrawl/recrawl/targets", len(self.recrawl_targets))
+            if self.trap_guard is not None:  # the run's query variants count against traps
+                for url in sorted(self.known_urls):
+                    self.trap_guard.allowed(url)
+            for request in self._recrawl_requests():
+                yield request
         if self.recovered_urls:  # set by StorePipeline when a JOBDIR crawl resumes
             self.crawler.stats.set_value("topicrawl/pages/recovered", len(self.recovered_urls))
             log.info("%d pages sent to download but never stored are requested again",
@@ -394,6 +510,8 @@ class TopicSpider(scrapy.Spider):
                       "dont_redirect": True, "handle_httpstatus_list": _REDIRECTS},
             )  # fmt: skip
         for url in self.seeds:
+            if self.recrawl and url in self.known_urls:
+                continue  # fetched again above, conditionally
             yield scrapy.Request(
                 url,
                 callback=self.parse,
@@ -402,6 +520,92 @@ class TopicSpider(scrapy.Spider):
                 meta={"parent_url": None, "anchor": None, "seed": True,
                       "link_score": {"seed": True}},
             )  # fmt: skip
+        if discovery.SITEMAPS in self.discover:
+            for home in dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}"
+                                      for u in self.seeds):  # fmt: skip
+                yield self._discovery_request(f"{home}/robots.txt", "robots")
+
+    # -- discovery: sitemaps and feeds (crawler.discovery) -------------------------------------
+    def _discovery_request(self, url: str, kind: str, **meta: Any) -> scrapy.Request:
+        callback = {"robots": self.parse_robots, "sitemap": self.parse_sitemap,
+                    "feed": self.parse_feed}[kind]  # fmt: skip
+        self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/requested")
+        return scrapy.Request(
+            url, callback=callback, errback=self.on_discovery_error,
+            priority=quantize(1.0) + 2,
+            meta={discovery.DISCOVERY: kind, "dont_obey_robotstxt": kind == "robots", **meta},
+        )  # fmt: skip
+
+    def on_discovery_error(self, failure: Any) -> None:
+        request = getattr(failure, "request", None)
+        kind = request.meta.get(discovery.DISCOVERY, "?") if request is not None else "?"
+        self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
+        if kind == "robots" and request is not None:  # no robots.txt: the usual place
+            yield self._discovery_request(request.url.replace("/robots.txt", "/sitemap.xml"),
+                                          "sitemap")  # fmt: skip
+            return
+        log.info("%s %s not fetched: %s", kind, request.url if request else "?",
+                 describe_failure(failure))  # fmt: skip
+
+    def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        """robots.txt's ``Sitemap:`` lines, else ``/sitemap.xml``."""
+        body = response.body[: self.discovery_max_bytes] if response.status == 200 else b""
+        urls = discovery.robots_sitemaps(body, response.url)
+        if not urls:
+            urls = [response.urljoin("/sitemap.xml")]
+        for url in urls:
+            if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                yield self._discovery_request(url, "sitemap")
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        """A sitemap index (its sitemaps are fetched) or a sitemap (its URLs are links)."""
+        stats = self.crawler.stats
+        try:
+            xml = discovery.sitemap_body(response.body, max_size=self.discovery_max_bytes)
+        except ValueError as exc:
+            stats.inc_value("topicrawl/discovery/sitemap/too_large")
+            log.warning("sitemap %s skipped: %s", response.url, exc)
+            return
+        parsed = discovery.parse_sitemap(xml, max_urls=self.discovery_max_urls)
+        if parsed is None:
+            stats.inc_value("topicrawl/discovery/sitemap/invalid")
+            return
+        stats.inc_value("topicrawl/discovery/sitemap/parsed")
+        if parsed.cut:
+            stats.inc_value("topicrawl/discovery/sitemap/urls_cut", parsed.cut)
+        if parsed.kind == "sitemapindex":
+            for url in parsed.urls:
+                if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                    yield self._discovery_request(url, "sitemap")
+            return
+        stats.inc_value("topicrawl/discovery/sitemap/urls", len(parsed.urls))
+        info = PageInfo(url=response.url, is_seed=True)
+        yield from self.follow(response.url, info, [Link(url=u, anchor="") for u in parsed.urls],
+                               0, source="sitemap")  # fmt: skip
+
+    def parse_feed(self, response: Response) -> Iterator[Any]:
+        """An RSS or Atom feed: its entries are links, their titles the anchor texts."""
+        stats = self.crawler.stats
+        parsed = discovery.parse_feed(response.body[: self.discovery_max_bytes],
+                                      max_entries=self.discovery_max_urls)  # fmt: skip
+        if parsed is None:
+            stats.inc_value("topicrawl/discovery/feed/invalid")
+            return
+        title, entries = parsed
+        stats.inc_value("topicrawl/discovery/feed/parsed")
+        stats.inc_value("topicrawl/discovery/feed/urls", len(entries))
+        info = PageInfo(url=response.url, title=title, is_seed=True,
+                        text="\n".join(f"{e.title} {e.summary}" for e in entries))  # fmt: skip
+        links = [Link(url=response.urljoin(e.url), anchor=e.title) for e in entries]
+        yield from self.follow(response.url, info, links, 0, source="feed")
+
+    def _feeds_of(self, page: HtmlResponse) -> Iterator[scrapy.Request]:
+        for url in discovery.feed_urls(page):
+            if url in self.feeds_requested:
+                continue
+            if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
+                self.feeds_requested.add(url)
+                yield self._discovery_request(url, "feed")
 
     # -- parsing -----------------------------------------------------------------------------
     def decoded(self, response: Response) -> tuple[HtmlResponse, str]:
@@ -428,6 +632,9 @@ class TopicSpider(scrapy.Spider):
         if response.status in _REDIRECTS:  # only requests sent again after a kill get here
             yield from self._follow_recovered_redirect(response)
             return
+        if response.status == 304:  # recrawl: not modified since the stored copy
+            stats.inc_value("topicrawl/recrawl/not_modified")
+            return
         number = self.take_page()
         if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
@@ -440,21 +647,44 @@ class TopicSpider(scrapy.Spider):
             self._restore_priorities()
             for url in {*response.meta.get("redirect_urls", ()), response.url}:
                 self.best_priority[self._fingerprint(url)] = FETCHED
+        fmt = None
+        if self.documents:
+            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            fmt = document_format(ctype, response.url)
         try:
-            page, codec = self.decoded(response)
-            # one parse of the page: extraction and link extraction share the selector's tree
-            extracted = extract_page(page.text, page.url, tree=page.selector.root)
+            if fmt is not None:  # a PDF or .docx: its text, no links
+                page, codec, html = None, None, None
+                extracted = extract_document(response.body, fmt,
+                                             max_pages=self.max_document_pages,
+                                             max_chars=self.max_text or 500_000)  # fmt: skip
+                stats.inc_value(f"topicrawl/documents/{fmt}")
+            else:
+                page, codec = self.decoded(response)
+                # one parse of the page: extraction and link extraction share its tree
+                extracted = extract_page(page.text, page.url, tree=page.selector.root)
+                html = page.text
             if self.max_text and len(extracted.text) > self.max_text:
                 stats.inc_value("topicrawl/pages/text_truncated")
                 extracted.text = extracted.text[: self.max_text]
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
             stats.inc_value("topicrawl/pages/broken")
+            if fmt is not None:
+                stats.inc_value(f"topicrawl/documents/{fmt}_broken")
             self.release_page()
             log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
             return
         meta = response.meta
+        target = self.recrawl_targets.get(meta["recrawl"]) if meta.get("recrawl") else None
+        unchanged = False
+        if target is not None:
+            from models.store import text_hash
+
+            unchanged = text_hash(extracted.text) == target.text_hash
+            stats.inc_value(f"topicrawl/recrawl/{'unchanged' if unchanged else 'changed'}")
+        elif self.recrawl:
+            stats.inc_value("topicrawl/recrawl/new_pages")
         info = PageInfo(
-            url=page.url,
+            url=response.url,
             title=extracted.title,
             description=extracted.description,
             keywords=extracted.keywords,
@@ -478,7 +708,8 @@ class TopicSpider(scrapy.Spider):
         observe = getattr(self.scorer, "observe_page", None)
         if observe is not None:
             observe(info, relevance, meta.get("link_score"))
-        yield PageItem(
+        headers = response.headers
+        item = PageItem(
             url=meta.get("redirect_urls", [response.url])[0],
             final_url=response.url,
             host=urlsplit(response.url).hostname or "",
@@ -493,14 +724,22 @@ class TopicSpider(scrapy.Spider):
             language=extracted.language,
             charset=codec,
             published=extracted.published,
-            html=page.text,
+            html=html,
             text=extracted.text,
             link_score=meta.get("link_score"),
             relevance=relevance,
             relevance_parts=relevance_parts,
             accepted=accepted,
+            etag=_header(headers, b"ETag"),
+            last_modified=_header(headers, b"Last-Modified"),
+            content_type=(_header(headers, b"Content-Type") or "").split(";")[0].strip() or None,
+            recrawled=target is not None,
             duplicate=None,
         )
+        if unchanged:  # the same text as stored: nothing to store, its links are looked at
+            self.release_page()
+        else:
+            yield item
         if self.max_pages is not None and number >= self.max_pages:
             raise CloseSpider("max_pages")
         if (
@@ -509,6 +748,10 @@ class TopicSpider(scrapy.Spider):
             and self.harvest_window.rate() < self.harvest_floor
         ):
             raise CloseSpider("harvest_exhausted")
+        if page is None:
+            return
+        if discovery.FEEDS in self.discover:
+            yield from self._feeds_of(page)
         yield from self.follow_links(page, info, meta.get("depth", 0))
 
     def extract_links(self, page: HtmlResponse) -> list[Link]:
@@ -530,17 +773,32 @@ class TopicSpider(scrapy.Spider):
         if self.max_depth is not None and depth >= self.max_depth:
             stats.inc_value("topicrawl/links/depth_limited")
             return
-        links = []
         found = self.extract_links(page)
         if self.max_links and len(found) > self.max_links:  # a link farm: bounded work
             stats.inc_value("topicrawl/links/capped_pages")
             stats.inc_value("topicrawl/links/capped", len(found) - self.max_links)
             found = found[: self.max_links]
+        yield from self.follow(page.url, info, found, depth)
+
+    def follow(
+        self, page_url: str, info: PageInfo, found: list[Link], depth: int, source: str = ""
+    ) -> Iterator[scrapy.Request]:
+        """Score the links ``found`` on ``page_url`` (a page, or a sitemap or feed:
+        ``source``) and queue those to follow with their priority."""
+        stats = self.crawler.stats
+        links = []
         for link in found:
             parts = urlsplit(link.url)
-            if not host_allowed(parts.hostname or "", self.host_patterns):
+            path = parts.path.lower()
+            if parts.scheme not in ("http", "https"):
+                stats.inc_value("topicrawl/links/not_http")
+            elif not host_allowed(parts.hostname or "", self.host_patterns):
                 stats.inc_value("topicrawl/links/offsite")
-            elif parts.path.lower().endswith(_BINARY_SUFFIXES):
+            elif self.known_urls and link.url in self.known_urls:
+                stats.inc_value("topicrawl/recrawl/known_links")  # stored: fetched if listed
+            elif path.endswith(_BINARY_SUFFIXES) and not (
+                self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
+            ):
                 stats.inc_value("topicrawl/links/non_html")
             else:
                 links.append(link)
@@ -558,16 +816,17 @@ class TopicSpider(scrapy.Spider):
                 continue
             stats.inc_value("topicrawl/links/followed")
             # the link extractor's URLs are absolute and escaped already: no urljoin again
+            if source:
+                stats.inc_value(f"topicrawl/discovery/{source}/followed")
+            link_score = {"score": score.score, "follow": True, **score.breakdown}
+            if source:
+                link_score["source"] = source
             request = scrapy.Request(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
                 priority=score.priority,
-                meta={
-                    "parent_url": page.url,
-                    "anchor": link.anchor,
-                    "link_score": {"score": score.score, "follow": True, **score.breakdown},
-                },
+                meta={"parent_url": page_url, "anchor": link.anchor, "link_score": link_score},
             )
             yield self.reprioritised(request) if self.requeue_margin else request
 

@@ -1,0 +1,343 @@
+"""Sitemaps, feeds and documents (issue 15): the test web's extras, their parsers, and real
+crawls of the local test web through the proxy (discovery reaches orphan pages; PDF and DOCX
+responses become scored, deduplicated pages)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import feedparser
+import pytest
+from conftest import run_crawl
+from scrapy.http import HtmlResponse
+from scrapy.utils.sitemap import Sitemap
+
+from crawler.discovery import (
+    feed_urls,
+    parse_discover,
+    parse_feed,
+    parse_sitemap,
+    robots_sitemaps,
+    sitemap_body,
+)
+from models.store import Store
+from sitegen.build import build_web, topic_targets
+from sitegen.evaluate import corpus_score
+from sitegen.server import ServerProcess, serve_in_thread
+from topicrawl.documents import document_format, extract_document, reflow
+from topicrawl.errors import ConfigError
+
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
+
+
+@pytest.fixture(scope="module")
+def extras_web(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("extras-web")
+    truth = build_web(out, scale="small", seed=7, discovery=True, orphans=0.3, documents=True)
+    return out, truth
+
+
+@pytest.fixture(scope="module")
+def extras_proxy(extras_web):
+    with ServerProcess(extras_web[0]) as server:
+        yield server.url
+
+
+def _responses(web: Path) -> dict:
+    return json.loads((web / "responses.json").read_text(encoding="utf-8"))
+
+
+def _body(web: Path, url: str) -> bytes:
+    return (web / _responses(web)[url]["file"]).read_bytes()
+
+
+# -- the test web's extras ---------------------------------------------------------------------
+def test_orphans_are_linked_from_no_page_but_listed_by_the_sitemaps(extras_web):
+    web, truth = extras_web
+    orphans = set(truth["orphans"])
+    assert len(orphans) >= 20
+    hrefs: set[str] = set()
+    for url, page in truth["pages"].items():
+        if page["kind"] in ("article", "list", "home", "real") and page["status"] == 200:
+            html = _body(web, url).decode(page.get("encoding") or "utf-8", "replace")
+            hrefs.update(re.findall(r'href="([^"]+)"', html))
+    assert not orphans & hrefs, "an orphan page is linked from a page"
+    listed: set[str] = set()
+    for index in truth["sitemaps"].values():
+        root = Sitemap(_body(web, index))
+        assert root.type == "sitemapindex"
+        for entry in root:
+            xml = sitemap_body(_body(web, entry["loc"]), max_size=10**7)
+            listed.update(e["loc"] for e in Sitemap(xml))
+    articles = {u for u, p in truth["pages"].items() if p["kind"] in ("article", "document")}
+    assert articles <= listed
+    assert orphans <= listed
+
+
+def test_robots_feeds_and_home_links(extras_web):
+    web, truth = extras_web
+    for site in truth["sites"]:
+        robots = _body(web, site["home"] + "robots.txt").decode()
+        named = robots_sitemaps(robots, site["home"] + "robots.txt")
+        assert named == ([truth["sitemaps"][site["host"]]] if site["kind"] == "portal" else [])
+        feed = feedparser.parse(_body(web, truth["feeds"][site["host"]]))
+        assert feed.version in ("rss20", "atom10") and len(feed.entries) >= 5
+        for entry in feed.entries:
+            assert truth["pages"][entry.link]["title"] == entry.title
+        home = HtmlResponse(site["home"], body=_body(web, site["home"]))
+        assert list(feed_urls(home)) == [truth["feeds"][site["host"]]]
+
+
+def test_documents_hold_the_article_text(extras_web):
+    web, truth = extras_web
+    docs = {u: p for u, p in truth["pages"].items() if p["kind"] == "document"}
+    assert {p["format"] for p in docs.values()} == {"pdf", "docx"}
+    copies = [u for u, p in docs.items() if p["dup_group"]]
+    assert copies, "PDF copies of HTML articles (same duplicate group)"
+    for url, page in docs.items():
+        extracted = extract_document(_body(web, url), page["format"])
+        assert extracted.title == page["title"], url
+        assert extracted.language == "zh" and len(extracted.text) > 100, url
+    for url in copies[:3]:
+        group = truth["dup_groups"][docs[url]["dup_group"]]
+        assert url in group and any(truth["pages"][u]["kind"] == "article" for u in group)
+
+
+def test_server_answers_conditional_requests(extras_web):
+    web, truth = extras_web
+    url = truth["feeds"][truth["sites"][0]["host"]]
+    with serve_in_thread(web) as proxy:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy}))
+        first = opener.open(url)
+        etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+        assert first.status == 200 and etag and modified
+        for headers in ({"If-None-Match": etag}, {"If-Modified-Since": modified},
+                        {"If-None-Match": f'W/{etag}, "other"'}):  # fmt: skip
+            with pytest.raises(urllib.error.HTTPError) as err:
+                opener.open(urllib.request.Request(url, headers=headers))
+            assert err.value.code == 304 and err.value.headers["ETag"] == etag
+            assert err.value.read() == b""
+        again = opener.open(urllib.request.Request(url, headers={"If-None-Match": '"x"'}))
+        assert again.status == 200 and again.read() == _body(web, url)
+
+
+def test_extras_need_family_a(tmp_path):
+    with pytest.raises(ConfigError):
+        build_web(tmp_path, family="b", discovery=True)
+
+
+# -- parsers -----------------------------------------------------------------------------------
+def test_discover_argument():
+    assert parse_discover(None) == frozenset()
+    assert parse_discover("sitemaps, Feeds") == {"sitemaps", "feeds"}
+    with pytest.raises(ConfigError, match="unknown source 'rss'"):
+        parse_discover("sitemaps,rss")
+
+
+def test_sitemap_parsing_gzip_limits_and_garbage():
+    xml = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+           + b"".join(b"<url><loc>http://a.cn/%d.html</loc></url>" % i for i in range(5))
+           + b"</urlset>")  # fmt: skip
+    packed = gzip.compress(xml)
+    assert sitemap_body(packed, max_size=10**6) == xml
+    with pytest.raises(ValueError):
+        sitemap_body(packed, max_size=50)
+    parsed = parse_sitemap(xml, max_urls=3)
+    assert parsed.kind == "urlset" and parsed.urls[0] == "http://a.cn/0.html"
+    assert len(parsed.urls) == 3 and parsed.cut == 2
+    assert parse_sitemap(b"<html><body>no</body></html>") is None
+    assert parse_feed(b"not a feed at all") is None
+
+
+def test_document_format_and_reflow():
+    assert document_format("application/pdf; x=1") == "pdf"
+    assert document_format("application/octet-stream", "http://a.cn/f/1.DOCX?x=1") == "docx"
+    assert document_format("text/html", "http://a.cn/1.pdf") is None
+    assert document_format("application/msword", "http://a.cn/1.doc") is None  # not read
+    lines = ["国务院召开常务会议，部署", "经济工作。", "", "The meeting was", "held today."]
+    assert reflow(lines) == "国务院召开常务会议，部署经济工作。\nThe meeting was held today."
+
+
+# -- crawls ------------------------------------------------------------------------------------
+def _crawl(proxy, seeds, topic, db, **kw):
+    result = run_crawl(proxy, seeds, topic, db, settings={**KEYWORD, **kw.pop("settings", {})},
+                       **kw)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store.from_url(db)
+    return store, store.list_runs()[-1], result
+
+
+@pytest.fixture(scope="module")
+def discovery_crawls(extras_web, extras_proxy, politics_topic, tmp_path_factory):
+    """The single-topic site, seeded with its home page alone: links only, then with
+    ``-a discover=sitemaps,feeds``."""
+    web, truth = extras_web
+    home = truth["seeds"]["domain"][0]
+    tmp = tmp_path_factory.mktemp("discovery-db")
+    plain = _crawl(extras_proxy, [home], politics_topic, f"sqlite:///{tmp / 'plain.db'}")
+    found = _crawl(extras_proxy, [home], politics_topic, f"sqlite:///{tmp / 'disc.db'}",
+                   args={"discover": "sitemaps,feeds"})  # fmt: skip
+    return truth, home, plain, found
+
+
+def _score(truth, home, store, run):
+    final = {p.url: p.final_url or p.url for p in store.iter_pages(run.id)}
+    docs = [final.get(d.url, d.url) for d in store.iter_documents(run.id)]
+    return corpus_score(truth, "时政", docs, hosts=[urlsplit(home).hostname])
+
+
+def test_discovery_reaches_the_orphans(discovery_crawls):
+    truth, home, (store0, run0, result0), (store1, run1, result1) = discovery_crawls
+    host = urlsplit(home).hostname
+    orphans = {u for u in truth["orphans"] if urlsplit(u).hostname == host}
+    targets = topic_targets(truth, "时政")
+    assert orphans & targets
+    plain, found = _score(truth, home, store0, run0), _score(truth, home, store1, run1)
+    assert found.recall >= 0.95 > plain.recall
+    fetched0 = {p.url for p in store0.iter_pages(run0.id)}
+    fetched1 = {p.url for p in store1.iter_pages(run1.id)}
+    assert not fetched0 & orphans and orphans <= fetched1
+    stats = run1.stats
+    assert stats["topicrawl/discovery/robots/requested"] == 1
+    assert stats["topicrawl/discovery/sitemap/parsed"] >= 2  # the index and its sitemaps
+    assert stats["topicrawl/discovery/sitemap/followed"] >= 1
+    assert stats["topicrawl/discovery/feed/parsed"] == 1
+    # the orphans came from a sitemap or a feed (whichever was read first)
+    sources = {p.url: (p.link_score or {}).get("source") for p in store1.iter_pages(run1.id)}
+    assert {sources[u] for u in orphans} <= {"sitemap", "feed"}
+    parents = {p.url: p.parent_url for p in store1.iter_pages(run1.id)}
+    assert all(parents[u].endswith((".xml", ".xml.gz")) for u in orphans)
+    # sitemaps and feeds are neither pages nor counted against the budget
+    assert not {u for u in fetched1 if u.endswith((".xml", ".xml.gz"))}
+    assert stats["topicrawl/pages/fetched"] == store1.count_pages(run1.id)
+
+
+def test_a_dry_frontier_says_what_would_help(discovery_crawls):
+    _, _, (_, run0, result0), (_, run1, result1) = discovery_crawls
+    assert run0.stats["finish_reason"] == "finished"
+    assert "frontier empty after" in result0.stderr
+    assert "try -a discover=sitemaps,feeds or more seeds" in result0.stderr
+    assert run0.stats["topicrawl/frontier/empty_after"] == run0.stats["topicrawl/pages/fetched"]
+    assert "try more seeds" in run1.stats["topicrawl/frontier/hint"]
+
+
+def test_documents_are_scored_stored_and_counted(discovery_crawls):
+    truth, _, _, (store, run, _) = discovery_crawls
+    pages = {p.url: p for p in store.iter_pages(run.id)}
+    docs = {u for u, p in truth["pages"].items() if p["kind"] == "document" and u in pages}
+    assert {truth["pages"][u]["format"] for u in docs} == {"pdf", "docx"}
+    corpus = {d.url for d in store.iter_documents(run.id)}
+    for url in docs:
+        page = pages[url]
+        assert page.content_type == truth["pages"][url]["content_type"]
+        assert page.title == truth["pages"][url]["title"] and page.relevance is not None
+        assert page.html is None and len(page.text) > 100
+    assert {u for u in docs if not truth["pages"][u]["dup_group"]} <= corpus
+    stats = run.stats
+    assert stats["topicrawl/documents/pdf"] + stats["topicrawl/documents/docx"] == len(docs)
+
+
+def test_a_pdf_copy_of_a_page_is_a_duplicate(extras_web, extras_proxy, politics_topic, tmp_path):
+    _, truth = extras_web
+    pdf = next(u for u, p in sorted(truth["pages"].items())
+               if p["kind"] == "document" and p["dup_group"] and p["format"] == "pdf")  # fmt: skip
+    html = truth["pages"][pdf]["linked_from"]
+    store, run, _ = _crawl(extras_proxy, [html, pdf], politics_topic,
+                           f"sqlite:///{tmp_path / 'dup.db'}", args={"max_depth": 0},
+                           settings={"CONCURRENT_REQUESTS": 1})  # fmt: skip
+    pages = {p.url: p for p in store.iter_pages(run.id)}
+    assert set(pages) == {html, pdf}
+    assert sum(store.count_duplicates(run.id).values()) == 1
+    assert store.count_documents(run.id) == 1
+
+
+def test_documents_over_the_size_cap_are_skipped(extras_web, extras_proxy, politics_topic,
+                                                  tmp_path):  # fmt: skip
+    _, truth = extras_web
+    pdf = next(u for u, p in sorted(truth["pages"].items()) if p.get("format") == "pdf")
+    seeds = [truth["pages"][pdf]["linked_from"], pdf]  # a page too: a seed is reachable
+    store, run, _ = _crawl(extras_proxy, seeds, politics_topic, f"sqlite:///{tmp_path / 'c.db'}",
+                           args={"max_depth": 0},
+                           settings={"TOPICRAWL_MAX_DOCUMENT_BYTES": 1000})  # fmt: skip
+    assert {p.url for p in store.iter_pages(run.id)} == {seeds[0]}
+    assert run.stats["topicrawl/documents/too_large"] == 1
+    store2, run2, _ = _crawl(extras_proxy, seeds, politics_topic,
+                             f"sqlite:///{tmp_path / 'off.db'}", args={"max_depth": 0},
+                             settings={"TOPICRAWL_DOCUMENTS_ENABLED": False})  # fmt: skip
+    assert {p.url for p in store2.iter_pages(run2.id)} == {seeds[0]}
+    assert run2.stats["topicrawl/non_html"] == 1
+
+
+# -- the spider's discovery steps, without a crawl ---------------------------------------------
+def _spider(tmp_path, **kw):
+    from scrapy.utils.test import get_crawler
+
+    from crawler.spiders.topic import TopicSpider
+
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    crawler = get_crawler(TopicSpider, KEYWORD)
+    crawler.spider = crawler._create_spider(  # noqa: SLF001
+        seeds="http://a.example.cn/", topic=str(topic), **kw
+    )
+    return crawler.spider
+
+
+def test_spider_discovery_steps(tmp_path):
+    from scrapy.http import Request, Response, XmlResponse
+    from twisted.python.failure import Failure
+
+    spider = _spider(tmp_path, discover="sitemaps")
+    assert spider.discover == {"sitemaps"}
+    robots = Response("http://a.example.cn/robots.txt",
+                      body=b"User-agent: *\nSitemap: http://a.example.cn/s.xml\n"
+                           b"Sitemap: http://elsewhere.cn/s.xml\n")  # fmt: skip
+    assert [r.url for r in spider.parse_robots(robots)] == ["http://a.example.cn/s.xml"]
+    bare = Response("http://a.example.cn/robots.txt", body=b"User-agent: *\n")
+    (req,) = spider.parse_robots(bare)
+    assert req.url == "http://a.example.cn/sitemap.xml" and req.callback == spider.parse_sitemap
+    # no robots.txt at all: the usual place
+    failed = Request("http://a.example.cn/robots.txt", meta={"topicrawl_discovery": "robots"})
+    failure = Failure(ValueError("404"))
+    failure.request = failed
+    (req,) = spider.on_discovery_error(failure)
+    assert req.url == "http://a.example.cn/sitemap.xml"
+    index = XmlResponse("http://a.example.cn/sitemap.xml", body=(
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>http://a.example.cn/s1.xml.gz</loc></sitemap>"
+        b"<sitemap><loc>http://evil.example.org/s2.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
+    assert [r.url for r in spider.parse_sitemap(index)] == ["http://a.example.cn/s1.xml.gz"]
+    urlset = Response("http://a.example.cn/s1.xml.gz", body=gzip.compress(
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>http://a.example.cn/news/1.html</loc></url>"
+        b"<url><loc>http://a.example.cn/logo.png</loc></url>"
+        b"<url><loc>http://a.example.cn/files/1.pdf</loc></url></urlset>"))  # fmt: skip
+    requests = list(spider.parse_sitemap(urlset))
+    assert [r.url for r in requests] == ["http://a.example.cn/news/1.html",
+                                         "http://a.example.cn/files/1.pdf"]  # fmt: skip
+    assert all(r.callback == spider.parse and r.meta["link_score"]["source"] == "sitemap"
+               and r.meta["parent_url"] == urlset.url for r in requests)  # fmt: skip
+    stats = spider.crawler.stats
+    assert stats.get_value("topicrawl/discovery/sitemap/urls") == 3
+    assert stats.get_value("topicrawl/links/non_html") == 1
+
+
+def test_frontier_hint(tmp_path):
+    spider = _spider(tmp_path, max_pages=100)
+    stats = spider.crawler.stats
+    stats.set_value("topicrawl/pages/fetched", 12)
+    spider.frontier_report(spider, "max_pages")
+    assert stats.get_value("topicrawl/frontier/hint") is None
+    spider.frontier_report(spider, "finished")
+    assert stats.get_value("topicrawl/frontier/hint") == (
+        "frontier empty after 12 pages of a budget of 100; try -a discover=sitemaps,feeds "
+        "or more seeds"
+    )
+    with pytest.raises(ConfigError, match="run_id"):
+        _spider(tmp_path, recrawl="1")
