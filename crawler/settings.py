@@ -212,9 +212,6 @@ if REDIS_URL:
     #: TrapGuardMiddleware's Redis sets of the query strings admitted per path (one set per
     #: host + path under this prefix): the query-variant limit holds for the whole crawl.
     TOPICRAWL_TRAP_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:trap"
-    #: Seconds an idle worker waits for the shared frontier before closing (the others'
-    #: links arrive later); a spent page budget closes at once.
-    TOPICRAWL_IDLE_BEFORE_CLOSE = 20
     #: Seen-URL sets (dupefilter and fetched set) as Bloom filters on Redis bitmaps
     #: (crawler.seen): ~1.8 bytes a URL instead of ~100+, a share ERROR_RATE of new URLs
     #: skipped as seen; size CAPACITY for the crawl (docs/scale.md). Off: Redis sets.

@@ -8,7 +8,6 @@ scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.utils.misc import load_object
@@ -239,8 +238,6 @@ class TopicSpider(scrapy.Spider):
         self.harvest_window = HarvestWindow(200)
         #: scale-out: seconds an idle worker waits for the shared frontier (from_crawler)
         self.shared_frontier = False
-        self.idle_before_close = 0.0
-        self._idle_since: float | None = None
         self.harvest_floor = 0.0
         #: most bytes of HTML parsed per page (TOPICRAWL_MAX_HTML_BYTES; 0: no limit)
         self.max_html = 0
@@ -271,7 +268,6 @@ class TopicSpider(scrapy.Spider):
         )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.shared_frontier = s.get("SCHEDULER") == "crawler.scheduler.RedisScheduler"
-        spider.idle_before_close = max(0.0, s.getfloat("TOPICRAWL_IDLE_BEFORE_CLOSE", 0.0))
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
         spider.max_html = max(0, s.getint("TOPICRAWL_MAX_HTML_BYTES"))
         spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
@@ -367,14 +363,9 @@ class TopicSpider(scrapy.Spider):
         """Ends a crawl that fetched no page because every seed failed with reason
         ``no_seed_reachable`` (exit status 3) and one line naming the seeds' errors.
 
-        Scale-out: a worker whose shared frontier is momentarily empty (the other workers hold
-        the requests in flight, their links not pushed yet) stays open for
-        ``TOPICRAWL_IDLE_BEFORE_CLOSE`` seconds of idleness (scrapy-redis'
-        ``MAX_IDLE_TIME_BEFORE_CLOSE`` for its own spiders), unless the crawl's page budget is
-        spent."""
+        Scale-out: idle workers wait for each other in :class:`crawler.idle.SharedIdleClose`."""
         stats = self.crawler.stats
         if stats.get_value("topicrawl/pages/fetched", 0) or not self.seed_failures:
-            self._wait_when_shared()
             return
         if any(url not in self.seed_failures for url in self.seeds):
             return  # a seed was fetched (an empty or non-HTML page): not unreachable
@@ -389,23 +380,6 @@ class TopicSpider(scrapy.Spider):
             "proxy (http_proxy), then run the same command again",
         )
         raise CloseSpider(NO_SEED_REACHABLE)
-
-    def _wait_when_shared(self) -> None:
-        """Raise DontCloseSpider while an idle scale-out worker should wait for work."""
-        if not self.idle_before_close or not self.shared_frontier:
-            return
-        if self.pages_redis is not None and self.max_pages is not None:
-            try:
-                if int(self.pages_redis.get(self.pages_key) or 0) >= self.max_pages:
-                    return  # the crawl's budget is spent: close
-            except self.pages_redis_errors:
-                pass
-        now = time.monotonic()
-        if self._idle_since is None:
-            self._idle_since = now
-        if now - self._idle_since < self.idle_before_close:
-            self.crawler.stats.inc_value("topicrawl/frontier/idle_waits")
-            raise DontCloseSpider
 
     def share_page_budget(self, client: Any, key: str) -> None:
         """Count ``max_pages`` in the Redis counter ``key`` that every worker shares (no
@@ -642,7 +616,6 @@ class TopicSpider(scrapy.Spider):
                 raise CloseSpider("max_pages")
             return
         stats.inc_value("topicrawl/pages/fetched")
-        self._idle_since = None
         if self.requeue_margin:
             self._restore_priorities()
             for url in {*response.meta.get("redirect_urls", ()), response.url}:
