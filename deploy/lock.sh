@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="$(mktemp -d)/venv"
 python3.11 -m venv "$venv"
-"$venv/bin/pip" install --quiet --upgrade "setuptools>=69" wheel
+"$venv/bin/pip" install --quiet --upgrade pip "setuptools>=69" wheel  # pip 23 fails on lxml extras
 "$venv/bin/pip" install --quiet .
 # the image's Python is Debian's 3.11.2: redis needs async-timeout below 3.11.3 (a marker the
 # host's newer 3.11 skips)
