@@ -20,6 +20,13 @@ PG_ADMIN_URL = os.environ.get("TOPICRAWL_TEST_PG", "postgresql://postgres@127.0.
 REDIS_TEST_URL = os.environ.get("TOPICRAWL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
 
+def delete_prefix(client, prefix: str) -> None:
+    """Remove every Redis key of a test's prefix (its crawl's frontier, sets and counters)."""
+    keys = list(client.scan_iter(f"{prefix}*"))
+    if keys:
+        client.delete(*keys)
+
+
 def service_missing(what: str, exc: BaseException) -> None:
     message = f"{what} is not reachable ({exc}); see ../shared/services.md to start it"
     if CI:

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_crawl
+from conftest import delete_prefix, run_crawl
 from sqlalchemy import text
 
 from models.store import Store
@@ -434,9 +434,7 @@ def test_each_worker_of_a_scaleout_crawl_writes_its_own_warc_files(
     finally:
         slow.stop()
         client = redis.Redis.from_url(redis_url)
-        keys = list(client.scan_iter(f"{prefix}*"))
-        if keys:
-            client.delete(*keys)
+        delete_prefix(client, prefix)
     names = [p.name for p in warc.glob("*.warc.gz")]
     writers = {n.rsplit("-", 2)[-2] + "-" + n.rsplit("-", 1)[-1] for n in names}
     assert {w.split("-", 1)[1] for w in writers} == {"worker0.warc.gz", "worker1.warc.gz"}

@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from conftest import ROOT, crawl_command, run_crawl
+from conftest import ROOT, crawl_command, delete_prefix, run_crawl
 
 from models.store import Store
 from sitegen.server import ServerProcess
@@ -84,9 +84,7 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     finally:
         slow.stop()
         client = redis.Redis.from_url(redis_url)
-        keys = list(client.scan_iter(f"{prefix}*"))
-        if keys:
-            client.delete(*keys)
+        delete_prefix(client, prefix)
     texts = [log.read_text() for log in logs]
     fetched = [final_stat(t, "topicrawl/pages/fetched") for t in texts]
     assert all(n > 0 for n in fetched), fetched
@@ -201,9 +199,7 @@ def test_a_worker_stops_when_the_crawl_has_spent_its_budget(small_web, proxy, re
         assert done.returncode == 0, done.stderr[-2000:]
         assert int(client.get(f"{prefix}:topic:pages")) >= 50
     finally:
-        keys = list(client.scan_iter(f"{prefix}*"))
-        if keys:
-            client.delete(*keys)
+        delete_prefix(client, prefix)
     store = Store.from_url(db)
     run = store.list_runs()[-1]
     assert store.count_pages(run.id) == 5

@@ -9,6 +9,7 @@ import math
 import uuid
 
 import pytest
+from conftest import delete_prefix
 from scrapy import Request
 from scrapy.settings import Settings
 
@@ -33,9 +34,7 @@ def client(redis_url):
     c = redis.Redis.from_url(redis_url)
     prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
     yield c, prefix
-    keys = list(c.scan_iter(f"{prefix}*"))
-    if keys:
-        c.delete(*keys)
+    delete_prefix(c, prefix)
 
 
 def test_sizing_follows_the_bloom_formulas():

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import delete_prefix
 from redis_outage import FlakyRedis
 from scrapy import Request
 from scrapy.utils.test import get_crawler
@@ -146,5 +147,4 @@ def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
         assert not sched.has_pending_requests()
         assert crawler.stats.get_value("topicrawl/frontier/redis_errors") >= 3
     finally:
-        for key in client.scan_iter(f"{prefix}*"):
-            client.delete(key)
+        delete_prefix(client, prefix)
