@@ -22,6 +22,7 @@ from dedup.storage import IndexStorage, make_storage
 from topicrawl.errors import ConfigError
 
 DEFAULT_BACKEND: dict[str, Any] = {"type": "sqlite", "path": "topicrawl-dedup-indexes.sqlite"}
+IDS_KEY = "corpus:ids"  # doc id -> 1 for every indexed document
 META_KEY = "corpusindex:meta"
 #: prefix of the method recorded for a page that duplicates a corpus document
 CORPUS_METHOD = "corpus:"
@@ -103,10 +104,13 @@ class CorpusIndex:
         def flush() -> None:
             with self.storage.lock("cascade"):
                 for doc_id, doc in batch:
-                    if self.storage.hget("cascade:meta", doc_id) is not None:
+                    # the index's own record of its documents: the cascade keeps no
+                    # per-document metadata with keep="first"
+                    if self.storage.hget(IDS_KEY, doc_id) is not None:
                         counts["present"] += 1
                         continue
                     self.cascade.add(doc_id, doc)
+                    self.storage.hset(IDS_KEY, doc_id, 1)
                     counts["added"] += 1
             batch.clear()
 
