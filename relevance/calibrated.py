@@ -28,6 +28,7 @@ from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.selftrain import SelfTrainingPageModel
 from relevance.linkscore import Link, LinkScore, PageInfo
+from relevance.page import memoised_words
 
 
 class CalibratedLinkScorer:
@@ -106,14 +107,7 @@ class CalibratedLinkScorer:
     # -- texts ------------------------------------------------------------------------------
     def words(self, text: str) -> list[str]:
         """Candidate words of a text (memoised for short texts; do not modify the list)."""
-        if len(text) > self.memo_chars:
-            return self.extract(text)
-        found = self._words.get(text)
-        if found is None:
-            if len(self._words) >= self.memo_size:
-                self._words.clear()
-            found = self._words[text] = self.extract(text)
-        return found
+        return memoised_words(self._words, self.extract, text, self.memo_size, self.memo_chars)
 
     @staticmethod
     def description_text(page: PageInfo) -> str:

@@ -55,6 +55,22 @@ def page_relevance(
     return float((counts * aff).sum() / counts.sum())
 
 
+def memoised_words(
+    memo: dict[str, list[str]], extract, text: str, size: int, chars: int
+) -> list[str]:
+    """``extract(text)``, memoised in ``memo`` for texts up to ``chars`` characters (the same
+    menu and headline anchors recur on every page of a site); ``memo`` is emptied when it
+    holds ``size`` texts. The list is shared: do not modify it."""
+    if len(text) > chars:
+        return extract(text)
+    found = memo.get(text)
+    if found is None:
+        if len(memo) >= size:
+            memo.clear()
+        found = memo[text] = extract(text)
+    return found
+
+
 class TopicRelevance:
     """Formula 3 with the per-word affinity cache; the object the link scorer uses."""
 
@@ -158,14 +174,7 @@ class TopicRelevance:
     def words(self, text: str) -> list[str]:
         """The candidate words of a text (memoised for texts up to ``memo_chars``; the list
         is shared: do not modify it)."""
-        if len(text) > self.memo_chars:
-            return self.extract(text)
-        found = self._words.get(text)
-        if found is None:
-            if len(self._words) >= self.memo_size:
-                self._words.clear()
-            found = self._words[text] = self.extract(text)
-        return found
+        return memoised_words(self._words, self.extract, text, self.memo_size, self.memo_chars)
 
     def relevance(self, text: str) -> float:
         """Formula 3 of a text in [0, 1]."""
