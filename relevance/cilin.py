@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from relevance.hownet import set_identity
+from relevance.hownet import pair_similarity, set_identity
 from topicrawl.errors import ResourceMissingError
 
 # code slices of the five levels; a level's node is the code prefix up to its end
@@ -172,11 +172,7 @@ class CilinSimilarity:
         return float(self._sense_matrix(np.asarray([i]), np.asarray([j]))[0, 0])
 
     def similarity(self, a: str, b: str) -> float:
-        if a == b:
-            return 1.0
-        if a not in self.words or b not in self.words:
-            return 0.0
-        return float(self.matrix([a], [b])[0, 0])
+        return pair_similarity(self, a, b)
 
     def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
         if word not in self.words:

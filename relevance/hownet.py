@@ -415,11 +415,7 @@ class HowNetSimilarity:
 
     def similarity(self, a: str, b: str) -> float:
         """Word similarity: max over concept pairs; 0 when either word is unknown."""
-        if a == b:
-            return 1.0
-        if a not in self.words or b not in self.words:
-            return 0.0
-        return float(self.matrix([a], [b])[0, 0])
+        return pair_similarity(self, a, b)
 
     def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` glossary words most similar to ``word`` (ties broken by the word)."""
@@ -623,6 +619,16 @@ def _cache_file(glossary: Path, whole: Path, params: dict) -> Path | None:
     code = Path(__file__).stat()  # a changed implementation never reads an old pickle
     h.update(f"{code.st_size}:{code.st_mtime_ns}".encode())
     return cache_dir() / f"hownet-{h.hexdigest()[:16]}.pickle"
+
+
+def pair_similarity(source, a: str, b: str) -> float:
+    """One word pair through ``source.matrix`` (a dictionary source with a ``words`` index):
+    1 for a word with itself, 0 when either word is unknown."""
+    if a == b:
+        return 1.0
+    if a not in source.words or b not in source.words:
+        return 0.0
+    return float(source.matrix([a], [b])[0, 0])
 
 
 def set_identity(out: np.ndarray, words_a: Sequence[str], words_b: Sequence[str]) -> None:

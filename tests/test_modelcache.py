@@ -5,6 +5,7 @@ entry that is not ours is never trusted."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,18 @@ def cache(tmp_path, monkeypatch):
 def _examples(path, extra: str = "") -> None:
     lines = [f"时政\t{t}" for t in POS] + [f"其他\t{t}" for t in NEG]
     path.write_text("\n".join(lines) + extra + "\n", encoding="utf-8")
+
+
+def _calibrated_topic(tmp_path) -> Path:
+    """A calibrated-mode topic with a [classifier] over the example file beside it."""
+    _examples(tmp_path / "ex.txt")
+    topic_file = tmp_path / "t.toml"
+    topic_file.write_text(
+        'name = "t"\n[words]\n"政府" = 1.0\n[priority]\nmode = "calibrated"\n'
+        '[classifier]\nexamples = "ex.txt"\npositive = ["时政"]\n',
+        encoding="utf-8",
+    )
+    return topic_file
 
 
 def _train_counter(monkeypatch) -> list[int]:
@@ -140,14 +153,7 @@ def test_calibrated_scorer_seeds_from_cached_segmented_examples(cache, tmp_path,
     from relevance.calibrated import CalibratedLinkScorer
     from relevance.topic import load_topic
 
-    examples = tmp_path / "ex.txt"
-    _examples(examples)
-    topic_file = tmp_path / "t.toml"
-    topic_file.write_text(
-        'name = "t"\n[words]\n"政府" = 1.0\n[priority]\nmode = "calibrated"\n'
-        '[classifier]\nexamples = "ex.txt"\npositive = ["时政"]\n',
-        encoding="utf-8",
-    )
+    topic_file = _calibrated_topic(tmp_path)
     topic = load_topic(topic_file)
     cold = CalibratedLinkScorer.from_topic(topic).page_model
     assert modelcache.STATS["miss"] >= 1
@@ -185,14 +191,7 @@ def test_topic_validate_warms_the_cache_for_the_crawl(cache, tmp_path, monkeypat
     from relevance.topic import load_topic
     from topicrawl.cli import main
 
-    examples = tmp_path / "ex.txt"
-    _examples(examples)
-    topic_file = tmp_path / "t.toml"
-    topic_file.write_text(
-        'name = "t"\n[words]\n"政府" = 1.0\n[priority]\nmode = "calibrated"\n'
-        '[classifier]\nexamples = "ex.txt"\npositive = ["时政"]\n',
-        encoding="utf-8",
-    )
+    topic_file = _calibrated_topic(tmp_path)
     monkeypatch.setenv("TOPICRAWL_CACHE", str(cache))
     modelcache.set_cache_dir(None)  # the environment variable, as a user's shell sets it
     calls = _train_counter(monkeypatch)
