@@ -246,6 +246,9 @@ TOPICRAWL_REDIS_RETRY_SECONDS = float(os.environ.get("TOPICRAWL_REDIS_RETRY_SECO
 #: Scale-out: a worker with nothing to do waits for work and closes only once every worker
 #: has been idle (and the shared frontier empty) for this many seconds (0: close when idle).
 TOPICRAWL_IDLE_CLOSE_SECONDS = float(os.environ.get("TOPICRAWL_IDLE_CLOSE_SECONDS", "10"))
+#: Scale-out: how often (seconds, at most 1) a worker looks whether the shared frontier holds
+#: requests and wakes its engine (Scrapy's own heartbeat asks every 5 s).
+TOPICRAWL_FRONTIER_POLL_SECONDS = 0.5
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -15,9 +15,25 @@ from scrapy.statscollectors import MemoryStatsCollector
 from crawler.idle import SharedIdleClose
 
 
+class _Scheduler:
+    def __init__(self) -> None:
+        self.pending = False
+
+    def has_pending_requests(self) -> bool:
+        return self.pending
+
+
+class _NextCall:
+    def __init__(self) -> None:
+        self.scheduled = 0
+
+    def schedule(self) -> None:
+        self.scheduled += 1
+
+
 class _Engine:
     def __init__(self) -> None:
-        self._slot = object()
+        self._slot = SimpleNamespace(scheduler=_Scheduler(), nextcall=_NextCall(), closing=None)
         self.idle = True
 
     def spider_is_idle(self) -> bool:
@@ -80,3 +96,17 @@ def test_a_spent_shared_budget_closes_an_idle_worker(redis_url):
         assert exc.value.reason == "max_pages"
     finally:
         client.delete(pages, f"{prefix}:topic:active")
+
+
+def test_a_worker_is_woken_when_the_shared_frontier_holds_requests():
+    """Scrapy's engine polls its scheduler every 5 s when it has nothing in flight; the
+    extension's beat wakes it as soon as another worker has pushed requests."""
+    worker, engine = _worker(None, "unused", 10)
+    worker.beat()  # idle, nothing queued: left asleep (no Redis call for the active key)
+    assert engine._slot.nextcall.scheduled == 0
+    engine._slot.scheduler.pending = True
+    assert worker.wake()
+    assert engine._slot.nextcall.scheduled == 1
+    assert worker.crawler.stats.get_value("topicrawl/idle/wakes") == 1
+    engine._slot.closing = object()  # a closing engine is left alone
+    assert not worker.wake()
