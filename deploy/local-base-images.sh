@@ -18,6 +18,14 @@ mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 have() { [ "$force" = 0 ] && docker image inspect "$1" >/dev/null 2>&1; }
 say() { printf 'local-base-images: %s\n' "$*"; }
+# a non-root user can run a program in it (a root directory of mode 0700, as mktemp makes it,
+# left every image built on it unusable for the images' non-root users)
+usable() { docker run --rm --user 65534 --entrypoint /bin/true "$1" >/dev/null 2>&1; }
+if have debian:bookworm-slim && ! usable debian:bookworm-slim; then
+  say "debian:bookworm-slim is unusable by non-root users: making the base images again"
+  force=1
+  rm -f "$cache/bookworm-minbase.tar"
+fi
 
 # the host's local certificate authorities, for the project image's build
 shopt -s nullglob
@@ -33,6 +41,7 @@ if ! have debian:bookworm-slim; then
   tarball="$cache/bookworm-minbase.tar"
   if [ ! -s "$tarball" ] || [ "$force" = 1 ]; then
     root="$(mktemp -d "$cache/rootfs.XXXX")"
+    chmod 0755 "$root"  # the image's / (mktemp makes it 0700)
     debootstrap --variant=minbase bookworm "$root" "$mirror" >"$cache/debootstrap.log" 2>&1 \
       || { tail -n 20 "$cache/debootstrap.log" >&2; exit 1; }
     echo "deb $mirror bookworm main" >"$root/etc/apt/sources.list"
