@@ -309,9 +309,16 @@ def test_database_lost_during_the_crawl_spills_and_exits_6(
     line = assert_outcome(result, EXIT_SPILLED, "could not be stored", "import-spill")
     spilled = line.split("import-spill ", 1)[1].split()[0]
     assert Path(spilled).exists()
-    imported = topicrawl("import-spill", spilled, "--db", pg_url)
-    assert imported.returncode == EXIT_OK, imported.stderr
-    assert store.count_pages(store.list_runs()[-1].id) == 15
+    run_ = store.list_runs()[-1]
+    assert run_.finished_at is None  # the database was gone: the end waits in the spill file
+    for _ in range(2):  # a second import stores nothing twice and keeps the marking
+        imported = topicrawl("import-spill", spilled, "--db", pg_url)
+        assert imported.returncode == EXIT_OK, imported.stderr
+        assert f"run {run_.id} marked finished (pages_spilled)" in imported.stdout
+        assert store.count_pages(run_.id) == 15
+        run_ = store.get_run(run_.id)
+        assert run_.finished_at is not None and run_.stats["finish_reason"] == "pages_spilled"
+        assert run_.stats["topicrawl/storage/spilled"] == 15
 
 
 # -- disk full: exit 7 -----------------------------------------------------------------------
