@@ -339,10 +339,10 @@ class StorePipeline:
         assert self.run_id is not None
         path = self.spill_path
         if path is None:
-            self.spill_dir.mkdir(parents=True, exist_ok=True)
             stamp = finished_at.strftime("%Y%m%dT%H%M%S")
             path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}-end.jsonl"
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as fh:
                 fh.write(run_end_line(self.run_id, stats, finished_at, recrawl=recrawl))
         except OSError as oserr:

@@ -124,6 +124,25 @@ def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
     assert run.finished_at.replace(tzinfo=UTC) == datetime.fromisoformat(ended)
 
 
+def test_a_refused_end_alone_gets_a_file_of_its_own(tmp_path):
+    db = f"sqlite:///{tmp_path / 'n.db'}"
+    real = Store.from_url(db)
+    failing = FailingStore(real, create_engine(f"sqlite:///{tmp_path / 'gone' / 'x.db'}"))
+    failing.down = False
+    pipe = StorePipeline(db, spill_dir=str(tmp_path / "spill"), clean=False, stats=Stats())
+    pipe.store = failing
+    pipe.run_id = real.start_run("t", "", {})
+    pipe.process_item(page("http://news.example.cn/1.html"))
+    pipe.flush(final=True)  # every page stored
+    failing.down = True  # then the database goes away
+    pipe.spider_closed(object(), "finished")
+    (end,) = (tmp_path / "spill").glob("*-end.jsonl")
+    assert main(["import-spill", str(end), "--db", db]) == 0
+    run = real.get_run(pipe.run_id)
+    assert run.finished_at is not None and run.stats["finish_reason"] == "finished"
+    assert real.count_pages(pipe.run_id) == 1
+
+
 def test_import_spill_keeps_a_later_end_and_appends_a_recrawl_once(tmp_path):
     from models.store import run_end_line
 
