@@ -4,7 +4,9 @@ Before Scrapy starts (and prints anything), the topic file, the seeds, the spide
 the database and, for the scale-out, Redis are checked: a problem ends the command with one
 line naming the cause and the fix. After the crawl, the finish reason of the run (Scrapy's
 close reason, or the outcome a component recorded: ``topicrawl.outcome``) decides the exit
-status, and a summary says what was collected, where, and the next command.
+status, and a summary says what was collected, where, and the next command. SIGTERM or
+SIGINT during the checks or the spider's construction (topic load, scorer build) ends the
+command at once with one line and exit status 143/130 (``topicrawl.interrupt``).
 """
 
 from __future__ import annotations
