@@ -22,7 +22,7 @@ from scrapy.exceptions import CloseSpider, DropItem
 
 from crawler.storewriter import StoreWriter
 from dedup.pipeline import document_replaced
-from models.store import Store, retry_budget, spill_line, spill_row
+from models.store import Store, retry_budget, run_end_line, spill_line, spill_row
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 from topicrawl.outcome import (
@@ -91,6 +91,7 @@ class StorePipeline:
         self.crawler: Crawler | None = None
         self.journal: Any = None  # JOBDIR/JOURNAL_FILE while the spider is open
         self.spilled = 0  # pages written to a spill file at the end (database down)
+        self.spill_path: Path | None = None  # that file (the run's end record joins it)
         self.memory_pages = memory_pages
         self.spool_pages = spool_pages
         #: seconds of refused writes after which the close gives up and spills
@@ -312,24 +313,45 @@ class StorePipeline:
         await maybe_deferred_to_future(threads.deferToThread(self._finish_run, stats, recrawl))
 
     def _finish_run(self, stats: dict[str, Any], recrawl: bool = False) -> None:
-        """Record the run's end; a database still down is given ``close_wait`` seconds.
+        """Record the run's end; a database still down is given ``close_wait`` seconds,
+        then the end record goes to the spill file (``import-spill`` writes it).
         A recrawl keeps the run's stats and appends its own under ``recrawls``."""
         assert self.store is not None and self.run_id is not None
         wait = 1.0 if self._writer_error is not None else self.close_wait  # already waited
         store = Store(self.store.engine, retries=10_000, retry_seconds=wait)
-        if recrawl:
-            try:
-                old = store.get_run(self.run_id)
-            except StorageError as exc:
-                log.error("could not read run %d to add the recrawl: %s", self.run_id, exc)
-                old = None
-            before = dict(old.stats or {}) if old is not None else {}
-            stats = {**before, "recrawls": [*before.get("recrawls", []), stats]}
+        finished_at = datetime.now(UTC)
+        own = stats
         try:
-            store.finish_run(self.run_id, stats)
+            if recrawl:
+                old = store.get_run(self.run_id)
+                before = dict(old.stats or {}) if old is not None else {}
+                stats = {**before, "recrawls": [*before.get("recrawls", []), own]}
+            store.finish_run(self.run_id, stats, finished_at=finished_at)
         except StorageError as exc:
-            log.error("could not record the end of run %d: %s", self.run_id, exc)
+            self._spill_run_end(own, finished_at, recrawl, exc)
         self.store.close()
+
+    def _spill_run_end(
+        self, stats: dict[str, Any], finished_at: datetime, recrawl: bool, exc: StorageError
+    ) -> None:
+        """The database refused the run's end: append it to the spill file (or write one
+        holding it alone), so that ``topicrawl import-spill`` marks the run."""
+        assert self.run_id is not None
+        path = self.spill_path
+        if path is None:
+            stamp = finished_at.strftime("%Y%m%dT%H%M%S")
+            path = self.spill_dir / f"run{self.run_id}-{stamp}-{os.getpid()}-end.jsonl"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(run_end_line(self.run_id, stats, finished_at, recrawl=recrawl))
+        except OSError as oserr:
+            log.error("could not record the end of run %d (%s) nor write it to %s: %s",
+                      self.run_id, exc, path, oserr.strerror or oserr)  # fmt: skip
+            return
+        log.error("could not record the end of run %d (%s): it waits in %s; when the "
+                  "database is back, run: %s import-spill %s",
+                  self.run_id, exc, path, command(), path)  # fmt: skip
 
     # -- items -------------------------------------------------------------------------------
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
@@ -533,4 +555,5 @@ class StorePipeline:
             log.error("%s", message)
             set_outcome(self.stats, DISK_FULL if is_disk_full(exc) else PAGES_SPILLED, message)
             raise StorageError(message) from exc
+        self.spill_path = path
         return path

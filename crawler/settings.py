@@ -148,6 +148,12 @@ TOPICRAWL_DEDUP_BACKEND = None
 TOPICRAWL_DEDUP_TEXT = "main"
 #: Which copy survives: "first", "longer" or "earlier" (published).
 TOPICRAWL_DEDUP_KEEP = "first"
+#: While the index storage fails (Redis down), check pages against a local in-memory copy of
+#: the cascade and write what it added to the storage once it answers; False: keep such
+#: pages unchecked.
+TOPICRAWL_DEDUP_LOCAL_FALLBACK = True
+#: Seconds between attempts to reach the failed index storage during its outage.
+TOPICRAWL_DEDUP_FALLBACK_RETRY = 5.0
 #: A named corpus index (`topicrawl dedup index --name NAME ...`) checked first: pages the
 #: corpus already holds are dropped as its duplicates (method corpus:<method>); "": none.
 TOPICRAWL_DEDUP_INDEX = os.environ.get("TOPICRAWL_DEDUP_INDEX", "")

@@ -98,6 +98,12 @@ class Detector(ABC):
             self.add(doc_id, doc)
             return None
 
+    def adopt_memory(self, other: Detector) -> None:
+        """Start from what ``other`` (the same method on another storage) holds in memory:
+        nothing by default (the index is in the storage). The local fallback's copy of a
+        cascade calls it (:meth:`dedup.cascade.Cascade.local_copy`)."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(storage={self.storage!r})"
 

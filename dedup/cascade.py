@@ -20,13 +20,13 @@ A method may also be given inline as ``{"name": "spotsigs", "tau": 0.5}``.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dedup.base import Detector, Doc, Match, make_detector
-from dedup.storage import IndexStorage, make_storage
+from dedup.storage import IndexStorage, MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
 
 #: The default chain: the exact hash, then SpotSigs, then containment (dedup/containment.py:
@@ -72,6 +72,7 @@ class Cascade:
         options = options or {}
         self.storage = storage
         self.keep = keep
+        self._spec = (list(methods), {k: dict(v) for k, v in options.items()})  # local_copy
         self.detectors: list[Detector] = []
         for m in methods:
             if isinstance(m, Mapping):
@@ -111,6 +112,17 @@ class Cascade:
     @property
     def names(self) -> list[str]:
         return [d.name for d in self.detectors]
+
+    def local_copy(self) -> Cascade:
+        """The same methods, options and keep policy on a new in-memory storage, each
+        detector starting from what this cascade's holds in memory (SpotSigs: the index it
+        replayed from the storage's log, shared: :meth:`Detector.adopt_memory`)."""
+        methods, options = self._spec
+        copy = Cascade(MemoryStorage(self.storage.namespace), methods, options=options,
+                       keep=self.keep)  # fmt: skip
+        for mine, theirs in zip(self.detectors, copy.detectors, strict=True):
+            theirs.adopt_memory(mine)
+        return copy
 
     def query(self, doc: Doc) -> Match | None:
         """The first method's best match for ``doc``, without storing anything."""
@@ -173,3 +185,60 @@ class Cascade:
 
     def __repr__(self) -> str:
         return f"Cascade({self.names}, storage={self.storage!r}, keep={self.keep!r})"
+
+
+class LocalFallback:
+    """Check-and-add against a local copy of a cascade while its storage fails (Redis down).
+
+    The copy (:meth:`Cascade.local_copy`) is built at the first local check: SpotSigs starts
+    from the documents the worker had replayed from the shared index, the other methods from
+    the documents added during the outage only. Documents added (and removed) locally are
+    remembered; :meth:`write_back` applies them to the shared cascade once its storage
+    answers, so that the other workers see them, and drops the copy.
+    """
+
+    def __init__(self, shared: Cascade):
+        self.shared = shared
+        self.local: Cascade | None = None
+        #: ``("add", doc_id, doc)`` / ``("remove", doc_id, None)``, oldest first
+        self.pending: deque[tuple[str, str, Doc | None]] = deque()
+
+    @property
+    def active(self) -> bool:
+        """Pages are checked locally (the shared storage failed and was not written back)."""
+        return self.local is not None
+
+    def _copy(self) -> Cascade:
+        if self.local is None:
+            self.local = self.shared.local_copy()
+        return self.local
+
+    def check_and_add(self, doc_id: str, doc: Doc) -> Decision:
+        """:meth:`Cascade.check_and_add` on the local copy; what it stores is remembered."""
+        decision = self._copy().check_and_add(doc_id, doc)
+        if decision.replaced is not None:
+            self.pending.append(("remove", decision.replaced.doc_id, None))
+        if decision.duplicate is None:
+            self.pending.append(("add", doc_id, doc))
+        return decision
+
+    def remove(self, doc_id: str) -> None:
+        self._copy().remove(doc_id)
+        self.pending.append(("remove", doc_id, None))
+
+    def write_back(self) -> int:
+        """Apply the remembered additions and removals to the shared cascade, oldest first,
+        and leave local mode. Raises ``StorageError`` while the storage still fails (what was
+        not written stays remembered). Returns the documents added."""
+        added = 0
+        while self.pending:
+            op, doc_id, doc = self.pending[0]
+            if op == "add":
+                assert doc is not None
+                self.shared.add(doc_id, doc)
+                added += 1
+            else:
+                self.shared.remove(doc_id)
+            self.pending.popleft()
+        self.local = None
+        return added

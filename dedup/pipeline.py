@@ -26,8 +26,13 @@ page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` 
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
 Items without text, and items already marked not accepted, pass through unchecked. When the
-index backend fails (``StorageError``, e.g. Redis down), the page is kept unchecked, the error
-logged and ``topicrawl/dedup/errors`` counted.
+index backend fails (``StorageError``, e.g. Redis down), pages are checked against a local
+in-memory copy of the cascade (:class:`dedup.cascade.LocalFallback`), counted as
+``topicrawl/dedup/local_fallback``; the shared index is tried again every
+``TOPICRAWL_DEDUP_FALLBACK_RETRY`` seconds (5), and once it answers the documents added
+during the outage are written to it (``topicrawl/dedup/written_back``) before the page is
+checked there. With ``TOPICRAWL_DEDUP_LOCAL_FALLBACK`` False (True), the page is kept
+unchecked instead, the error logged and ``topicrawl/dedup/errors`` counted.
 
 ``TOPICRAWL_DEDUP_INDEX`` ("")
     The name of a corpus index (:mod:`dedup.corpusindex`, built with ``topicrawl dedup
@@ -45,6 +50,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +58,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from dedup.base import Doc
-from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade
+from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade, Decision, LocalFallback
 from dedup.corpusindex import CORPUS_METHOD, CorpusIndex
 from dedup.storage import make_storage
 from topicrawl.errors import ConfigError, StorageError
@@ -99,6 +105,8 @@ class DedupPipeline:
         signals: Any = None,
         corpus_index: str | None = None,
         corpus_backend: dict[str, Any] | None = None,
+        local_fallback: bool = True,
+        fallback_retry: float = 5.0,
     ):
         if text not in TEXT_MODES:
             raise ConfigError(f"TOPICRAWL_DEDUP_TEXT must be 'main' or 'visible', not {text!r}")
@@ -118,6 +126,11 @@ class DedupPipeline:
         self.corpus_name = corpus_index or None
         self.corpus_backend = dict(corpus_backend) if corpus_backend else None
         self.corpus: CorpusIndex | None = None
+        self.local_fallback = local_fallback
+        #: seconds between attempts to reach the failed index (its outage)
+        self.fallback_retry = max(0.0, fallback_retry)
+        self.fallback: LocalFallback | None = None
+        self._retry_at = 0.0  # time.monotonic() of the next attempt during an outage
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> DedupPipeline:
@@ -139,6 +152,8 @@ class DedupPipeline:
             signals=crawler.signals,
             corpus_index=s.get("TOPICRAWL_DEDUP_INDEX") or None,
             corpus_backend=s.getdict("TOPICRAWL_DEDUP_INDEX_BACKEND") or None,
+            local_fallback=s.getbool("TOPICRAWL_DEDUP_LOCAL_FALLBACK", True),
+            fallback_retry=s.getfloat("TOPICRAWL_DEDUP_FALLBACK_RETRY", 5.0),
         )
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -181,6 +196,8 @@ class DedupPipeline:
             names = {m if isinstance(m, str) else m.get("name") for m in self.methods}
             options = {k: v for k, v in self.options.items() if k in names}
             self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
+            if self.local_fallback:
+                self.fallback = LocalFallback(self.cascade)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
             self._preload(spider)
         if self.corpus_name and self.corpus is None:
@@ -215,6 +232,9 @@ class DedupPipeline:
                 self.stats.set_value("topicrawl/dedup/preloaded", count)
 
     def close_spider(self, spider: Any = None) -> None:
+        if self.fallback is not None and self.fallback.active:
+            self._write_back(final=True)
+        self.fallback = None
         if self.cascade is not None:
             self.cascade.storage.close()
             self.cascade = None
@@ -249,6 +269,58 @@ class DedupPipeline:
         self._inc(f"topicrawl/dedup/dropped/{method}")
         return True
 
+    def _check(self, url: str, doc: Doc, recrawled: bool) -> Decision | None:
+        """Check-and-add ``doc``: in the shared index, or in the local fallback while that
+        fails (None: the page stays unchecked)."""
+        assert self.cascade is not None
+        fallback = self.fallback
+        if fallback is not None and fallback.active:
+            if time.monotonic() >= self._retry_at:
+                self._write_back()
+            if fallback.active:  # still down
+                return self._check_locally(url, doc, recrawled)
+        try:
+            if recrawled:  # a stored page that changed: not a copy of itself
+                self.cascade.remove(url)
+            return self.cascade.check_and_add(url, doc)
+        except StorageError as exc:
+            if fallback is None:
+                # keep the page (a stored duplicate can be removed later, a lost page
+                # cannot) and count it
+                self._inc("topicrawl/dedup/errors")
+                log.error("dedup index unavailable, %s kept unchecked: %s", url, exc)
+                return None
+            log.warning("dedup index unavailable (%s): pages are checked against a local "
+                        "index until it answers again", exc)  # fmt: skip
+            self._retry_at = time.monotonic() + self.fallback_retry
+            return self._check_locally(url, doc, recrawled)
+
+    def _check_locally(self, url: str, doc: Doc, recrawled: bool) -> Decision:
+        assert self.fallback is not None
+        if recrawled:
+            self.fallback.remove(url)
+        self._inc("topicrawl/dedup/local_fallback")
+        return self.fallback.check_and_add(url, doc)
+
+    def _write_back(self, final: bool = False) -> None:
+        """Write the documents of the outage to the shared index, if it answers."""
+        assert self.fallback is not None
+        try:
+            written = self.fallback.write_back()
+        except StorageError as exc:
+            self._retry_at = time.monotonic() + self.fallback_retry
+            if final:
+                left = sum(op == "add" for op, _, _ in self.fallback.pending)
+                if self.stats is not None:
+                    self.stats.inc_value("topicrawl/dedup/local_fallback_unwritten", left)
+                log.error("dedup index still unavailable at the end (%s): %d documents "
+                          "checked locally were not added to it", exc, left)  # fmt: skip
+            return
+        if self.stats is not None:
+            self.stats.inc_value("topicrawl/dedup/written_back", written)
+        log.warning("dedup index back: the %d documents added during its outage written "
+                    "to it", written)  # fmt: skip
+
     def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
         if adapter.get("accepted") is False:
@@ -270,15 +342,8 @@ class DedupPipeline:
         )
         if self.corpus is not None and self._in_corpus(adapter, doc, url):
             return item
-        try:
-            if adapter.get("recrawled"):  # a stored page that changed: not a copy of itself
-                self.cascade.remove(url)
-            decision = self.cascade.check_and_add(url, doc)
-        except StorageError as exc:
-            # the index is unreachable: keep the page (a stored duplicate can be removed
-            # later, a lost page cannot) and count it
-            self._inc("topicrawl/dedup/errors")
-            log.error("dedup index unavailable, %s kept unchecked: %s", url, exc)
+        decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
+        if decision is None:
             return item
         self._inc("topicrawl/dedup/checked")
         if decision.duplicate is not None:

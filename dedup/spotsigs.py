@@ -764,8 +764,17 @@ class SpotSigsDetector(Detector):
     def remove(self, doc_id: str) -> None:
         with self.storage.lock(self.name):
             self._sync()
-            if self.index.remove(doc_id):
-                self._append([["d", doc_id]])
+            # logged even when not indexed here: a local fallback sharing this index may
+            # have removed it already (replaying a removal of an absent id does nothing)
+            self.index.remove(doc_id)
+            self._append([["d", doc_id]])
+
+    def adopt_memory(self, other: Detector) -> None:
+        """Share ``other``'s in-memory index (replayed from its storage's log): a local
+        fallback checks against every document the worker had seen, at no memory cost.
+        What the fallback adds goes into it too; written back, it is logged again."""
+        if isinstance(other, SpotSigsDetector) and other.index_kind == self.index_kind:
+            self.index = other.index
 
     def __len__(self) -> int:
         self._sync()

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from datetime import date
 from pathlib import Path
 
 from models.export import FORMATS, SPLIT_KEYS, ExportFilter, export_run
-from models.store import Store, absolute_db_url, display_url, resolve_db_url, spill_row
+from models.store import (
+    RUN_END_KEY,
+    Store,
+    absolute_db_url,
+    display_url,
+    resolve_db_url,
+    spill_row,
+)
 from topicrawl.errors import ConfigError, DiskFullError, TopicrawlError
 from topicrawl.outcome import EXIT_BUG as EXIT_BUG_OR_NAMED
 from topicrawl.outcome import is_disk_full
@@ -155,8 +163,10 @@ def register_spill(sub: argparse._SubParsersAction) -> None:
         "import-spill",
         help="store pages that a crawl spilled to files while the database was down",
         description="Store the pages of spill files (topicrawl-spill/*.jsonl, written when "
-        "the database stayed unreachable; the crawl names them) into the database. "
-        "Idempotent: a page already stored is updated, not doubled.",
+        "the database stayed unreachable; the crawl names them) into the database, and mark "
+        "the run finished with the end record (finish reason, time, stats) the crawl could "
+        "not write. Idempotent: a page already stored is updated, not doubled, and the "
+        "marking is written again unchanged.",
     )
     spill.add_argument("files", nargs="+", type=Path, help="spill files (JSON lines)")
     spill.add_argument("--db", help=DB_HELP)
@@ -164,20 +174,35 @@ def register_spill(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_import_spill(args: argparse.Namespace) -> int:
-
     store = Store.from_url(args.db)
     total = 0
     for path in args.files:
         by_run: dict[int, list[dict]] = {}
+        ends: dict[int, dict] = {}
         with path.open(encoding="utf-8") as fh:
             for line in fh:
-                if '"_end": true' in line or '"_replaced":' in line[:40]:
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if record.get("_end") is True or "_replaced" in record:
                     continue  # a writer spool's batch marks (crawler/storewriter.py)
+                if RUN_END_KEY in record:  # the run's end, which the crawl could not write
+                    ends[int(record["run_id"])] = record[RUN_END_KEY]
+                    continue
                 run_id, row = spill_row(line)
                 by_run.setdefault(run_id, []).append(row)
         for run_id, rows in by_run.items():
             store.save_crawl_batch(run_id, rows)
             total += len(rows)
-        print(f"{path}: {sum(len(r) for r in by_run.values())} pages stored")
+        said = [f"{path}: {sum(len(r) for r in by_run.values())} pages stored"]
+        for run_id, end in ends.items():
+            done = store.record_run_end(run_id, end)
+            reason = (end.get("stats") or {}).get("finish_reason", "")
+            said.append({
+                "marked": f"run {run_id} marked finished ({reason}) at {end['finished_at']}",
+                "later": f"run {run_id} kept its later end (it ended again since)",
+                "missing": f"run {run_id} not found: its end not recorded",
+            }[done])  # fmt: skip
+        print("; ".join(said))
     print(f"imported {total} pages", file=sys.stderr)
     return 0

@@ -106,6 +106,20 @@ def spill_row(line: str) -> tuple[int, dict[str, Any]]:
     return int(row.pop("run_id")), row
 
 
+#: the key of a spill file's run-end line (:func:`run_end_line`)
+RUN_END_KEY = "_run_end"
+
+
+def run_end_line(
+    run_id: int, stats: dict[str, Any], finished_at: datetime, *, recrawl: bool = False
+) -> str:
+    """The end record of a run that the database refused at close (the last line of its
+    spill file): what :meth:`Store.finish_run` would have written. ``recrawl``: ``stats``
+    are one recrawl's, to append to the run's ``recrawls``."""
+    end = {"finished_at": finished_at.isoformat(), "stats": jsonable(stats), "recrawl": recrawl}
+    return json.dumps({"run_id": run_id, RUN_END_KEY: end}, ensure_ascii=False) + "\n"
+
+
 def compress(html: str | None) -> bytes | None:
     return None if html is None else zlib.compress(html.encode("utf-8"), 6)
 
@@ -383,11 +397,41 @@ class Store:
             )
         )
 
-    def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
-        values = {"finished_at": datetime.now(UTC), "stats": jsonable(stats)}
+    def finish_run(
+        self, run_id: int, stats: dict[str, Any], finished_at: datetime | None = None
+    ) -> None:
+        values = {"finished_at": finished_at or datetime.now(UTC), "stats": jsonable(stats)}
         self._write(
             lambda s: s.execute(update(CrawlRun).where(CrawlRun.id == run_id).values(values))
         )
+
+    def record_run_end(self, run_id: int, end: dict[str, Any]) -> str:
+        """Write a run's end record from a spill file (:func:`run_end_line`); idempotent.
+
+        Returns ``"marked"``, ``"missing"`` (no such run) or ``"later"`` (the run already has
+        a later end, e.g. it was resumed and finished since: kept). A recrawl's stats are
+        appended to the run's ``recrawls`` once."""
+        finished = datetime.fromisoformat(end["finished_at"])
+        if finished.tzinfo is None:
+            finished = finished.replace(tzinfo=UTC)
+        run = self._retry(lambda: self.get_run(run_id))
+        if run is None:
+            return "missing"
+        if run.finished_at is not None:
+            current = run.finished_at
+            if current.tzinfo is None:  # SQLite keeps no time zone: stored in UTC
+                current = current.replace(tzinfo=UTC)
+            if current > finished:
+                return "later"
+        stats = end.get("stats") or {}
+        if end.get("recrawl"):
+            before = dict(run.stats or {})
+            recrawls = list(before.get("recrawls", []))
+            if stats not in recrawls:
+                recrawls.append(stats)
+            stats = {**before, "recrawls": recrawls}
+        self.finish_run(run_id, stats, finished_at=finished)
+        return "marked"
 
     def get_run(self, run_id: int) -> CrawlRun | None:
         with self._session() as session:

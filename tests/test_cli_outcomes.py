@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from topicrawl.outcome import (
     EXIT_NO_SEED,
     EXIT_OK,
     EXIT_REDIS,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
     EXIT_SPILLED,
     EXIT_USAGE,
     NO_SEED_REACHABLE,
@@ -309,9 +312,16 @@ def test_database_lost_during_the_crawl_spills_and_exits_6(
     line = assert_outcome(result, EXIT_SPILLED, "could not be stored", "import-spill")
     spilled = line.split("import-spill ", 1)[1].split()[0]
     assert Path(spilled).exists()
-    imported = topicrawl("import-spill", spilled, "--db", pg_url)
-    assert imported.returncode == EXIT_OK, imported.stderr
-    assert store.count_pages(store.list_runs()[-1].id) == 15
+    run_ = store.list_runs()[-1]
+    assert run_.finished_at is None  # the database was gone: the end waits in the spill file
+    for _ in range(2):  # a second import stores nothing twice and keeps the marking
+        imported = topicrawl("import-spill", spilled, "--db", pg_url)
+        assert imported.returncode == EXIT_OK, imported.stderr
+        assert f"run {run_.id} marked finished (pages_spilled)" in imported.stdout
+        assert store.count_pages(run_.id) == 15
+        run_ = store.get_run(run_.id)
+        assert run_.finished_at is not None and run_.stats["finish_reason"] == "pages_spilled"
+        assert run_.stats["topicrawl/storage/spilled"] == 15
 
 
 # -- disk full: exit 7 -----------------------------------------------------------------------
@@ -319,6 +329,76 @@ def test_database_lost_during_the_crawl_spills_and_exits_6(
 def test_export_to_a_full_disk(sqlite_run):
     result = topicrawl("export", "--run", "1", "--db", sqlite_run, "--out", "/dev/full")
     assert_outcome(result, EXIT_DISK_FULL, "disk full", "/dev/full")
+
+
+# -- SIGTERM/SIGINT during start-up: 143/130 at once, one line, no run ----------------------
+SLOW_SCORER = """
+import os, time
+
+
+class SlowScorer:
+    \"\"\"A link scorer whose build takes five minutes (a cold model build, say).\"\"\"
+
+    @classmethod
+    def from_topic(cls, topic):
+        open(os.environ["SLOW_SCORER_STARTED"], "w").close()
+        time.sleep(300)
+"""
+
+
+def wait_for(found, what: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Poll ``found()`` until it is true (the crawl reached a stage), or fail."""
+    deadline = time.monotonic() + timeout
+    while not found():
+        assert proc.poll() is None, f"the crawl ended before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout:g} s"
+        time.sleep(0.1)
+
+
+def signalled(proc: subprocess.Popen, signum: int, err_path: Path, cmd: list[str]):
+    """Send ``signum`` and wait (a generous bound: the shared machine may be loaded)."""
+    proc.send_signal(signum)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the crawl did not end within 60 s of the signal") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, "", err_path.read_text())
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_building_the_scorer_ends_the_crawl(signum, politics_topic, tmp_path):
+    (tmp_path / "slowscorer.py").write_text(SLOW_SCORER)
+    started = tmp_path / "started"
+    db = tmp_path / "x.db"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"seeds=http://127.0.0.1:{closed_port()}/",
+           "-a", f"topic={politics_topic}", "-s", f"TOPICRAWL_DB_URL=sqlite:///{db}",
+           "-s", "TOPICRAWL_LINK_SCORER=slowscorer.SlowScorer"]  # fmt: skip
+    env = clean_env(PYTHONPATH=str(tmp_path), SLOW_SCORER_STARTED=str(started))
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        wait_for(started.exists, "scorer build", proc)
+        result = signalled(proc, signum, err_path, cmd)
+    name = signal.Signals(signum).name
+    assert_outcome(result, 128 + signum, f"stopped by {name}", "building the scorer",
+                   "no run was recorded")  # fmt: skip
+    assert 128 + signum == (EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT)
+    assert Store.from_url(f"sqlite:///{db}").list_runs() == []
+
+
+def test_sigterm_during_the_checks_ends_the_crawl(politics_topic, tmp_path):
+    """The database check retries for 10 minutes here: SIGTERM ends it at once."""
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{closed_port()}/nothing"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "seeds=http://a.cn/",
+           "-a", f"topic={politics_topic}", "-s", f"TOPICRAWL_DB_URL={url}"]  # fmt: skip
+    env = clean_env(TOPICRAWL_DB_RETRY_SECONDS="600")
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        wait_for(lambda: "retrying for up to 600s" in err_path.read_text(), "retry warning", proc)
+        result = signalled(proc, signal.SIGTERM, err_path, cmd)
+    assert_outcome(result, EXIT_SIGTERM, "stopped by SIGTERM", "checking the topic file")
 
 
 # -- read-only commands change nothing -------------------------------------------------------

@@ -233,7 +233,20 @@ def test_pipeline_reads_the_topic_dedup_section():
 def test_pipeline_keeps_pages_when_the_index_is_down(tmp_path):
     stats = _Stats()
     backend = {"type": "redis", "url": "redis://127.0.0.1:1/0", "lock_wait": 0.1}
-    pipe = DedupPipeline(["exact"], backend=backend, stats=stats)
+    pipe = DedupPipeline(["exact"], backend=backend, stats=stats, local_fallback=False)
     item = pipe.process_item(_item("http://a/1", ARTICLE))
     assert item.get("duplicate") is None
     assert stats.values == {"topicrawl/dedup/errors": 1}
+
+
+def test_pipeline_checks_locally_when_the_index_is_down_from_the_start():
+    stats = _Stats()
+    backend = {"type": "redis", "url": "redis://127.0.0.1:1/0", "lock_wait": 0.1}
+    pipe = DedupPipeline(["exact", "spotsigs"], backend=backend, stats=stats, fallback_retry=60)
+    assert pipe.process_item(_item("http://a/1", ARTICLE)).get("duplicate") is None
+    dup = pipe.process_item(_item("http://b/2", "来源：人民网\n" + ARTICLE))
+    assert dup["duplicate"]["of"] == "http://a/1"
+    assert stats.values == {"topicrawl/dedup/checked": 2, "topicrawl/dedup/local_fallback": 2,
+                            "topicrawl/dedup/dropped/spotsigs": 1}  # fmt: skip
+    pipe.close_spider(None)  # still down: said, and counted
+    assert stats.values["topicrawl/dedup/local_fallback_unwritten"] == 1

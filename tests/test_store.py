@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
 from scrapy.exceptions import DropItem
+from sqlalchemy import create_engine
 
 from crawler.items import PageItem
 from crawler.pipelines import StorePipeline
@@ -44,11 +46,17 @@ def test_pages_upsert_once_per_url_per_run(db_url):
 
 
 class FailingStore:
-    """A store whose writes fail as when the database is down past the retries."""
+    """A store whose writes fail as when the database is down past the retries (its
+    ``engine`` too, which the run's end is written through)."""
 
-    def __init__(self, real: Store):
+    def __init__(self, real: Store, dead_engine=None):
         self.real = real
         self.down = True
+        self.dead_engine = dead_engine
+
+    @property
+    def engine(self):
+        return self.dead_engine if self.down and self.dead_engine is not None else self.real.engine
 
     def __getattr__(self, name):
         attr = getattr(self.real, name)
@@ -61,12 +69,32 @@ class FailingStore:
         return attr
 
 
+class Stats:
+    """The few calls of Scrapy's stats collector the store pipeline makes."""
+
+    def __init__(self):
+        self.values: dict = {}
+
+    def get_value(self, key, default=None):
+        return self.values.get(key, default)
+
+    def set_value(self, key, value):
+        self.values[key] = value
+
+    def inc_value(self, key, count=1):
+        self.values[key] = self.values.get(key, 0) + count
+
+    def get_stats(self):
+        return dict(self.values)
+
+
 def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
     db = f"sqlite:///{tmp_path / 'o.db'}"
     real = Store.from_url(db)
     pipe = StorePipeline(db, batch_size=2, spill_dir=str(tmp_path / "spill"), clean=False,
-                         close_wait=0.5)  # fmt: skip
-    pipe.store = FailingStore(real)
+                         close_wait=0.5, stats=Stats())  # fmt: skip
+    dead = create_engine(f"sqlite:///{tmp_path / 'no-such-dir' / 'x.db'}")  # cannot open
+    pipe.store = FailingStore(real, dead)
     pipe.run_id = real.start_run("t", "", {})
     urls = [f"http://news.example.cn/{i}.html" for i in range(5)]
     for i, url in enumerate(urls):
@@ -78,12 +106,63 @@ def test_outage_keeps_pages_then_spills_and_import_restores(tmp_path):
             pipe.process_item(item)
     assert len(pipe.buffer) + pipe.writer.pending == 5, "refused batches wait in the writer"
     pipe.flush(final=True)
+    pipe.spider_closed(object(), "finished")  # the run's end is refused too
     spilled = list((tmp_path / "spill").glob("*.jsonl"))
-    assert len(spilled) == 1 and len(spilled[0].read_text().splitlines()) == 5
+    lines = spilled[0].read_text().splitlines()
+    assert len(spilled) == 1 and len(lines) == 6, "5 pages, then the run's end"
     assert real.count_pages(pipe.run_id) == 0
-    assert main(["import-spill", str(spilled[0]), "--db", db]) == 0
-    assert {p.url for p in real.iter_pages(pipe.run_id)} == set(urls)
-    assert real.count_documents(pipe.run_id) == 4
+    assert real.get_run(pipe.run_id).finished_at is None
+    for _ in range(2):  # importing twice stores nothing twice and keeps the marking
+        assert main(["import-spill", str(spilled[0]), "--db", db]) == 0
+        assert sorted(p.url for p in real.iter_pages(pipe.run_id)) == sorted(urls)
+        assert real.count_documents(pipe.run_id) == 4
+        run = real.get_run(pipe.run_id)
+        assert run.finished_at is not None
+        assert run.stats["finish_reason"] == "pages_spilled"
+        assert run.stats["topicrawl/storage/spilled"] == 5
+    ended = json.loads(lines[-1])["_run_end"]["finished_at"]
+    assert run.finished_at.replace(tzinfo=UTC) == datetime.fromisoformat(ended)
+
+
+def test_a_refused_end_alone_gets_a_file_of_its_own(tmp_path):
+    db = f"sqlite:///{tmp_path / 'n.db'}"
+    real = Store.from_url(db)
+    failing = FailingStore(real, create_engine(f"sqlite:///{tmp_path / 'gone' / 'x.db'}"))
+    failing.down = False
+    pipe = StorePipeline(db, spill_dir=str(tmp_path / "spill"), clean=False, stats=Stats())
+    pipe.store = failing
+    pipe.run_id = real.start_run("t", "", {})
+    pipe.process_item(page("http://news.example.cn/1.html"))
+    pipe.flush(final=True)  # every page stored
+    failing.down = True  # then the database goes away
+    pipe.spider_closed(object(), "finished")
+    (end,) = (tmp_path / "spill").glob("*-end.jsonl")
+    assert main(["import-spill", str(end), "--db", db]) == 0
+    run = real.get_run(pipe.run_id)
+    assert run.finished_at is not None and run.stats["finish_reason"] == "finished"
+    assert real.count_pages(pipe.run_id) == 1
+
+
+def test_import_spill_keeps_a_later_end_and_appends_a_recrawl_once(tmp_path):
+    from models.store import run_end_line
+
+    db = f"sqlite:///{tmp_path / 'e.db'}"
+    store = Store.from_url(db)
+    run = store.start_run("t", "", {})
+    early = datetime(2026, 1, 1, tzinfo=UTC)
+    store.finish_run(run, {"finish_reason": "finished"}, finished_at=datetime(2026, 2, 1))
+    old = tmp_path / "old.jsonl"
+    old.write_text(run_end_line(run, {"finish_reason": "pages_spilled"}, early))
+    assert main(["import-spill", str(old), "--db", db]) == 0
+    assert store.get_run(run).stats == {"finish_reason": "finished"}  # the later end stays
+    recrawl = tmp_path / "recrawl.jsonl"
+    later = datetime(2026, 3, 1, tzinfo=UTC)
+    recrawl.write_text(run_end_line(run, {"finish_reason": "pages_spilled"}, later, recrawl=True))
+    for _ in range(2):
+        assert main(["import-spill", str(recrawl), "--db", db]) == 0
+    stats = store.get_run(run).stats
+    assert stats["finish_reason"] == "finished"
+    assert stats["recrawls"] == [{"finish_reason": "pages_spilled"}]
 
 
 def test_outage_then_recovery_writes_everything_once(tmp_path):

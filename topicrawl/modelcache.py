@@ -24,6 +24,7 @@ The directory: :func:`set_cache_dir` (the crawl's ``TOPICRAWL_CACHE_DIR`` settin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -136,16 +137,20 @@ def store(kind: str, key: str, value: dict[str, Any]) -> Path | None:
     if not enabled():
         return None
     path = entry_path(kind, key)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(
             json.dumps({"kind": kind, "key": key, "value": value}, ensure_ascii=False),
             encoding="utf-8",
         )
         tmp.replace(path)
-    except OSError:
-        return None
+    except BaseException as exc:  # a full disk, or SIGTERM at start-up: no partial file left
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            return None
+        raise
     return path
 
 

@@ -16,7 +16,13 @@ exit  finish reason           what happened
 5     ``redis_unreachable``   Redis (the scale-out) did not answer within its budget
 6     ``pages_spilled``       pages stayed in spill files: run ``topicrawl import-spill``
 7     ``disk_full``           no space left on the device being written
+130   —                       SIGINT during start-up (checks, topic, scorer build):
+                              nothing crawled, no run recorded
+143   —                       SIGTERM during start-up (the same)
 ====  ======================  =====================================================
+
+130 and 143 are the shell's 128 + the signal's number (``topicrawl.interrupt``); after
+start-up Scrapy's own graceful shutdown applies (finish reason ``shutdown``, exit 0).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ EXIT_DATABASE = 4
 EXIT_REDIS = 5
 EXIT_SPILLED = 6
 EXIT_DISK_FULL = 7
+EXIT_SIGINT = 130  # 128 + SIGINT: stopped during start-up (topicrawl.interrupt)
+EXIT_SIGTERM = 143  # 128 + SIGTERM
 
 NO_SEED_REACHABLE = "no_seed_reachable"
 DATABASE_UNREACHABLE = "database_unreachable"

@@ -4,12 +4,15 @@ Before Scrapy starts (and prints anything), the topic file, the seeds, the spide
 the database and, for the scale-out, Redis are checked: a problem ends the command with one
 line naming the cause and the fix. After the crawl, the finish reason of the run (Scrapy's
 close reason, or the outcome a component recorded: ``topicrawl.outcome``) decides the exit
-status, and a summary says what was collected, where, and the next command.
+status, and a summary says what was collected, where, and the next command. SIGTERM or
+SIGINT during the checks or the spider's construction (topic load, scorer build) ends the
+command at once with one line and exit status 143/130 (``topicrawl.interrupt``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
 import sys
@@ -21,7 +24,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from topicrawl import console
+from topicrawl import console, interrupt
 from topicrawl.errors import (
     ConfigError,
     RedisUnavailableError,
@@ -48,7 +51,7 @@ class Command(ScrapyCrawl):
             "-a topic=FILE [-a max_pages=N] [-a max_depth=N] [-a run_id=N]. Exit status: 0 "
             "done, 2 bad usage or configuration, 3 no seed reachable, 4 database "
             "unreachable, 5 Redis unreachable, 6 pages spilled (run topicrawl import-spill), "
-            "7 disk full (README 'Exit status')."
+            "7 disk full, 130/143 SIGINT/SIGTERM during start-up (README 'Exit status')."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -80,7 +83,11 @@ class Command(ScrapyCrawl):
         console.quiet_libraries(debug=self.debug)
         if args and args[0] == "topic":
             try:
-                self.preflight(opts.spargs)
+                with interrupt.interruptible("checking the topic file, database and Redis"):
+                    self.preflight(opts.spargs)
+            except interrupt.Interrupted as exc:
+                console.fail(exc)
+                sys.exit(exc.exit_status)
             except TopicrawlError as exc:
                 if self.debug:
                     logging.getLogger(__name__).exception("preflight failed")
@@ -173,9 +180,14 @@ class Command(ScrapyCrawl):
             closed["stats"] = dict(crawler.stats.get_stats()) if crawler.stats else {}
 
         crawler.signals.connect(spider_closed, signal=signals.spider_closed, weak=False)
-        self.crawler_process.crawl(crawler, **opts.spargs)
+        started = self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         console.clear_status()
+        if interrupt.received is not None:  # while loading the topic or building the scorer
+            _consume_failure(started)  # said in one line, not as an unretrieved error
+            console.fail(interrupt.received)
+            self.exitcode = interrupt.received.exit_status
+            return
         if self.crawler_process.bootstrap_failed and "reason" not in closed:
             self.exitcode = 1
             return
@@ -233,3 +245,12 @@ class Command(ScrapyCrawl):
             lines.append(f"next: {command()} runs  (no documents: see README 'Crawling')")
         for line in lines:
             print(line, file=sys.stderr)
+
+
+def _consume_failure(started: Any) -> None:
+    """Mark the failure of a crawl task (asyncio) or Deferred as handled."""
+    if isinstance(started, asyncio.Future):
+        if started.done() and not started.cancelled():
+            started.exception()
+    elif hasattr(started, "addErrback"):
+        started.addErrback(lambda _failure: None)

@@ -31,6 +31,7 @@ from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
 from topicrawl.extract import decode_html, extract_page
+from topicrawl.interrupt import interruptible
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
 
 log = logging.getLogger(__name__)
@@ -255,17 +256,20 @@ class TopicSpider(scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        s = crawler.settings
-        if s.get("TOPICRAWL_CACHE_DIR"):  # trained topic models (topicrawl.modelcache)
-            from topicrawl.modelcache import set_cache_dir
+        # a long start-up (a big topic, a cold model build) ends at SIGTERM/SIGINT, which
+        # Scrapy's handlers would only queue behind it (topicrawl.interrupt)
+        with interruptible("loading the topic and building the scorer"):
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            s = crawler.settings
+            if s.get("TOPICRAWL_CACHE_DIR"):  # trained topic models (topicrawl.modelcache)
+                from topicrawl.modelcache import set_cache_dir
 
-            set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
-        spider.scorer = spider._build_scorer(
-            s.get("TOPICRAWL_LINK_SCORER"),
-            s.get("TOPICRAWL_AFFINITY_REDIS") or None,
-            s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
-        )
+                set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
+            spider.scorer = spider._build_scorer(
+                s.get("TOPICRAWL_LINK_SCORER"),
+                s.get("TOPICRAWL_AFFINITY_REDIS") or None,
+                s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
+            )
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.shared_frontier = s.get("SCHEDULER") == "crawler.scheduler.RedisScheduler"
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")

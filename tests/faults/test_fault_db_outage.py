@@ -4,7 +4,7 @@ The crawl (a subprocess, an endless local web with nothing hostile) writes to Po
 through :class:`tcpproxy.TcpProxy`; a few seconds in, the proxy is cut for good. The crawl
 must go on fetching (pages wait in memory, then in the spool, then the engine pauses), end
 at its time limit, exit 6 (``pages_spilled``) naming ``import-spill``; after the import,
-every page the crawl fetched is stored once. The figures (pages/s before and during the
+every page the crawl fetched is stored once and the run is marked finished. The figures (pages/s before and during the
 outage) are printed, never asserted: they are the benchmark's (docs/benchmarks).
 """
 
@@ -99,6 +99,9 @@ def test_lasting_database_outage_keeps_crawling_and_spills(tmp_path, pg_url, pol
     store = Store.from_url(pg_url)
     pages = [p.url for p in store.iter_pages(run_id)]
     assert len(pages) == len(set(pages)) == fetched, "zero lost, zero doubled"
+    run = store.get_run(run_id)  # the end record came with the spilled pages
+    assert run.finished_at is not None and run.stats["finish_reason"] == "pages_spilled"
+    assert run.stats["topicrawl/pages/fetched"] == fetched
     rows = progress(log)
     normal = [r for r in rows if cut_wall - NORMAL <= r[0] <= cut_wall]
     outage = [r for r in rows if r[0] >= cut_wall]
