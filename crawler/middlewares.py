@@ -150,15 +150,16 @@ def redis_errors(client: Any) -> tuple[type[Exception], ...]:
 
 
 class VariantBudget:
-    """Distinct variants admitted per key, each key within its adaptive budget
-    (:func:`query_variant_budget`): the query strings of a path, or the paths of a path shape.
+    """An adaptive budget per key (:func:`query_variant_budget`): the distinct query strings
+    admitted for a path (:meth:`admit`), or the requests of a path shape sent to download
+    (:meth:`send`).
 
-    Per key, the variants admitted, the digests of the main texts fetched there and the count
-    of pages without a text of their own are kept in memory, appended to a JOBDIR journal
-    (``key<TAB>variant``, ``key<TAB>#digest``, ``key<TAB>#`` lines, flushed as written: a
-    killed crawl keeps them) and, in a scale-out, in Redis (``<prefix>:<key>`` and
-    ``<prefix>:content:<key>`` sets, a ``<prefix>:wasted:<key>`` counter), so that the limit
-    holds for all workers together. When Redis does not answer, the worker counts alone
+    Per key, the variants admitted or requests sent, the digests of the main texts fetched
+    there and the count of pages without a text of their own are kept in memory, appended to
+    a JOBDIR journal (``key<TAB>variant``, ``key<TAB>@``, ``key<TAB>#digest``, ``key<TAB>#``
+    lines, flushed as written: a killed crawl keeps them) and, in a scale-out, in Redis
+    (``<prefix>:<key>`` and ``<prefix>:content:<key>`` sets, ``<prefix>:sent:<key>`` and
+    ``<prefix>:wasted:<key>`` counters), so that the limit holds for all workers together. When Redis does not answer, the worker counts alone
     (logged, counted as ``topicrawl/links/trap_guard_unshared``).
     """
 
@@ -182,6 +183,8 @@ class VariantBudget:
         self.variants: dict[str, set[str]] = defaultdict(set)
         self.content: dict[str, set[str]] = defaultdict(set)
         self.wasted: Counter[str] = Counter()
+        #: requests sent to download per key (:meth:`send`)
+        self.sent: Counter[str] = Counter()
 
     def open(self) -> None:
         """Read the journal of a resumed crawl and open it for appending."""
@@ -193,6 +196,8 @@ class VariantBudget:
                     key, sep, value = line.rstrip("\n").partition("\t")
                     if sep and value == "#":  # never a variant: a wasted page
                         self.wasted[key] += 1
+                    elif sep and value == "@":  # never a variant: a request sent
+                        self.sent[key] += 1
                     elif sep and value.startswith("#"):  # a main text's digest
                         self.content[key].add(value[1:])
                     elif sep:
@@ -251,6 +256,42 @@ class VariantBudget:
             self._unshared(exc)
             return None
 
+    def send(self, key: str) -> bool:
+        """Whether a request under ``key`` may be sent to download now (counted when so):
+        always while the pages fetched under the key mostly brought a text of their own
+        (``content > wasted``: a scheme of articles), else while fewer requests than its
+        budget were sent."""
+        if self.redis is not None:
+            shared = self._shared_send(key)
+            if shared is not None:
+                return shared
+        content, wasted = len(self.content.get(key, ())), self.wasted[key]
+        if content <= wasted and self.sent[key] >= self.budget(key):
+            return False
+        self.sent[key] += 1
+        self._write(key, "@")  # never a variant either
+        return True
+
+    def _shared_send(self, key: str) -> bool | None:
+        """:meth:`send` for all workers together; None when Redis does not answer."""
+        name = f"{self.prefix}:sent:{key}"
+        try:
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.incr(name)
+            pipe.scard(f"{self.prefix}:content:{key}")
+            pipe.get(f"{self.prefix}:wasted:{key}")
+            sent, content, wasted = pipe.execute()
+            wasted = int(wasted or 0)
+            budget = query_variant_budget(self.base, content, wasted, per_page=self.per_page)
+            if content <= wasted and sent > budget:
+                self.redis.decr(name)
+                return False
+            self.sent[key] += 1
+            return True
+        except self.redis_errors as exc:
+            self._unshared(exc)
+            return None
+
     def _unshared(self, exc: Exception) -> None:
         self.stats.inc_value("topicrawl/links/trap_guard_unshared")
         log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
@@ -285,9 +326,15 @@ class TrapGuardMiddleware:
       query strings, plus ``query_variants_per_page`` more for each page fetched there with
       a main text new to the path, less as many for each page without
       (:func:`query_variant_budget`); drops counted as ``topicrawl/links/trap/query_variants``.
-    - Paths: the paths of one :func:`path_shape` (``/calendar/{n}/``) are bounded the same
-      way, by ``max_path_variants`` and ``path_variants_per_page``
-      (``topicrawl/links/trap/path_variants``).
+    - Paths: the requests of one :func:`path_shape` (``/calendar/{n}/``) sent to download
+      are bounded by ``max_path_variants`` plus ``path_variants_per_page`` per page fetched
+      there with a main text new to the shape, less as many per page without; a shape whose
+      pages mostly brought a text of their own (a scheme of articles, which covers a whole
+      site) is not bounded. The check is made when a request leaves the frontier
+      (:class:`PathTrapMiddleware`, a downloader middleware: :meth:`fetch_allowed`), not
+      when the link is found, so the links of a home or list page wait in the frontier in
+      their priority order until the shape's first pages show what it is; a refused
+      request is counted as ``topicrawl/links/trap/path_variants``.
     - URLs longer than ``max_url_length`` (``url_length``), with more than
       ``max_path_depth`` path segments (``path_depth``) or repeating one path segment more
       than ``max_segment_repeats`` times (``segment_repeats``) are dropped.
@@ -320,7 +367,7 @@ class TrapGuardMiddleware:
         self.redis = redis  # a redis.Redis client: the variants admitted by all workers
         self.key = key
         #: JOBDIR journals of the admitted query strings (``host/path<TAB>query`` lines) and
-        #: of the admitted paths of each path shape (``shape<TAB>path``)
+        #: of the requests sent per path shape (``shape<TAB>@``)
         self.queries = VariantBudget(
             stats, base=max_query_variants, per_page=query_variants_per_page, redis=redis,
             prefix=key, journal_file=Path(jobdir) / "topicrawl-trapguard.txt" if jobdir else None,
@@ -387,9 +434,6 @@ class TrapGuardMiddleware:
             return "path_depth"
         if segments and max(segments.count(s) for s in segments) > self.max_segment_repeats:
             return "segment_repeats"
-        shape = path_shape(url)
-        if shape is not None and not self.paths.admit(shape, parts.path):
-            return "path_variants"
         if parts.query and not self.queries.admit(f"{parts.netloc}{parts.path}", parts.query):
             return "query_variants"
         return None
@@ -399,8 +443,14 @@ class TrapGuardMiddleware:
         return self.queries.budget(path)
 
     def path_budget(self, shape: str) -> int:
-        """This worker's budget of the paths of ``shape`` (:func:`path_shape`)."""
+        """This worker's budget of the requests of ``shape`` (:func:`path_shape`)."""
         return self.paths.budget(shape)
+
+    def fetch_allowed(self, url: str) -> bool:
+        """Whether ``url`` may be downloaded now, by the budget of its path shape (counted
+        as sent when so)."""
+        shape = path_shape(url)
+        return shape is None or self.paths.send(shape)
 
     def observe_page(self, item: Any) -> None:
         """An item from the spider (a fetched page): a main text new to its path (its query
@@ -442,6 +492,37 @@ class TrapGuardMiddleware:
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for obj in start:
             yield obj
+
+
+class TrapRefused(IgnoreRequest):
+    """A request the trap guard did not send to download (counted, not an error)."""
+
+
+class PathTrapMiddleware:
+    """The trap guard's check of a request's path shape as it leaves the frontier
+    (:meth:`TrapGuardMiddleware.fetch_allowed`; a downloader middleware placed after the
+    fetch-once and robots.txt checks). Retries, seeds, robots.txt and discovery requests
+    pass; a refusal raises :class:`TrapRefused`, counted as
+    ``topicrawl/links/trap/path_variants``. Off when the trap guard is not enabled."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PathTrapMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        guard = getattr(self.crawler.spider, "trap_guard", None)
+        meta = request.meta
+        if guard is None or meta.get("retry_times") or meta.get("seed"):
+            return None
+        if meta.get("topicrawl_discovery") or request.url.endswith("/robots.txt"):
+            return None
+        if not guard.fetch_allowed(request.url):
+            self.crawler.stats.inc_value("topicrawl/links/trap/path_variants")
+            raise TrapRefused(f"path trap budget spent: {request.url}")
+        return None
 
 
 class NonHtmlGuardMiddleware:

@@ -58,6 +58,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.LinkRescoreMiddleware": 40,
     "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
+    # the trap guard's path-shape budget, as a request leaves the frontier
+    "crawler.middlewares.PathTrapMiddleware": 120,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
     # WARC capture of every fetched response, as it came (off without TOPICRAWL_WARC_DIR)
     "crawler.warc.WarcCaptureMiddleware": 980,
@@ -112,13 +114,13 @@ TOPICRAWL_MAX_QUERY_VARIANTS = 30
 #: ... plus this many for each page fetched under the path with a main text new to it, less
 #: as many for each without (``/article.php?id=N`` stays reachable; a calendar stays at 30).
 TOPICRAWL_QUERY_VARIANTS_PER_PAGE = 5
-#: Trap guard: at most this many paths of one path shape (host + path with numbers, dates
+#: Trap guard: at most this many requests of one path shape (host + path with numbers, dates
 #: and ids as placeholders, repeated segments collapsed: /calendar/2024/11/25/ and
-#: /calendar/7/ are /calendar/{n}/; crawler.middlewares.path_shape) ...
+#: /calendar/7/ are /calendar/{n}/; crawler.middlewares.path_shape) sent to download ...
 TOPICRAWL_MAX_PATH_VARIANTS = 30
 #: ... plus this many for each page fetched under the shape with a main text new to it, less
-#: as many for each without (/news/2024/11/25/article-123.html stays reachable, a path
-#: calendar stays at 30).
+#: as many for each without; no limit while its pages mostly brought new text
+#: (/news/2024/11/25/article-123.html stays reachable, a path calendar stays at 30).
 TOPICRAWL_PATH_VARIANTS_PER_PAGE = 5
 #: Trap guard: longest URL followed, most path segments (0: no limit), and most repeats of
 #: one path segment.

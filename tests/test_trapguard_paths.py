@@ -1,5 +1,7 @@
 """The trap guard's path budget (issue 11): path calendars and endless path variants are
-bounded like query-string traps, legitimate dated or numbered article URLs are not."""
+bounded like query-string traps, legitimate dated or numbered article URLs are not. The
+budget is checked as a request leaves the frontier (``fetch_allowed``), not when its link is
+found."""
 
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ def _article(url: str, text: str) -> PageItem:
     return PageItem(url=url, text=text * (MIN_CONTENT_CHARS // 2), accepted=True)
 
 
-def _admitted(guard: TrapGuardMiddleware, urls: list[str]) -> int:
-    return sum(guard.allowed(u) is None for u in urls)
+def _sent(guard: TrapGuardMiddleware, urls: list[str]) -> int:
+    """How many of ``urls`` the guard lets be downloaded (as they leave the frontier)."""
+    return sum(guard.fetch_allowed(u) for u in urls)
 
 
 @pytest.mark.parametrize(
@@ -74,44 +77,65 @@ def test_text_digest_ignores_whitespace_and_numbers():
 def test_a_path_calendar_stays_at_the_base_budget():
     guard = TrapGuardMiddleware(_Stats(), max_path_variants=5, path_variants_per_page=3)
     days = [f"http://a.cn/calendar/2024/{m:02d}/{d:02d}/" for m in (1, 2) for d in range(1, 29)]
+    assert all(guard.allowed(u) is None for u in days)  # links are found freely
+    assert _sent(guard, days[:2]) == 2
     # every day: the same long text under its own date (numbers do not make a text new)
-    pages = [_article(u, f"{u[-11:]} 活动日历，本日暂无活动安排。") for u in days[:4]]
-    list(guard._filter(pages))
-    assert guard.path_budget("a.cn/calendar/{n}/") == 5  # 1 page with content, 3 without
-    assert _admitted(guard, days) == 5
-    assert guard.allowed(days[0]) is None  # an admitted path stays admitted
+    list(guard._filter([_article(u, f"{u[-11:]} 活动日历，本日暂无活动安排。") for u in days[:2]]))
+    assert guard.path_budget("a.cn/calendar/{n}/") == 5  # 1 page with content, 1 without
+    assert _sent(guard, days[2:]) == 3
 
 
 def test_ever_deeper_numeric_paths_are_one_shape():
     guard = TrapGuardMiddleware(_Stats(), max_path_variants=5, max_segment_repeats=100)
     urls = [f"http://a.cn/echo/1/{'/'.join(map(str, range(2, k)))}/" for k in range(3, 40)]
-    assert _admitted(guard, urls) == 5
+    assert _sent(guard, urls) == 5
 
 
-def test_dated_articles_with_texts_of_their_own_stay_reachable():
+def test_a_scheme_of_articles_is_not_bounded():
     guard = TrapGuardMiddleware(_Stats(), max_path_variants=3, path_variants_per_page=2)
-    urls = [f"http://a.cn/news/2024/11/{d % 28 + 1:02d}/article-{d}.html" for d in range(40)]
-    assert _admitted(guard, urls[:3]) == 3
-    assert guard.allowed(urls[3]) == "path_variants"
-    fetched = 3
-    for url in urls[3:]:  # each fetched article brings a text of its own: 2 more paths
-        list(guard._filter([_article(urls[fetched - 3], f"第{chr(0x4E00 + fetched)}篇新闻")]))
-        fetched += 1
-        assert guard.allowed(url) is None, url
-    assert guard.path_budget(path_shape(urls[0])) == 3 + 2 * 37
-    assert _admitted(guard, ["http://a.cn/calendar/2024/11/25/"]) == 1  # each shape its own
+    urls = [f"http://a.cn/content/2019/05{d % 28 + 1:02d}/c{100 + d}.html" for d in range(60)]
+    assert _sent(guard, urls[:5]) == 3  # nothing fetched yet: the base budget
+    # two fetched, each with a text of its own: mostly content, no limit
+    list(guard._filter([_article(urls[0], "第一篇新闻"), _article(urls[1], "第二篇新闻")]))
+    assert _sent(guard, urls[5:]) == 55
+    list(guard._filter([PageItem(url=u, text="") for u in urls[2:5]]))  # now 2 against 3
+    assert guard.path_budget(path_shape(urls[0])) == 3
+    assert not guard.fetch_allowed("http://a.cn/content/2019/0601/c999.html")
+    assert guard.fetch_allowed("http://a.cn/calendar/2024/11/25/")  # each shape its own
+    assert guard.fetch_allowed("http://a.cn/about/")  # no shape: never bounded
 
 
-def test_path_depth_and_the_counts_of_refusals():
-    stats = _Stats()
-    guard = TrapGuardMiddleware(stats, max_path_variants=2, max_path_depth=4)
-    deep = "http://a.cn/" + "/".join(f"s{i}x" for i in range(5)) + "/"
-    days = [f"http://a.cn/calendar/{d}/" for d in range(1, 6)]
+def test_path_depth_repeats_and_the_counts_of_refusals():
     from scrapy import Request
 
-    out = list(guard._filter([Request(deep), *map(Request, days)]))
-    assert [r.url for r in out] == days[:2]
+    from crawler.middlewares import PathTrapMiddleware, TrapRefused
+
+    stats = _Stats()
+    guard = TrapGuardMiddleware(stats, max_path_variants=2, max_path_depth=9)
+    deep = "http://a.cn/" + "/".join(f"s{i}x" for i in range(10)) + "/"
+    loop = "http://a.cn/a/b/a/b/a/b/a/b/"
+    days = [f"http://a.cn/calendar/{d}/" for d in range(1, 6)]
+    out = list(guard._filter([Request(deep), Request(loop), *map(Request, days)]))
+    assert [r.url for r in out] == days
+
+    class _Crawler:
+        spider = type("Spider", (), {"trap_guard": guard})()
+        stats = None
+
+    crawler = _Crawler()
+    crawler.stats = stats
+    mw = PathTrapMiddleware(crawler)
+    sent = 0
+    for url in days:
+        try:
+            mw.process_request(Request(url))
+            sent += 1
+        except TrapRefused:
+            pass
+    assert sent == 2
+    mw.process_request(Request(days[4], meta={"retry_times": 1}))  # a retry passes
     assert stats.values == {"topicrawl/links/trap/path_depth": 1,
+                            "topicrawl/links/trap/segment_repeats": 1,
                             "topicrawl/links/trap/path_variants": 3}  # fmt: skip
 
 
@@ -120,15 +144,13 @@ def test_path_budget_survives_a_resumed_crawl(tmp_path):
     args = {"max_path_variants": 2, "path_variants_per_page": 3, "jobdir": str(tmp_path)}
     first = TrapGuardMiddleware(_Stats(), **args)
     first.spider_opened(spider)
-    assert _admitted(first, ["http://a.cn/n/1.html", "http://a.cn/n/2.html"]) == 2
-    list(first._filter([_article("http://a.cn/n/1.html", "正文一"), _article("http://a.cn/n/2.html", "正文二"),
-                        PageItem(url="http://a.cn/n/3.html", text="")]))  # fmt: skip
+    assert _sent(first, ["http://a.cn/n/1.html", "http://a.cn/n/2.html", "http://a.cn/n/3.html"]) == 2
+    list(first._filter([_article("http://a.cn/n/1.html", "正文"), PageItem(url="http://a.cn/n/2.html", text="")]))
     first.spider_closed(spider)
     again = TrapGuardMiddleware(_Stats(), **args)
     again.spider_opened(spider)
-    assert again.path_budget("a.cn/n/{n}.html") == 2 + 3 * (2 - 1)
-    assert again.allowed("http://a.cn/n/1.html") is None  # admitted before: not counted twice
-    assert _admitted(again, [f"http://a.cn/n/{i}.html" for i in range(3, 10)]) == 3
+    assert again.path_budget("a.cn/n/{n}.html") == 2  # 1 against 1
+    assert not again.fetch_allowed("http://a.cn/n/4.html")  # its 2 requests were sent
     again.spider_closed(spider)
 
 
@@ -142,9 +164,10 @@ def test_path_budget_is_shared_by_all_workers(redis_url):
                                 redis=client, key=key) for _ in "ab")  # fmt: skip
     days = [f"http://a.cn/calendar/{d}/" for d in range(10)]
     try:
-        assert _admitted(a, days[:3]) == 2
-        assert _admitted(b, days[3:]) == 0  # worker b sees worker a's admitted days
-        list(a._filter([_article(days[0], "当日活动")]))  # a day with a text of its own ...
-        assert _admitted(b, days[3:]) == 2  # ... raises the budget worker b sees
+        assert _sent(a, days[:1]) == 1
+        assert _sent(b, days[1:]) == 1  # worker b sees worker a's request
+        list(a._filter([PageItem(url=days[0], text="")]))  # a's page without a text
+        list(b._filter([_article(days[1], "当日活动"), _article(days[2], "次日活动")]))
+        assert _sent(a, days[3:]) == 7  # mostly texts of their own (2 against 1): no limit
     finally:
         client.delete(*client.scan_iter(f"{key}*"))

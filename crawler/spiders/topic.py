@@ -25,7 +25,13 @@ from scrapy.utils.misc import load_object
 
 from crawler import discovery
 from crawler.items import PageItem
-from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
+from crawler.middlewares import (
+    RECOVERED,
+    RequestDeferred,
+    TrapRefused,
+    redis_errors,
+    scaleout_redis,
+)
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
@@ -856,6 +862,8 @@ class TopicSpider(scrapy.Spider):
 
     def on_error(self, failure: Any) -> None:
         if failure.check(RequestDeferred):  # back in the frontier (LinkRescoreMiddleware)
+            return
+        if failure.check(TrapRefused):  # counted by the trap guard
             return
         self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")
         request = getattr(failure, "request", None)
