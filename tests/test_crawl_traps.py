@@ -13,6 +13,7 @@ import pytest
 from conftest import run_crawl
 
 from crawler import settings as defaults
+from crawler.middlewares import path_shape
 from dedup.exact import text_fingerprint
 from models.store import Store
 from sitegen.build import build_web
@@ -66,4 +67,27 @@ def test_path_calendar_is_bounded_without_losing_articles(path_calendar_web, pol
     assert stats["topicrawl/dedup/exact_after_cleaning"] > 0
     print(f"calendar pages per site {dict(days)}; {len(articles)} articles fetched; "
           f"{stats['topicrawl/dedup/exact_after_cleaning']} exact duplicates after cleaning")  # fmt: skip
+    store.close()
+
+
+def test_hostile_path_traps_are_bounded(politics_topic, tmp_path):
+    """The hostile web's path traps (``sitegen.hostile``): a path calendar ``/calendar/N/``,
+    ever deeper ``/echo/N/1/2/…/`` and a link farm's 404s ``/farm/N/I.html`` stay within
+    their shape's budget, the crawl ends by itself and stores every page of the truth."""
+    from sitegen.hostile import HOST, HostileServerProcess, HostileWeb
+
+    db = f"sqlite:///{tmp_path / 'crawl.db'}"
+    with HostileServerProcess("--farm-links", "500", "--slow", "1") as web:
+        result = run_crawl(web.url, [f"http://{HOST}/"], politics_topic, db,
+                           args={"max_pages": 1000}, settings={"DOWNLOAD_TIMEOUT": 5})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    store = Store.from_url(db)
+    run = store.list_runs()[-1]
+    urls = {p.url for p in store.iter_pages(run.id)}
+    assert run.stats["finish_reason"] == "finished"
+    traps = Counter(path_shape(u) for u in urls
+                    if urlsplit(u).path.split("/")[1] in ("calendar", "echo", "farm"))  # fmt: skip
+    assert len(traps) >= 3 and max(traps.values()) <= defaults.TOPICRAWL_MAX_PATH_VARIANTS, traps
+    assert run.stats["topicrawl/links/trap/path_variants"] > 0
+    assert HostileWeb().truth() <= urls
     store.close()
