@@ -501,9 +501,10 @@ class TrapRefused(IgnoreRequest):
 class PathTrapMiddleware:
     """The trap guard's check of a request's path shape as it leaves the frontier
     (:meth:`TrapGuardMiddleware.fetch_allowed`; a downloader middleware placed after the
-    fetch-once and robots.txt checks). Retries, seeds, robots.txt and discovery requests
-    pass; a refusal raises :class:`TrapRefused`, counted as
-    ``topicrawl/links/trap/path_variants``. Off when the trap guard is not enabled."""
+    fetch-once and robots.txt checks). Retries, seeds, a recrawl's stored pages, requests
+    recovered after a kill, robots.txt and discovery requests pass; a refusal raises
+    :class:`TrapRefused`, counted as ``topicrawl/links/trap/path_variants``. Off when the
+    trap guard is not enabled."""
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
@@ -516,6 +517,8 @@ class PathTrapMiddleware:
         guard = getattr(self.crawler.spider, "trap_guard", None)
         meta = request.meta
         if guard is None or meta.get("retry_times") or meta.get("seed"):
+            return None
+        if meta.get("recrawl") or meta.get(RECOVERED):  # a stored page, sent before a kill
             return None
         if meta.get("topicrawl_discovery") or request.url.endswith("/robots.txt"):
             return None

@@ -134,6 +134,7 @@ def test_path_depth_repeats_and_the_counts_of_refusals():
             pass
     assert sent == 2
     mw.process_request(Request(days[4], meta={"retry_times": 1}))  # a retry passes
+    mw.process_request(Request(days[4], meta={"recrawl": days[4]}))  # a stored page too
     assert stats.values == {"topicrawl/links/trap/path_depth": 1,
                             "topicrawl/links/trap/segment_repeats": 1,
                             "topicrawl/links/trap/path_variants": 3}  # fmt: skip
