@@ -116,14 +116,15 @@ def _token_shape(match: re.Match[str]) -> str:
 def path_shape(url: str) -> str | None:
     """The *shape* of ``url``'s path, the key of the trap guard's path budget: host + path
     (percent-decoded) with every number replaced by ``{n}`` and hex or letter-and-digit ids
-    by ``{x}``, and runs of a repeated segment or block of up to :data:`MAX_REPEATED_BLOCK` segments
-    collapsed into one; None when the shape is the
-    path itself (no number, no id, no repeat: nothing to group).
+    by ``{x}``, and runs of a repeated segment or block (up to :data:`MAX_REPEATED_BLOCK`
+    segments) collapsed into one; None when the shape is the path itself (no number, no
+    id, no repeat: nothing to group).
 
     ``/calendar/2024/11/25/`` and ``/calendar/N/`` become ``/calendar/{n}/``, an ever deeper
-    ``/echo/1/2/3/…/`` stays ``/echo/{n}/``, ``/a/b/a/b/a/b/`` is ``/a/b/``; a legitimate scheme such
-    as ``/news/2024/11/25/article-123.html`` (``/news/{n}/article-{n}.html``) is one shape
-    too, whose budget grows with its pages' new texts (:func:`query_variant_budget`).
+    ``/echo/1/2/3/…/`` stays ``/echo/{n}/``, ``/a/b/a/b/a/b/`` is ``/a/b/``; a legitimate
+    scheme such as ``/news/2024/11/25/article-123.html`` (``/news/{n}/article-{n}.html``)
+    is one shape too, not limited while its pages bring texts of their own
+    (:meth:`VariantBudget.send`).
     """
     parts = urlsplit(url)
     path = _CONTROL.sub(" ", unquote(parts.path))
@@ -159,8 +160,9 @@ class VariantBudget:
     a JOBDIR journal (``key<TAB>variant``, ``key<TAB>@``, ``key<TAB>#digest``, ``key<TAB>#``
     lines, flushed as written: a killed crawl keeps them) and, in a scale-out, in Redis
     (``<prefix>:<key>`` and ``<prefix>:content:<key>`` sets, ``<prefix>:sent:<key>`` and
-    ``<prefix>:wasted:<key>`` counters), so that the limit holds for all workers together. When Redis does not answer, the worker counts alone
-    (logged, counted as ``topicrawl/links/trap_guard_unshared``).
+    ``<prefix>:wasted:<key>`` counters), so that the limit holds for all workers together.
+    When Redis does not answer, the worker counts alone (logged, counted as
+    ``topicrawl/links/trap_guard_unshared``).
     """
 
     def __init__(
