@@ -503,8 +503,9 @@ class TrapRefused(IgnoreRequest):
 class PathTrapMiddleware:
     """The trap guard's check of a request's path shape as it leaves the frontier
     (:meth:`TrapGuardMiddleware.fetch_allowed`; a downloader middleware placed after the
-    fetch-once and robots.txt checks). Retries, seeds, a recrawl's stored pages, requests
-    recovered after a kill, robots.txt and discovery requests pass; a refusal raises
+    fetch-once and robots.txt checks). Retries, seeds, a recrawl's stored pages, robots.txt
+    and discovery requests pass; a request recovered after a kill is checked again (the
+    fetch-once file lists the refused ones as sent too); a refusal raises
     :class:`TrapRefused`, counted as ``topicrawl/links/trap/path_variants``. Off when the
     trap guard is not enabled."""
 
@@ -520,7 +521,7 @@ class PathTrapMiddleware:
         meta = request.meta
         if guard is None or meta.get("retry_times") or meta.get("seed"):
             return None
-        if meta.get("recrawl") or meta.get(RECOVERED):  # a stored page, sent before a kill
+        if meta.get("recrawl"):  # a stored page of the recrawled run
             return None
         if meta.get("topicrawl_discovery") or request.url.endswith("/robots.txt"):
             return None
