@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -67,15 +67,15 @@ def read_sent_urls(jobdir: str | Path | None) -> list[str]:
 
 
 def query_variant_budget(base: int, content: int, wasted: int, *, per_page: int) -> int:
-    """How many distinct query strings one path may be requested with: ``base``, plus
-    ``per_page`` for every page fetched under the path with a main text of its own
-    (``content``: at least :data:`MIN_CONTENT_CHARS`, new to the path), less ``per_page``
-    for every other page fetched there (``wasted``: no main text, or a text seen before),
-    never below ``base``.
+    """How many distinct variants (query strings of one path, paths of one path shape) a
+    key may be requested with: ``base``, plus ``per_page`` for every page fetched under the
+    key with a main text of its own (``content``: at least :data:`MIN_CONTENT_CHARS`, new to
+    the key), less ``per_page`` for every other page fetched there (``wasted``: no main text,
+    or a text seen before), never below ``base``.
 
     A trap (a calendar, an endless feed, session ids, sort orders) yields pages without a text
     of their own, so its budget stays ``base``; a path whose pages keep bringing new text
-    (``/article.php?id=N``) earns room to be crawled further.
+    (``/article.php?id=N``, ``/2024/11/25/article-123.html``) earns room to be crawled further.
     """
     return base + per_page * max(0, content - wasted)
 
@@ -84,11 +84,61 @@ def query_variant_budget(base: int, content: int, wasted: int, *, per_page: int)
 #: trap guard's budget (a calendar day's or a list page's main text is a breadcrumb)
 MIN_CONTENT_CHARS = 100
 
+_NUMBERS = re.compile(r"\d+")
+
 
 def text_digest(text: str) -> str:
-    """A short digest of a page's main text, whitespace-insensitive (the trap guard's
-    "new to this path" test)."""
-    return hashlib.blake2b("".join(text.split()).encode("utf-8"), digest_size=8).hexdigest()
+    """A short digest of a page's main text, insensitive to whitespace and to numbers (the
+    trap guard's "new to this path" test: calendar days that differ only in their date
+    are one text)."""
+    core = _NUMBERS.sub("", "".join(text.split()))
+    return hashlib.blake2b(core.encode("utf-8"), digest_size=8).hexdigest()
+
+
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+#: the longest block of path segments whose repeats :func:`path_shape` collapses
+MAX_REPEATED_BLOCK = 4
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _token_shape(match: re.Match[str]) -> str:
+    token = match.group()
+    if token.isdigit():
+        return "{n}"
+    if any(c.isdigit() for c in token) and (
+        len(token) >= 8 or (len(token) >= 4 and _HEX.fullmatch(token))
+    ):
+        return "{x}"  # an id: hex (3f9a0c1b, a UUID's parts) or long letters and digits
+    return _NUMBERS.sub("{n}", token)
+
+
+def path_shape(url: str) -> str | None:
+    """The *shape* of ``url``'s path, the key of the trap guard's path budget: host + path
+    (percent-decoded) with every number replaced by ``{n}`` and hex or letter-and-digit ids
+    by ``{x}``, and runs of a repeated segment or block (up to :data:`MAX_REPEATED_BLOCK`
+    segments) collapsed into one; None when the shape is the path itself (no number, no
+    id, no repeat: nothing to group).
+
+    ``/calendar/2024/11/25/`` and ``/calendar/N/`` become ``/calendar/{n}/``, an ever deeper
+    ``/echo/1/2/3/…/`` stays ``/echo/{n}/``, ``/a/b/a/b/a/b/`` is ``/a/b/``; a legitimate
+    scheme such as ``/news/2024/11/25/article-123.html`` (``/news/{n}/article-{n}.html``)
+    is one shape too, not limited while its pages bring texts of their own
+    (:meth:`VariantBudget.send`).
+    """
+    parts = urlsplit(url)
+    path = _CONTROL.sub(" ", unquote(parts.path))
+    out: list[str] = []
+    for segment in path.split("/")[1:]:
+        out.append(_ALNUM.sub(_token_shape, segment))
+        for size in range(1, MAX_REPEATED_BLOCK + 1):  # a block repeated: /a/b/a/b/ -> /a/b/
+            if len(out) >= 2 * size and out[-size:] == out[-2 * size : -size]:
+                del out[-size:]
+                break
+    shaped = "/" + "/".join(out) if out else path
+    if shaped == path:
+        return None
+    return f"{parts.netloc.lower()}{shaped}"
 
 
 def redis_errors(client: Any) -> tuple[type[Exception], ...]:
@@ -100,20 +150,200 @@ def redis_errors(client: Any) -> tuple[type[Exception], ...]:
     return (RedisError,)
 
 
+class VariantBudget:
+    """An adaptive budget per key (:func:`query_variant_budget`): the distinct query strings
+    admitted for a path (:meth:`admit`), or the requests of a path shape sent to download
+    (:meth:`send`).
+
+    Per key, the variants admitted or requests sent, the digests of the main texts fetched
+    there and the count of pages without a text of their own are kept in memory, appended to
+    a JOBDIR journal (``key<TAB>variant``, ``key<TAB>@``, ``key<TAB>#digest``, ``key<TAB>#``
+    lines, flushed as written: a killed crawl keeps them) and, in a scale-out, in Redis
+    (``<prefix>:<key>`` and ``<prefix>:content:<key>`` sets, ``<prefix>:sent:<key>`` and
+    ``<prefix>:wasted:<key>`` counters), so that the limit holds for all workers together.
+    When Redis does not answer, the worker counts alone (logged, counted as
+    ``topicrawl/links/trap_guard_unshared``).
+    """
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        base: int,
+        per_page: int = 0,
+        journal_file: Path | None = None,
+        redis: Any = None,
+        prefix: str = "topicrawl:trap",
+    ):
+        self.stats = stats
+        self.base, self.per_page = base, per_page
+        self.journal_file = journal_file
+        self.journal: Any = None
+        self.redis = redis
+        self.redis_errors = redis_errors(redis)
+        self.prefix = prefix
+        self.variants: dict[str, set[str]] = defaultdict(set)
+        self.content: dict[str, set[str]] = defaultdict(set)
+        self.wasted: Counter[str] = Counter()
+        #: requests sent to download per key (:meth:`send`)
+        self.sent: Counter[str] = Counter()
+
+    def open(self) -> None:
+        """Read the journal of a resumed crawl and open it for appending."""
+        if self.journal_file is None:
+            return
+        if self.journal_file.exists():
+            with self.journal_file.open(encoding="utf-8") as fh:
+                for line in fh:
+                    key, sep, value = line.rstrip("\n").partition("\t")
+                    if sep and value == "#":  # never a variant: a wasted page
+                        self.wasted[key] += 1
+                    elif sep and value == "@":  # never a variant: a request sent
+                        self.sent[key] += 1
+                    elif sep and value.startswith("#"):  # a main text's digest
+                        self.content[key].add(value[1:])
+                    elif sep:
+                        self.variants[key].add(value)
+        self.journal_file.parent.mkdir(parents=True, exist_ok=True)
+        self.journal = self.journal_file.open("a", encoding="utf-8")
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
+
+    def _write(self, key: str, value: str) -> None:
+        if self.journal is not None:
+            self.journal.write(f"{key}\t{value}\n")
+            self.journal.flush()
+
+    def budget(self, key: str) -> int:
+        """This worker's budget of ``key``."""
+        content = len(self.content.get(key, ()))
+        return query_variant_budget(self.base, content, self.wasted[key], per_page=self.per_page)
+
+    def admit(self, key: str, variant: str) -> bool:
+        """Whether ``variant`` of ``key`` may be followed (admitting it when new)."""
+        seen = self.variants[key]
+        if variant in seen:
+            return True
+        full = self._shared_full(key, variant) if self.redis is not None else None
+        if full is None:  # this worker's own count
+            full = len(seen) >= self.budget(key)
+        if full:
+            return False
+        seen.add(variant)
+        self._write(key, variant)
+        return True
+
+    def _shared_full(self, key: str, variant: str) -> bool | None:
+        """Whether the crawl has admitted its limit of other variants of ``key`` (admitting
+        ``variant`` when not); None when Redis does not answer."""
+        name = f"{self.prefix}:{key}"
+        try:
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.sadd(name, variant)
+            pipe.scard(name)
+            pipe.scard(f"{self.prefix}:content:{key}")
+            pipe.get(f"{self.prefix}:wasted:{key}")
+            added, size, content, wasted = pipe.execute()
+            budget = query_variant_budget(
+                self.base, content, int(wasted or 0), per_page=self.per_page
+            )
+            if added and size > budget:
+                self.redis.srem(name, variant)
+                return True
+            return False
+        except self.redis_errors as exc:
+            self._unshared(exc)
+            return None
+
+    def send(self, key: str) -> bool:
+        """Whether a request under ``key`` may be sent to download now (counted when so):
+        always while the pages fetched under the key mostly brought a text of their own
+        (``content > wasted``: a scheme of articles), else while fewer requests than its
+        budget were sent."""
+        if self.redis is not None:
+            shared = self._shared_send(key)
+            if shared is not None:
+                return shared
+        content, wasted = len(self.content.get(key, ())), self.wasted[key]
+        if content <= wasted and self.sent[key] >= self.budget(key):
+            return False
+        self.sent[key] += 1
+        self._write(key, "@")  # never a variant either
+        return True
+
+    def _shared_send(self, key: str) -> bool | None:
+        """:meth:`send` for all workers together; None when Redis does not answer."""
+        name = f"{self.prefix}:sent:{key}"
+        try:
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.incr(name)
+            pipe.scard(f"{self.prefix}:content:{key}")
+            pipe.get(f"{self.prefix}:wasted:{key}")
+            sent, content, wasted = pipe.execute()
+            wasted = int(wasted or 0)
+            budget = query_variant_budget(self.base, content, wasted, per_page=self.per_page)
+            if content <= wasted and sent > budget:
+                self.redis.decr(name)
+                return False
+            self.sent[key] += 1
+            return True
+        except self.redis_errors as exc:
+            self._unshared(exc)
+            return None
+
+    def _unshared(self, exc: Exception) -> None:
+        self.stats.inc_value("topicrawl/links/trap_guard_unshared")
+        log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
+
+    def observe(self, key: str, text: str) -> None:
+        """A page fetched under ``key``: a main text new to the key raises its budget, any
+        other page lowers it."""
+        digest = ""  # a wasted page
+        if sum(not c.isspace() for c in text[: MIN_CONTENT_CHARS * 4]) >= MIN_CONTENT_CHARS:
+            digest = text_digest(text)
+            if digest in self.content[key]:
+                digest = ""
+        if digest:
+            self.content[key].add(digest)
+        else:
+            self.wasted[key] += 1
+        self._write(key, f"#{digest}")  # never a variant: '#' ends a URL's path and query
+        if self.redis is not None:
+            try:
+                if digest:
+                    self.redis.sadd(f"{self.prefix}:content:{key}", digest)
+                else:
+                    self.redis.incr(f"{self.prefix}:wasted:{key}")
+            except self.redis_errors as exc:
+                self._unshared(exc)
+
+
 class TrapGuardMiddleware:
     """Drops requests that look like crawler traps (calendars, session ids, loops).
 
-    A path may be requested with at most ``max_query_variants`` distinct query strings, plus
-    ``query_variants_per_page`` more for each page fetched there with a main text new to the
-    path, less as many for each page without (:func:`query_variant_budget`); URLs longer than ``max_url_length`` or repeating one path
-    segment more than ``max_segment_repeats`` times are dropped. Each drop is counted in
-    the stats.
+    - Query strings: a path may be requested with at most ``max_query_variants`` distinct
+      query strings, plus ``query_variants_per_page`` more for each page fetched there with
+      a main text new to the path, less as many for each page without
+      (:func:`query_variant_budget`); drops counted as ``topicrawl/links/trap/query_variants``.
+    - Paths: the requests of one :func:`path_shape` (``/calendar/{n}/``) sent to download
+      are bounded by ``max_path_variants`` plus ``path_variants_per_page`` per page fetched
+      there with a main text new to the shape, less as many per page without; a shape whose
+      pages mostly brought a text of their own (a scheme of articles, which covers a whole
+      site) is not bounded. The check is made when a request leaves the frontier
+      (:class:`PathTrapMiddleware`, a downloader middleware: :meth:`fetch_allowed`), not
+      when the link is found, so the links of a home or list page wait in the frontier in
+      their priority order until the shape's first pages show what it is; a refused
+      request is counted as ``topicrawl/links/trap/path_variants``.
+    - URLs longer than ``max_url_length`` (``url_length``), with more than
+      ``max_path_depth`` path segments (``path_depth``) or repeating one path segment more
+      than ``max_segment_repeats`` times (``segment_repeats``) are dropped.
 
-    Scale-out: the query strings admitted per path and the text digests of its pages are
-    Redis sets, its wasted pages a counter (``TOPICRAWL_TRAP_KEY``; ``SADD`` and ``SCARD``
-    in one transaction), so the limit holds for all workers together.
-    When Redis does not answer, the worker falls back to its own count (logged, counted as
-    ``topicrawl/links/trap_guard_unshared``).
+    Every drop is counted in the stats. The budgets are :class:`VariantBudget` objects: kept
+    in the JOBDIR journals and, in a scale-out, in Redis sets under ``TOPICRAWL_TRAP_KEY``
+    (the path shapes under ``<key>:shape``), so the limits hold for all workers together.
     """
 
     def __init__(
@@ -122,7 +352,10 @@ class TrapGuardMiddleware:
         *,
         max_query_variants: int = 30,
         query_variants_per_page: int = 0,
+        max_path_variants: int = 30,
+        path_variants_per_page: int = 0,
         max_url_length: int = 512,
+        max_path_depth: int = 0,
         max_segment_repeats: int = 3,
         jobdir: str | None = None,
         redis: Any = None,
@@ -130,22 +363,22 @@ class TrapGuardMiddleware:
     ):
         self.stats = stats
         self.state_file = Path(jobdir) / "topicrawl-trapguard.json" if jobdir else None
-        #: JOBDIR journal of the admitted query strings (``host/path<TAB>query`` lines,
-        #: flushed as they are admitted: a killed crawl keeps them too)
-        self.journal_file = Path(jobdir) / "topicrawl-trapguard.txt" if jobdir else None
-        self.journal: Any = None
-        self.max_query_variants = max_query_variants
-        self.query_variants_per_page = query_variants_per_page
-        #: per path, the digests of the main texts fetched there, and the count of pages
-        #: without a text of their own (the budget's growth, :func:`query_variant_budget`)
-        self._content: dict[str, set[str]] = defaultdict(set)
-        self._wasted: Counter[str] = Counter()
         self.max_url_length = max_url_length
+        self.max_path_depth = max_path_depth
         self.max_segment_repeats = max_segment_repeats
-        self._variants: dict[str, set[str]] = defaultdict(set)
         self.redis = redis  # a redis.Redis client: the variants admitted by all workers
-        self.redis_errors = redis_errors(redis)
         self.key = key
+        #: JOBDIR journals of the admitted query strings (``host/path<TAB>query`` lines) and
+        #: of the requests sent per path shape (``shape<TAB>@``)
+        self.queries = VariantBudget(
+            stats, base=max_query_variants, per_page=query_variants_per_page, redis=redis,
+            prefix=key, journal_file=Path(jobdir) / "topicrawl-trapguard.txt" if jobdir else None,
+        )  # fmt: skip
+        self.paths = VariantBudget(
+            stats, base=max_path_variants, per_page=path_variants_per_page, redis=redis,
+            prefix=f"{key}:shape",
+            journal_file=Path(jobdir) / "topicrawl-trapguard-paths.txt" if jobdir else None,
+        )  # fmt: skip
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapGuardMiddleware:
@@ -154,7 +387,10 @@ class TrapGuardMiddleware:
             crawler.stats,
             max_query_variants=s.getint("TOPICRAWL_MAX_QUERY_VARIANTS"),
             query_variants_per_page=s.getint("TOPICRAWL_QUERY_VARIANTS_PER_PAGE"),
+            max_path_variants=s.getint("TOPICRAWL_MAX_PATH_VARIANTS"),
+            path_variants_per_page=s.getint("TOPICRAWL_PATH_VARIANTS_PER_PAGE"),
             max_url_length=s.getint("TOPICRAWL_MAX_URL_LENGTH"),
+            max_path_depth=s.getint("TOPICRAWL_MAX_PATH_DEPTH"),
             max_segment_repeats=s.getint("TOPICRAWL_MAX_SEGMENT_REPEATS"),
             jobdir=s.get("JOBDIR"),
             redis=scaleout_redis(s),
@@ -165,33 +401,30 @@ class TrapGuardMiddleware:
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
 
+    # the query-string budget's state, by the names earlier versions used
+    @property
+    def max_query_variants(self) -> int:
+        return self.queries.base
+
+    @property
+    def query_variants_per_page(self) -> int:
+        return self.queries.per_page
+
     def spider_opened(self, spider: Spider) -> None:
-        """A resumed crawl (JOBDIR) keeps the query variants it has already seen. The spider
-        gets a reference (``spider.trap_guard``) to test its links before re-queueing."""
+        """A resumed crawl (JOBDIR) keeps the variants it has already seen. The spider gets a
+        reference (``spider.trap_guard``) to test its links before re-queueing."""
         if hasattr(spider, "trap_guard"):
             spider.trap_guard = self
         if self.state_file and self.state_file.exists():  # written by earlier versions
             saved = json.loads(self.state_file.read_text(encoding="utf-8"))
             for key, queries in saved.items():
-                self._variants[key].update(queries)
-        if self.journal_file:
-            if self.journal_file.exists():
-                with self.journal_file.open(encoding="utf-8") as fh:
-                    for line in fh:
-                        key, sep, query = line.rstrip("\n").partition("\t")
-                        if sep and query == "#":  # never a query: a wasted page
-                            self._wasted[key] += 1
-                        elif sep and query.startswith("#"):  # a main text's digest
-                            self._content[key].add(query[1:])
-                        elif sep:
-                            self._variants[key].add(query)
-            self.journal_file.parent.mkdir(parents=True, exist_ok=True)
-            self.journal = self.journal_file.open("a", encoding="utf-8")
+                self.queries.variants[key].update(queries)
+        self.queries.open()
+        self.paths.open()
 
     def spider_closed(self, spider: Spider) -> None:
-        if self.journal is not None:
-            self.journal.close()
-            self.journal = None
+        self.queries.close()
+        self.paths.close()
 
     def allowed(self, url: str) -> str | None:
         """None when ``url`` may be followed, else the reason it is a trap."""
@@ -199,84 +432,41 @@ class TrapGuardMiddleware:
             return "url_length"
         parts = urlsplit(url)
         segments = [s for s in parts.path.split("/") if s]
+        if self.max_path_depth and len(segments) > self.max_path_depth:
+            return "path_depth"
         if segments and max(segments.count(s) for s in segments) > self.max_segment_repeats:
             return "segment_repeats"
-        if parts.query:
-            key = f"{parts.netloc}{parts.path}"
-            seen = self._variants[key]
-            if parts.query not in seen:
-                full = self._shared_full(key, parts.query) if self.redis is not None else None
-                if full is None:  # this worker's own count
-                    full = len(seen) >= self.budget(key)
-                if full:
-                    return "query_variants"
-                seen.add(parts.query)
-                if self.journal is not None:
-                    self.journal.write(f"{key}\t{parts.query}\n")
-                    self.journal.flush()
+        if parts.query and not self.queries.admit(f"{parts.netloc}{parts.path}", parts.query):
+            return "query_variants"
         return None
-
-    def _shared_full(self, path: str, query: str) -> bool | None:
-        """Whether the crawl has admitted its limit of other queries for ``path`` (admitting
-        ``query`` when not); None when Redis does not answer."""
-        key = f"{self.key}:{path}"
-        try:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.sadd(key, query)
-            pipe.scard(key)
-            pipe.scard(f"{self.key}:content:{path}")
-            pipe.get(f"{self.key}:wasted:{path}")
-            added, size, content, wasted = pipe.execute()
-            budget = query_variant_budget(self.max_query_variants, content, int(wasted or 0),
-                                          per_page=self.query_variants_per_page)  # fmt: skip
-            if added and size > budget:
-                self.redis.srem(key, query)
-                return True
-            return False
-        except self.redis_errors as exc:
-            self.stats.inc_value("topicrawl/links/trap_guard_unshared")
-            log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
-            return None
 
     def budget(self, path: str) -> int:
         """This worker's query-string budget of ``path`` (``host/path``)."""
-        return query_variant_budget(
-            self.max_query_variants,
-            len(self._content.get(path, ())),
-            self._wasted[path],
-            per_page=self.query_variants_per_page,
-        )
+        return self.queries.budget(path)
+
+    def path_budget(self, shape: str) -> int:
+        """This worker's budget of the requests of ``shape`` (:func:`path_shape`)."""
+        return self.paths.budget(shape)
+
+    def fetch_allowed(self, url: str) -> bool:
+        """Whether ``url`` may be downloaded now, by the budget of its path shape (counted
+        as sent when so)."""
+        shape = path_shape(url)
+        return shape is None or self.paths.send(shape)
 
     def observe_page(self, item: Any) -> None:
-        """An item from the spider (a fetched page): under a query-string path, a main text
-        new to the path raises the path's budget, any other page lowers it (shared in Redis
-        in a scale-out)."""
-        parts = urlsplit(item.get("url") or "")
-        if not self.query_variants_per_page or not parts.query:
-            return
-        key = f"{parts.netloc}{parts.path}"
+        """An item from the spider (a fetched page): a main text new to its path (its query
+        strings' budget) or to its path's shape raises that budget, any other page lowers
+        it (shared in Redis in a scale-out)."""
+        url = item.get("url") or ""
+        parts = urlsplit(url)
         text = item.get("text") or ""
-        digest = ""  # a wasted page
-        if sum(not c.isspace() for c in text[: MIN_CONTENT_CHARS * 4]) >= MIN_CONTENT_CHARS:
-            digest = text_digest(text)
-            if digest in self._content[key]:
-                digest = ""
-        if digest:
-            self._content[key].add(digest)
-        else:
-            self._wasted[key] += 1
-        if self.journal is not None:  # "#digest" (never a query string: '#' ends a URL's)
-            self.journal.write(f"{key}\t#{digest}\n")
-            self.journal.flush()
-        if self.redis is not None:
-            try:
-                if digest:
-                    self.redis.sadd(f"{self.key}:content:{key}", digest)
-                else:
-                    self.redis.incr(f"{self.key}:wasted:{key}")
-            except self.redis_errors as exc:
-                self.stats.inc_value("topicrawl/links/trap_guard_unshared")
-                log.warning("trap guard's Redis sets unavailable (%s): this worker counts alone", exc)
+        if self.queries.per_page and parts.query:
+            self.queries.observe(f"{parts.netloc}{parts.path}", text)
+        if self.paths.per_page:
+            shape = path_shape(url)
+            if shape is not None:
+                self.paths.observe(shape, text)
 
     def _filter(self, results: Iterable[Any]) -> Iterable[Any]:
         for obj in results:
@@ -304,6 +494,41 @@ class TrapGuardMiddleware:
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for obj in start:
             yield obj
+
+
+class TrapRefused(IgnoreRequest):
+    """A request the trap guard did not send to download (counted, not an error)."""
+
+
+class PathTrapMiddleware:
+    """The trap guard's check of a request's path shape as it leaves the frontier
+    (:meth:`TrapGuardMiddleware.fetch_allowed`; a downloader middleware placed after the
+    fetch-once and robots.txt checks). Retries, seeds, a recrawl's stored pages, robots.txt
+    and discovery requests pass; a request recovered after a kill is checked again (the
+    fetch-once file lists the refused ones as sent too); a refusal raises
+    :class:`TrapRefused`, counted as ``topicrawl/links/trap/path_variants``. Off when the
+    trap guard is not enabled."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PathTrapMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        guard = getattr(self.crawler.spider, "trap_guard", None)
+        meta = request.meta
+        if guard is None or meta.get("retry_times") or meta.get("seed"):
+            return None
+        if meta.get("recrawl"):  # a stored page of the recrawled run
+            return None
+        if meta.get("topicrawl_discovery") or request.url.endswith("/robots.txt"):
+            return None
+        if not guard.fetch_allowed(request.url):
+            self.crawler.stats.inc_value("topicrawl/links/trap/path_variants")
+            raise TrapRefused(f"path trap budget spent: {request.url}")
+        return None
 
 
 class NonHtmlGuardMiddleware:

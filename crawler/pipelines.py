@@ -377,10 +377,15 @@ class StorePipeline:
             self._inc("topicrawl/dropped/off_topic")
         else:
             text, meta, dropped = self._clean(row)
+            copy = None if dropped else self._copy_of(spider, row["url"], text)
             if dropped:
                 row["accepted"] = False
                 reason = f"cleaned away ({dropped})"
                 self._inc("topicrawl/dropped/cleaned")
+            elif copy is not None:  # its corpus text is another document's
+                row["duplicate"] = {"of": copy.doc_id, "method": copy.method, "score": copy.score}
+                row["_history"], row["accepted"] = True, False
+                reason = f"duplicate of {copy.doc_id} (cleaned text, {copy.method})"
             else:
                 row["_document"] = (text, meta)
         accepted = bool(row.get("accepted"))
@@ -404,6 +409,15 @@ class StorePipeline:
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
+
+    @staticmethod
+    def _copy_of(spider: Spider | None, url: str, text: str | None) -> Any:
+        """The document whose corpus text is ``text`` already (the dedup pipeline's exact
+        check of cleaned texts, ``spider.dedup``), or None."""
+        dedup = getattr(spider, "dedup", None)
+        if dedup is None or not text:
+            return None
+        return dedup.check_document(url, text)
 
     # -- the writer ------------------------------------------------------------------------
     def _writer(self) -> StoreWriter | None:

@@ -58,6 +58,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.LinkRescoreMiddleware": 40,
     "crawler.middlewares.FetchOnceMiddleware": 50,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
+    # the trap guard's path-shape budget, as a request leaves the frontier
+    "crawler.middlewares.PathTrapMiddleware": 120,
     "crawler.middlewares.NonHtmlGuardMiddleware": 950,
     # WARC capture of every fetched response, as it came (off without TOPICRAWL_WARC_DIR)
     "crawler.warc.WarcCaptureMiddleware": 980,
@@ -112,8 +114,18 @@ TOPICRAWL_MAX_QUERY_VARIANTS = 30
 #: ... plus this many for each page fetched under the path with a main text new to it, less
 #: as many for each without (``/article.php?id=N`` stays reachable; a calendar stays at 30).
 TOPICRAWL_QUERY_VARIANTS_PER_PAGE = 5
-#: Trap guard: longest URL followed, and most repeats of one path segment.
+#: Trap guard: at most this many requests of one path shape (host + path with numbers, dates
+#: and ids as placeholders, repeated segments collapsed: /calendar/2024/11/25/ and
+#: /calendar/7/ are /calendar/{n}/; crawler.middlewares.path_shape) sent to download ...
+TOPICRAWL_MAX_PATH_VARIANTS = 30
+#: ... plus this many for each page fetched under the shape with a main text new to it, less
+#: as many for each without; no limit while its pages mostly brought new text
+#: (/news/2024/11/25/article-123.html stays reachable, a path calendar stays at 30).
+TOPICRAWL_PATH_VARIANTS_PER_PAGE = 5
+#: Trap guard: longest URL followed, most path segments (0: no limit), and most repeats of
+#: one path segment.
 TOPICRAWL_MAX_URL_LENGTH = 512
+TOPICRAWL_MAX_PATH_DEPTH = 16
 TOPICRAWL_MAX_SEGMENT_REPEATS = 3
 #: Hostile pages (issue 11): most links taken from one page (the rest counted as
 #: topicrawl/links/capped) and longest main text kept (counted as pages/text_truncated).
@@ -216,7 +228,8 @@ if REDIS_URL:
     #: re-queued in the shared frontier is downloaded once in all.
     TOPICRAWL_FETCHED_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:fetched"
     #: TrapGuardMiddleware's Redis sets of the query strings admitted per path (one set per
-    #: host + path under this prefix): the query-variant limit holds for the whole crawl.
+    #: host + path under this prefix; the paths of each path shape under <prefix>:shape): the
+    #: query- and path-variant limits hold for the whole crawl.
     TOPICRAWL_TRAP_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:trap"
     #: Seen-URL sets (dupefilter and fetched set) as Bloom filters on Redis bitmaps
     #: (crawler.seen): ~1.8 bytes a URL instead of ~100+, a share ERROR_RATE of new URLs

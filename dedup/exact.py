@@ -87,3 +87,50 @@ class ExactDetector(Detector):
             old = self.storage.hget(self.key("d"), doc_id)
             if old is not None:
                 self._unlink(doc_id, old.decode())
+
+
+class CorpusTextIndex:
+    """Exact duplicates among corpus texts: the cleaned text a document keeps.
+
+    The cascade runs on a page's main text, before cleaning; two pages whose main texts
+    differ only in what cleaning removes (a date heading, a byline, a breadcrumb: a path
+    calendar's days) have the same corpus text, and this index catches them. Keys
+    ``exact:clean:h`` (:func:`text_fingerprint` -> doc id: NFKC, case and whitespace do not
+    count) and ``exact:clean:d`` (doc id -> fingerprint, for removal), in the cascade's
+    storage; the first document with a text keeps it."""
+
+    name = "exact:clean"
+
+    def __init__(self, storage: IndexStorage):
+        self.storage = storage
+
+    def check_and_add(self, doc_id: str, text: str) -> Match | None:
+        """The stored document with the same corpus text as ``text`` (another id), or None
+        after recording ``text`` under ``doc_id``. An empty text is never matched."""
+        if not text or not text.strip():
+            return None
+        fp = text_fingerprint(text)
+        h, d = f"{self.name}:h", f"{self.name}:d"
+        with self.storage.lock(self.name):
+            owner = self.storage.hget(h, fp)
+            if owner is not None and owner.decode() != doc_id:
+                return Match(owner.decode(), 1.0, ExactDetector.name)
+            old = self.storage.hget(d, doc_id)
+            if old is not None and old.decode() != fp:
+                self._unlink(doc_id, old.decode())
+            self.storage.hset(h, fp, doc_id)
+            self.storage.hset(d, doc_id, fp)
+        return None
+
+    def _unlink(self, doc_id: str, fp: str) -> None:
+        owner = self.storage.hget(f"{self.name}:h", fp)
+        if owner is not None and owner.decode() == doc_id:
+            self.storage.hdel(f"{self.name}:h", fp)
+        self.storage.hdel(f"{self.name}:d", doc_id)
+
+    def remove(self, doc_id: str) -> None:
+        """Forget ``doc_id``'s text (a recrawled page that changed)."""
+        with self.storage.lock(self.name):
+            old = self.storage.hget(f"{self.name}:d", doc_id)
+            if old is not None:
+                self._unlink(doc_id, old.decode())

@@ -34,6 +34,13 @@ during the outage are written to it (``topicrawl/dedup/written_back``) before th
 checked there. With ``TOPICRAWL_DEDUP_LOCAL_FALLBACK`` False (True), the page is kept
 unchecked instead, the error logged and ``topicrawl/dedup/errors`` counted.
 
+The cascade sees a page's main text, before cleaning. The corpus text a document keeps (the
+store pipeline's cleaned text) is checked once more, exactly (:class:`dedup.exact.CorpusTextIndex`,
+in the same storage): the store pipeline calls :meth:`DedupPipeline.check_document`, found
+as ``spider.dedup``, and a page whose cleaned text another document holds (up to whitespace,
+NFKC and case) is a duplicate of it (method ``exact``, counted under
+``topicrawl/dedup/dropped/exact`` and ``topicrawl/dedup/exact_after_cleaning``).
+
 ``TOPICRAWL_DEDUP_INDEX`` ("")
     The name of a corpus index (:mod:`dedup.corpusindex`, built with ``topicrawl dedup
     index``) that every page is checked against first, read only: a page that matches a
@@ -55,11 +62,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from itemadapter import ItemAdapter
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
-from dedup.base import Doc
+from dedup.base import Doc, Match
 from dedup.cascade import DEFAULT_METHODS, KEEP_POLICIES, Cascade, Decision, LocalFallback
 from dedup.corpusindex import CORPUS_METHOD, CorpusIndex
+from dedup.exact import CorpusTextIndex
 from dedup.storage import make_storage
 from topicrawl.errors import ConfigError, StorageError
 
@@ -123,6 +132,7 @@ class DedupPipeline:
         self.stats = stats
         self.signals = signals
         self.cascade: Cascade | None = None
+        self.corpus_texts: CorpusTextIndex | None = None
         self.corpus_name = corpus_index or None
         self.corpus_backend = dict(corpus_backend) if corpus_backend else None
         self.corpus: CorpusIndex | None = None
@@ -141,7 +151,7 @@ class DedupPipeline:
         # getdict also reads a JSON object given on the command line (-s KEY='{...}')
         backend = s.getdict("TOPICRAWL_DEDUP_BACKEND") or None
         options = s.getdict("TOPICRAWL_DEDUP_OPTIONS") or None
-        return cls(
+        pipeline = cls(
             methods,
             backend=dict(backend) if backend else None,
             options=dict(options) if options else None,
@@ -155,6 +165,14 @@ class DedupPipeline:
             local_fallback=s.getbool("TOPICRAWL_DEDUP_LOCAL_FALLBACK", True),
             fallback_retry=s.getfloat("TOPICRAWL_DEDUP_FALLBACK_RETRY", 5.0),
         )
+        crawler.signals.connect(pipeline.spider_opened, signal=scrapy_signals.spider_opened)
+        return pipeline
+
+    def spider_opened(self, spider: Any) -> None:
+        """The spider gets a reference (``spider.dedup``): the store pipeline's way to
+        :meth:`check_document` (Scrapy calls ``open_spider`` without the spider)."""
+        if hasattr(spider, "dedup"):
+            spider.dedup = self
 
     # -- lifecycle ---------------------------------------------------------------------
     def _backend_config(self, spider_name: str) -> dict[str, Any]:
@@ -198,6 +216,7 @@ class DedupPipeline:
             self.cascade = Cascade(storage, self.methods, options=options, keep=self.keep)
             if self.local_fallback:
                 self.fallback = LocalFallback(self.cascade)
+            self.corpus_texts = CorpusTextIndex(storage)
             log.info("dedup cascade %s on %r", self.cascade.names, storage)
             self._preload(spider)
         if self.corpus_name and self.corpus is None:
@@ -230,6 +249,10 @@ class DedupPipeline:
             log.info("dedup index holds the %d documents of the recrawled run", count)
             if self.stats is not None:
                 self.stats.set_value("topicrawl/dedup/preloaded", count)
+        documents = getattr(spider, "dedup_preload_documents", None)
+        if documents is not None and self.corpus_texts is not None:
+            for url, text in documents():
+                self.corpus_texts.check_and_add(url, text)
 
     def close_spider(self, spider: Any = None) -> None:
         if self.fallback is not None and self.fallback.active:
@@ -238,6 +261,7 @@ class DedupPipeline:
         if self.cascade is not None:
             self.cascade.storage.close()
             self.cascade = None
+            self.corpus_texts = None
         if self.corpus is not None:
             self.corpus.close()
             self.corpus = None
@@ -282,6 +306,8 @@ class DedupPipeline:
         try:
             if recrawled:  # a stored page that changed: not a copy of itself
                 self.cascade.remove(url)
+                if self.corpus_texts is not None:
+                    self.corpus_texts.remove(url)
             return self.cascade.check_and_add(url, doc)
         except StorageError as exc:
             if fallback is None:
@@ -363,3 +389,21 @@ class DedupPipeline:
                     spider=spider,
                 )
         return item
+
+    def check_document(self, url: str, text: str) -> Match | None:
+        """The document whose corpus text is ``text`` (the cleaned text of the page at
+        ``url``, up to whitespace, NFKC and case), when another page holds it (counted as an
+        exact duplicate); else None, and ``text`` is recorded as ``url``'s. When the index
+        fails, the page is kept unchecked (``topicrawl/dedup/errors``)."""
+        if self.corpus_texts is None:
+            return None
+        try:
+            match = self.corpus_texts.check_and_add(url, text)
+        except StorageError as exc:
+            self._inc("topicrawl/dedup/errors")
+            log.error("dedup index unavailable, corpus text of %s kept unchecked: %s", url, exc)
+            return None
+        if match is not None:
+            self._inc(f"topicrawl/dedup/dropped/{match.method}")
+            self._inc("topicrawl/dedup/exact_after_cleaning")
+        return match

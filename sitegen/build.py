@@ -47,6 +47,7 @@ from sitegen.sites import domain_site, portal_sites
 from sitegen.templates import (
     PageContext,
     Site,
+    calendar_url,
     render_article,
     render_home,
     render_list,
@@ -266,6 +267,7 @@ def build_web(
     discovery: bool = False,
     orphans: float = 0.0,
     documents: bool = False,
+    path_calendar: bool = False,
 ) -> dict:
     """Build the test web into ``out_dir`` and return the ground truth (also written to JSON).
 
@@ -277,11 +279,15 @@ def build_web(
     schemes, layouts and head metadata), held out from choosing defaults.
     ``discovery``, ``orphans`` and ``documents`` add sitemaps and feeds, article pages that
     no page links to, and PDF/DOCX documents (``sitegen.extras``; family a only; off: the
-    web is byte for byte the one without these options).
+    web is byte for byte the one without these options). ``path_calendar`` puts the
+    calendar trap in the path (``/calendar/2019/05/12/``, :func:`calendar_url`) instead of the
+    query string.
     """
     if family == "b":
-        if discovery or orphans or documents:
-            raise ConfigError("sitemaps, feeds, orphans and documents exist in family a only")
+        if discovery or orphans or documents or path_calendar:
+            raise ConfigError(
+                "sitemaps, feeds, orphans, documents and the path calendar exist in family a only"
+            )
         from sitegen.family_b import build_web_b
 
         return build_web_b(
@@ -500,7 +506,7 @@ def build_web(
                 if p.reprint_of and prng.random() < 0.4 and p.reprint_of not in orphan_urls
                 else None,
                 print_url=site.url(f"/print/{p.num}.html"),
-                calendar_url=site.url(f"/calendar/?d={d.isoformat()}"),
+                calendar_url=site.url(calendar_url(d, path_calendar)),
                 ad_id=prng.randrange(1000),
                 section_in_head=section_in_head,
             )
@@ -602,7 +608,7 @@ def build_web(
         for cat in site.categories:
             top += [(q.url, q.article.title) for q in ps
                     if q.article.category == cat and linked(q)][:1]  # fmt: skip
-        extra = [(site.url("/calendar/?d=2019-05-12"), "新闻回顾")]
+        extra = [(site.url(calendar_url(date(2019, 5, 12), path_calendar)), "新闻回顾")]
         if site is portals[0]:
             extra.append((site.url("/archive/"), "资料库"))
         if any(s is site for _, s, _, _ in doc_only):
@@ -672,8 +678,10 @@ def build_web(
         "traps": traps,
         "disallowed": disallowed,
     }
-    if discovery or orphans or documents:  # only then: the default truth stays as it was
+    if discovery or orphans or documents or path_calendar:  # else the truth stays as it was
         truth["options"] = {"discovery": discovery, "orphans": orphans, "documents": documents}
+        if path_calendar:
+            truth["options"]["path_calendar"] = True
         truth["orphans"] = sorted(orphan_urls)
     if discovery:
         truth["sitemaps"] = {s.host: s.url("/sitemap.xml") for s in sites}
@@ -683,6 +691,8 @@ def build_web(
         "calendar": cal_index,
         "friends": friends_all,
     }
+    if path_calendar:
+        meta["path_calendar"] = True
     (out_dir / "ground_truth.json").write_text(
         json.dumps(truth, ensure_ascii=False, indent=1), encoding="utf-8"
     )

@@ -11,8 +11,9 @@ modification time) and a conditional request (``If-None-Match`` / ``If-Modified-
 that matches gets ``304 Not Modified``: change a file under ``sites/`` and restart the server,
 and a recrawl sees what changed.
 
-The calendar trap (``/calendar/?d=YYYY-MM-DD``) is rendered on the fly: every day links the
-previous and the next day, an unbounded chain.
+The calendar trap (``/calendar/?d=YYYY-MM-DD``, or ``/calendar/YYYY/MM/DD/`` in a web built
+with ``--path-calendar``) is rendered on the fly: every day links the previous and the next
+day, an unbounded chain.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -34,8 +36,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sitegen.templates import PageContext, Site, render_calendar, render_simple
+from sitegen.templates import (
+    CALENDAR_INTRO,
+    PageContext,
+    Site,
+    calendar_url,
+    render_calendar,
+    render_simple,
+)
 from topicrawl.errors import ResourceMissingError
+
+#: a path calendar's day (``build_web(path_calendar=True)``)
+_PATH_DAY = re.compile(r"/calendar/(\d{4})/(\d{2})/(\d{2})/")
 
 
 class TestWeb:
@@ -53,6 +65,8 @@ class TestWeb:
         meta = json.loads((out_dir / "webmeta.json").read_text(encoding="utf-8"))
         self.sites = {d["host"]: Site.from_json(d) for d in meta["sites"]}
         self.calendar: dict[str, dict[str, list]] = meta["calendar"]
+        #: the calendar trap in the path (/calendar/2019/05/12/) instead of the query string
+        self.path_calendar = bool(meta.get("path_calendar"))
         self.friends = [tuple(f) for f in meta["friends"]]
         #: template family b renders its trap (/feed/?page=N) and 404 pages with its own frame
         self.family = meta.get("family", "a")
@@ -93,8 +107,11 @@ class TestWeb:
             from sitegen.family_b import respond_dynamic
 
             return respond_dynamic(self, site, path, parts.query)
-        if path == "/calendar/":
+        if path == "/calendar/" and not self.path_calendar:
             return self._calendar(site, parse_qs(parts.query).get("d", [""])[0])
+        day = _PATH_DAY.fullmatch(path) if self.path_calendar else None
+        if day:
+            return self._calendar(site, "-".join(day.groups()))
         return self._not_found(site)
 
     def _validators(self, rel: str) -> dict[str, str]:
@@ -130,10 +147,11 @@ class TestWeb:
         except ValueError:
             return self._not_found(site)
         items = [tuple(x) for x in self.calendar.get(site.host, {}).get(day.isoformat(), [])]
-        prev_url = site.url(f"/calendar/?d={(day - timedelta(days=1)).isoformat()}")
-        next_url = site.url(f"/calendar/?d={(day + timedelta(days=1)).isoformat()}")
+        prev_url = site.url(calendar_url(day - timedelta(days=1), self.path_calendar))
+        next_url = site.url(calendar_url(day + timedelta(days=1), self.path_calendar))
+        intro = CALENDAR_INTRO if self.path_calendar else ""
         html = render_calendar(
-            site, day, items, self._ctx(site), prev_url=prev_url, next_url=next_url
+            site, day, items, self._ctx(site), prev_url=prev_url, next_url=next_url, intro=intro
         )
         headers, body = self._encode(site, html)
         return 200, headers, body
@@ -365,6 +383,11 @@ def add_arguments(sub) -> None:
         action="store_true",
         help="real PDF attachments and articles published only as PDF or DOCX",
     )
+    b.add_argument(
+        "--path-calendar",
+        action="store_true",
+        help="the calendar trap in the path (/calendar/2019/05/12/), not the query string",
+    )
     b.set_defaults(func=_cmd_build)
     s = sub.add_parser("serve", help="serve OUT as an HTTP forward proxy (on 127.0.0.1 unless --host)")
     s.add_argument("out", type=Path, metavar="OUT", help="a directory built by sitegen build")
@@ -391,6 +414,7 @@ def _cmd_build(args) -> int:
         discovery=args.discovery,
         orphans=args.orphans,
         documents=args.documents,
+        path_calendar=args.path_calendar,
     )
     kinds: dict[str, int] = {}
     for page in truth["pages"].values():

@@ -534,13 +534,38 @@ def render_home(
     )
 
 
+#: the fixed introduction of a path calendar's day pages (``build_web(path_calendar=True)``):
+#: every day's page has the same text under its own date heading
+CALENDAR_INTRO = (
+    "新闻回顾栏目按日期汇集本站发布的时政新闻、政府工作会议和中央政策解读等报道。"
+    "读者可以通过前一天、后一天的链接浏览往日新闻，也可以返回首页查看最新报道。"
+)
+
+
+def calendar_url(day: date, in_path: bool = False) -> str:
+    """The path of the calendar trap's page of ``day``: ``/calendar/?d=2019-05-12``, or
+    ``/calendar/2019/05/12/`` with ``in_path`` (a path calendar)."""
+    if in_path:
+        return f"/calendar/{day.year}/{day.month:02d}/{day.day:02d}/"
+    return f"/calendar/?d={day.isoformat()}"
+
+
 def render_calendar(
-    site: Site, day: date, items: Sequence[Link], ctx: PageContext, *, prev_url: str, next_url: str
+    site: Site,
+    day: date,
+    items: Sequence[Link],
+    ctx: PageContext,
+    *,
+    prev_url: str,
+    next_url: str,
+    intro: str = "",
 ) -> str:
-    """A calendar day page (the URL trap): that day's articles and prev/next-day links."""
+    """A calendar day page (the URL trap): that day's articles and prev/next-day links,
+    after ``intro`` (a paragraph) when given."""
     rows = _links(items) or "<li>当日暂无新闻</li>"
+    lead = f"<p>{_e(intro)}</p>" if intro else ""
     content = (
-        f'<div class="calendar"><h2>{day.year}年{day.month}月{day.day}日 新闻回顾</h2>'
+        f'<div class="calendar"><h2>{day.year}年{day.month}月{day.day}日 新闻回顾</h2>{lead}'
         f'<ul class="news-list">{rows}</ul><div class="day-nav"><a href="{_e(prev_url)}">&lt; 前一天</a>'
         f' <a href="{_e(next_url)}">后一天 &gt;</a></div></div>'
     )

@@ -417,6 +417,34 @@ def test_calendar_trap_is_unbounded(web, server):
     assert fetch(server, truth["traps"][0] + "?d=not-a-date")[0] == 404
 
 
+def test_path_calendar_option(web, tmp_path):
+    """``path_calendar`` moves the calendar trap into the path; the web is otherwise the one
+    built without it (and without it, byte for byte the default web)."""
+    out, truth = web
+    plain = tmp_path / "plain"
+    assert build_web(plain, scale="small", seed=3) == truth
+    assert (plain / "responses.json").read_bytes() == (out / "responses.json").read_bytes()
+    built = build_web(tmp_path / "pc", scale="small", seed=3, path_calendar=True)
+    assert built["options"]["path_calendar"] and built["pages"].keys() == truth["pages"].keys()
+    home = truth["seeds"]["portal"][0]
+    with serve_in_thread(tmp_path / "pc") as proxy:
+        status, headers, body, _ = fetch(proxy, home)
+        html = body.decode(re.search(r"charset=([\w-]+)", headers["Content-Type"]).group(1)
+                           if "charset" in headers["Content-Type"] else "gbk")  # fmt: skip
+        assert "/calendar/2019/05/12/" in html and "/calendar/?d=" not in html
+        url = urljoin(home, "/calendar/2019/05/12/")
+        for _ in range(3):
+            status, headers, body, _ = fetch(proxy, url)
+            assert status == 200
+            charset = re.search(r"charset=([\w-]+)", headers["Content-Type"] or "")
+            page = body.decode(charset.group(1) if charset else "gbk")
+            url = re.search(r'<a href="([^"]+)">后一天', page).group(1)
+        assert url.endswith("/calendar/2019/05/15/")
+        assert fetch(proxy, urljoin(home, "/calendar/?d=2019-05-12"))[0] == 404
+    with pytest.raises(ConfigError):
+        build_web(tmp_path / "b", family="b", path_calendar=True)
+
+
 def test_latency_and_origin_form(web, server):
     _, truth = web
     home = truth["seeds"]["portal"][0]

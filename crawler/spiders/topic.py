@@ -25,7 +25,13 @@ from scrapy.utils.misc import load_object
 
 from crawler import discovery
 from crawler.items import PageItem
-from crawler.middlewares import RECOVERED, RequestDeferred, redis_errors, scaleout_redis
+from crawler.middlewares import (
+    RECOVERED,
+    RequestDeferred,
+    TrapRefused,
+    redis_errors,
+    scaleout_redis,
+)
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
@@ -230,6 +236,9 @@ class TopicSpider(scrapy.Spider):
         self.recovered_urls: list[str] = []
         #: crawler.middlewares.TrapGuardMiddleware, when enabled (it registers itself)
         self.trap_guard: Any = None
+        #: dedup.pipeline.DedupPipeline, when enabled (it registers itself): the store
+        #: pipeline checks cleaned texts with it
+        self.dedup: Any = None
         #: scale-out: the crawl's page counter in Redis (INCR by every worker), when
         #: ``max_pages`` is set (from_crawler)
         self.pages_redis: Any = None
@@ -320,6 +329,19 @@ class TopicSpider(scrapy.Spider):
         store = Store.from_url(self.crawler.settings.get("TOPICRAWL_DB_URL") or None)
         try:
             yield from ((p.url, p) for p in store.iter_pages(self.run_id, accepted_only=True))
+        finally:
+            store.close()
+
+    def dedup_preload_documents(self) -> Iterator[tuple[str, str]]:
+        """Recrawl: the run's documents (URL, corpus text), for the dedup pipeline's exact
+        check of cleaned texts."""
+        if not self.recrawl:
+            return
+        from models.store import Store
+
+        store = Store.from_url(self.crawler.settings.get("TOPICRAWL_DB_URL") or None)
+        try:
+            yield from ((d.url, d.text) for d in store.iter_documents(self.run_id))
         finally:
             store.close()
 
@@ -844,6 +866,8 @@ class TopicSpider(scrapy.Spider):
 
     def on_error(self, failure: Any) -> None:
         if failure.check(RequestDeferred):  # back in the frontier (LinkRescoreMiddleware)
+            return
+        if failure.check(TrapRefused):  # counted by the trap guard
             return
         self.crawler.stats.inc_value(f"topicrawl/errors/{failure.type.__name__}")
         request = getattr(failure, "request", None)
