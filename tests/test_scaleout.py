@@ -47,8 +47,9 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     )
 
     # 60 calendar days a path instead of 30: a calendar's day links, found again from its
-    # other days, are what gets re-queued in this small web
-    base = {**KEYWORD, "TOPICRAWL_MAX_QUERY_VARIANTS": 60}
+    # other days, are what gets re-queued in this small web; any higher priority re-queues
+    # (one priority unit), so the re-queue path is taken however the two workers interleave
+    base = {**KEYWORD, "TOPICRAWL_MAX_QUERY_VARIANTS": 60, "TOPICRAWL_REQUEUE_MARGIN": 0.001}
     single_db = f"sqlite:///{tmp_path / 'single.db'}"
     single = run_crawl(proxy, seeds, topic, single_db, settings=base)
     assert single.returncode == 0, single.stderr[-2000:]
