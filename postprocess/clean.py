@@ -12,8 +12,9 @@ Line rules (each switchable, each counted in ``CleanResult.removed``):
 ``blank``       lines without a letter: empty, list/table markers (``-``, ``|  |``), bare
                 numbers, counters and timestamps
 ``copyright``   版权所有, Copyright ©, All Rights Reserved, ICP备/ICP证, 公网安备, 举报电话…
-``disclaimer``  免责声明, "仅代表作者个人观点", "并不表明…立场", 转载请注明…
-``editor``      责任编辑/编辑/来源/原标题/本文来源/作者/发布时间 lines and stand-alone 记者 bylines
+``disclaimer``  免责声明, "仅代表作者个人观点", "并不表明…立场", 转载请注明…, 声明：…
+``editor``      责任编辑/编辑/来源/原标题/本文来源/作者/发布时间 lines, stand-alone 记者/作者
+                bylines, role-name lines ("编辑 某某 校对 某某"), whole-line 【…】 headers
 ``widget``      share/print/comment/follow widgets: 分享到, 打印, 收藏, 评论, 字号 大 中 小, 扫一扫…
 ``navigation``  breadcrumbs (当前位置：首页 > …), 上一篇/下一篇, 返回首页 (a trailing
                 "返回XX首页>>" is trimmed from a paragraph and counted, the paragraph kept)
@@ -21,6 +22,9 @@ Line rules (each switchable, each counted in ``CleanResult.removed``):
 ``link_lines``  short lines whose text is (almost) all anchor text of the page (related-news
                 lists); a line contained in the page's <title> is kept
 ``custom``      lines matching the user's ``extra_patterns`` regular expressions
+``related``     a trailing related block: a link box's heading and trailing link lines (with
+                the HTML); a related heading near the end with what follows it, headlines run
+                together after the last sentence, a trailing 我要评论 (text alone)
 
 Page rules (a dropped page gets ``CleanResult.text = None`` and a reason):
 ``no_text`` (nothing extracted), ``mostly_links`` (anchor text > ``max_link_share`` of the
