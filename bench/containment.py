@@ -16,6 +16,13 @@
     python bench/neardup_zh.py --out bench/out/neardup_zh
     python bench/containment.py --real-set bench/out/neardup_real \
         --generated-set bench/out/neardup_zh
+
+3. ``--splice θ,…`` (an experiment, not the product): before containment's cleaning, a block
+   after a ``【…】`` header (a line, or inside a line between spaces) is cut when less than a
+   share θ of its character bigrams occur in the text before it (an added block that shares
+   almost no vocabulary with the article, like the demo's spliced jinghua-online page); the
+   cascade's precision on the tune pairs (false matches per pair kind) and the local webs'
+   commentary pages then matched.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -53,10 +61,11 @@ def local_web(family: str, seed: int, methods: list[str], options: dict) -> dict
             ex = extract_page(html, url)
             pages.append((url, page, Doc(ex.text, ex.title, ex.description, url, ex.published)))
     group = {u: (p.get("dup_group") or u) for u, p, _ in pages}
+    commentary = {u for u, p, _ in pages if p.get("near_miss") == "commentary"}
     reprints = {u for u, p, _ in pages if p.get("reprint_of")}
     cascade = Cascade(MemoryStorage(), methods, options=options)
     out = {"pages": len(pages), "reprints": len(reprints), "caught": 0, "false": 0,
-           "by_method": {}, "misses": []}  # fmt: skip
+           "by_method": {}, "misses": [], "commentary_matched": 0}  # fmt: skip
     seen_groups: set[str] = set()
     out["copies"] = 0
     for url, _page, doc in pages:
@@ -69,11 +78,74 @@ def local_web(family: str, seed: int, methods: list[str], options: dict) -> dict
                 out["caught"] += 1
             else:
                 out["false"] += 1
+                out["commentary_matched"] += url in commentary
                 out["misses"].append(f"false: {url} ~ {dup.doc_id} ({dup.method} {dup.score:.2f})")
         elif g in seen_groups:
             out["misses"].append(f"missed: {url}")
         seen_groups.add(g)
     return out
+
+
+_HEADER = re.compile(r"^\s*【[^】]{1,20}】\s*")
+#: A header inside a line (a table cell's paragraphs joined by spaces): spaces around it.
+_INLINE_HEADER = re.compile(r"\s+(?=【[^】]{1,20}】\s)")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def bigram_share(block: str, rest: str) -> float:
+    """Share of the character bigrams of ``block`` (CJK only) that occur in ``rest``."""
+    from collections import Counter
+
+    def grams(t: str) -> Counter[str]:
+        s = "".join(_CJK.findall(t))
+        return Counter(s[i : i + 2] for i in range(len(s) - 1))
+
+    b, r = grams(block), grams(rest)
+    return sum(n for g, n in b.items() if g in r) / sum(b.values()) if b else 1.0
+
+
+def splice_cut(text: str, theta: float) -> str:
+    """``text`` without the block after its first ``【…】`` header line (the header too) when
+    the block's :func:`bigram_share` in the text before is below ``theta``; a header inside a
+    line between spaces (a layout-table cell) starts a line."""
+    lines = _INLINE_HEADER.sub("\n", text).splitlines()
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if m and i > 0:
+            block = "\n".join([line[m.end() :], *lines[i + 1 :]])
+            if bigram_share(block, "\n".join(lines[:i])) < theta:
+                return "\n".join(lines[:i])
+            break
+    return text
+
+
+def splice_experiment(pairs, kinds: list[str], docs: DocCache, thetas: list[float]) -> None:
+    """Precision on ``pairs`` and the local webs' commentary pages matched when containment
+    compares texts after :func:`splice_cut`."""
+    import dedup.containment as dc
+
+    plain = dc.cleaned
+    print("## Removing a spliced block before containment (experiment)\n")
+    print("| θ | tune P | tune R | FP | FP by kind | commentary pages matched on webs a1, a2, b1, b2 |")
+    print("|---|---|---|---|---|---|")
+    try:
+        for theta in [0.0, *thetas]:
+            dc.cleaned = lambda t, theta=theta: plain(splice_cut(t, theta))
+            s, fp_kinds = Scores("splice"), {}
+            for p, kind in zip(pairs, kinds, strict=True):
+                c = Cascade(MemoryStorage(), WITH)
+                c.check_and_add("a", docs(p.a))
+                hit = c.check_and_add("b", docs(p.b)).duplicate is not None
+                s.add(hit, p.label)
+                if hit and not p.label:
+                    fp_kinds[kind] = fp_kinds.get(kind, 0) + 1
+            webs = [local_web(f, seed, WITH, {})["commentary_matched"]
+                    for f, seed in (("a", 1), ("a", 2), ("b", 1), ("b", 2))]  # fmt: skip
+            print(f"| {theta} | {s.precision:.3f} | {s.recall:.3f} | {s.fp} | "
+                  f"{json.dumps(fp_kinds, ensure_ascii=False)} | {webs} |")  # fmt: skip
+    finally:
+        dc.cleaned = plain
+    print()
 
 
 def pair_scores(pairs, docs: DocCache, methods: list[str], options: dict, name: str) -> Scores:
@@ -110,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
     ap.add_argument("--generated-set", default=str(ROOT / "bench" / "out" / "neardup_zh"))
     ap.add_argument("--extras", default="0.2,0.3,0.4,0.5,0.6")
+    ap.add_argument("--splice", default="", help="θ values for the spliced-block experiment")
     args = ap.parse_args(argv)
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
     logging.getLogger("htmldate").setLevel(logging.ERROR)
@@ -146,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Time per document (check_and_add into one index of {t['docs']} generated-set "
           f"pages, median of 4 alternating rounds): {','.join(WITHOUT)} {t['without']:.2f} ms, "
           f"with containment {t['with']:.2f} ms ({t['with'] / t['without']:.2f}×)\n")  # fmt: skip
+    if args.splice:
+        kinds = [json.loads(x).get("kind", "?") for f in (real / "pairs_tune.jsonl",
+                 Path(args.generated_set) / "pairs.jsonl") for x in open(f, encoding="utf-8")
+                 if x.strip()]  # fmt: skip
+        splice_experiment(tune, kinds, docs, [float(x) for x in args.splice.split(",")])
     print("## Local test webs: reprints caught in crawl order\n")
     print("| web | cascade | article pages | copies after the first of a group | caught | "
           "false matches | by method |")  # fmt: skip

@@ -12,8 +12,9 @@ Line rules (each switchable, each counted in ``CleanResult.removed``):
 ``blank``       lines without a letter: empty, list/table markers (``-``, ``|  |``), bare
                 numbers, counters and timestamps
 ``copyright``   版权所有, Copyright ©, All Rights Reserved, ICP备/ICP证, 公网安备, 举报电话…
-``disclaimer``  免责声明, "仅代表作者个人观点", "并不表明…立场", 转载请注明…
-``editor``      责任编辑/编辑/来源/原标题/本文来源/作者/发布时间 lines and stand-alone 记者 bylines
+``disclaimer``  免责声明, "仅代表作者个人观点", "并不表明…立场", 转载请注明…, 声明：…
+``editor``      责任编辑/编辑/来源/原标题/本文来源/作者/发布时间 lines, stand-alone 记者/作者
+                bylines, role-name lines ("编辑 某某 校对 某某"), whole-line 【…】 headers
 ``widget``      share/print/comment/follow widgets: 分享到, 打印, 收藏, 评论, 字号 大 中 小, 扫一扫…
 ``navigation``  breadcrumbs (当前位置：首页 > …), 上一篇/下一篇, 返回首页 (a trailing
                 "返回XX首页>>" is trimmed from a paragraph and counted, the paragraph kept)
@@ -21,6 +22,9 @@ Line rules (each switchable, each counted in ``CleanResult.removed``):
 ``link_lines``  short lines whose text is (almost) all anchor text of the page (related-news
                 lists); a line contained in the page's <title> is kept
 ``custom``      lines matching the user's ``extra_patterns`` regular expressions
+``related``     a trailing related block: a link box's heading and trailing link lines (with
+                the HTML); a related heading near the end with what follows it, headlines run
+                together after the last sentence, a trailing 我要评论 (text alone)
 
 Page rules (a dropped page gets ``CleanResult.text = None`` and a reason):
 ``no_text`` (nothing extracted), ``mostly_links`` (anchor text > ``max_link_share`` of the
@@ -35,13 +39,13 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from postprocess.layout import choose_text, table_cells
+from postprocess.layout import choose_text, main_block_text, paragraph_breaks, table_cells
 from topicrawl.errors import ConfigError, ResourceMissingError
 
 __all__ = [
@@ -89,7 +93,8 @@ _COPYRIGHT = re.compile(
 _DISCLAIMER = re.compile(
     r"免[责責][声聲]明|仅代表(?:作者|其|个人|本人)(?:本人|个人)?(?:的)?(?:观点|看法|立场)|"
     r"仅供其表达个人看法|并不(?:表明|代表).{0,12}(?:立场|观点)|不代表本(?:网|站|报|刊|平台)|"
-    r"如有侵[权權]|侵[权權].{0,8}(?:删除|联系)|[转轉][载載]请注明|"
+    r"如有侵[权權]|侵[权權].{0,8}(?:删除|联系)|[转轉][载載发發]请注明|请注明(?:本文)?(?:出处|链接|来源)|"
+    r"^[【\[]?(?:特别)?[声聲]明[】\]]?\s*[:：]|"
     r"版[权權]归.{0,16}所有",
 )
 
@@ -97,7 +102,8 @@ _EDITOR_KEYS = (
     "责任编辑|責任編輯|责编|責編|编辑|編輯|主编|审核|審核|审校|校对|校對|监制|值班编辑|"
     "来源|來源|本文来源|文章来源|稿件来源|新闻来源|消息来源|信息来源|资料来源|图片来源|图源|"
     "原标题|原標題|原文标题|原文链接|原创|作者|撰文|记者|記者|通讯员|摄影|攝影|"
-    "出品|策划|发布时间|发布日期|發布時間|更新时间|最后更新|稿源|本文转自|转自|转载自|转载于"
+    "出品|策划|发布时间|发布日期|發布時間|更新时间|最后更新|稿源|本文转自|转自|转载自|转载于|"
+    "来源于|采写|撰稿"
 )
 _EDITOR_START = re.compile(_LEAD + r"(?:" + _EDITOR_KEYS + r")" + _SEP)
 #: A metadata line or table cell: dates, times, page numbers ("第10版"), "KEY：value" fields
@@ -112,8 +118,8 @@ _META_PARTS = re.compile(
 _META_HAS = re.compile(r"(?:19|20)\d\d\s*[-年/.]\s*\d{1,2}|(?:" + _EDITOR_KEYS + r")\s*[:：]")
 #: A reprint note at the head of a paragraph: "编者按：本文转载自…。", "（本文转自…，略有删节）".
 _NOTE_HEAD = re.compile(
-    r"^\s*(?:【编者按】|编者按\s*[:：]|[（(]\s*本文转自)[^。）)]{0,60}?"
-    r"(?:转载|转自|来自|侵权|仅代表|不代表|参考)[^。）)]{0,60}[。）)]\s*"
+    r"^\s*(?:(?:【编者按】|编者按\s*[:：])[^。）)]{0,60}?"
+    r"(?:转载|转自|来自|侵权|仅代表|不代表|参考)|[（(]\s*本文转自)[^。）)]{0,60}[。）)]\s*"
 )
 #: Source and editor fields glued to the end of a paragraph: "… 来源：新华网 责任编辑：王磊".
 _EDITOR_TAIL = re.compile(
@@ -131,10 +137,19 @@ _TITLE_MARKS = re.compile(r"^(?:\[转载\]|【转载】|转载[:：])|(?:[（(]�
 _EDITOR_ANY = re.compile(r"(?:责任编辑|責任編輯|责编|責編)\s*[:：]")
 # A stand-alone byline: "扬子晚报记者 张楠", "澎湃新闻记者 段彦超 廖艳", "（记者 陆一夫）".
 _BYLINE = re.compile(
-    r"^[\s(（【\[]*[\u4e00-\u9fff]{0,10}(?:特约记者|记者|記者|通讯员|通訊員|实习生)[\s:：]*"
+    r"^[\s(（【\[]*(?:《[^》]{1,10}》)?[\u4e00-\u9fff]{0,10}"
+    r"(?:特约记者|记者|記者|通讯员|通訊員|实习生|作者)[\s:：]*"
     r"[\u4e00-\u9fff·]{2,4}(?:(?:\s+|、|，)[\u4e00-\u9fff·]{2,4}){0,4}\s*(?:摄|攝|报道|報道)?"
     r"[\s)）】\]]*$"
 )
+
+#: A line of role–name pairs without colons: "编辑 刘晓阳 校对 李铭".
+_ROLE_NAMES = re.compile(
+    r"^(?:(?:责任编辑|责编|编辑|校对|审核|审校|监制|记者|摄影|摄像|作者|采写)\s+"
+    r"[\u4e00-\u9fff·]{2,4}\s*){1,4}$"
+)
+#: A header line in square brackets: "【记者观察】", "【文/观察者网专栏作者 王文】".
+_BRACKET_LINE = re.compile(r"^【[^【】。！？]{1,30}】$")
 
 #: Tokens a widget line is made of; a line is a widget when nothing but these, digits and
 #: punctuation remain.
@@ -161,7 +176,7 @@ _WIDGET_PHRASE = re.compile(
     r"扫描?二维码|扫一扫|关注我们|关注.{0,8}(?:公众号|微信|微博)|(?:下载|安装).{0,10}客户端|"
     r"目前没有(?:热门)?跟[贴帖]|欢迎你发表观点|点击(?:查看|进入|投票|这里|下载|关注)|阅读原文|"
     r"分享到[:：]|字号[:：]?\s*大\s*中\s*小|打印本页|关闭窗口|查看更多评论|"
-    r"^\d+人参与\d*(?:评论)?$",
+    r"^\d+人参与\d*(?:评论)?$|登录超时|稍后再试|请稍后重试",
     re.I,
 )
 _NAVIGATION = re.compile(
@@ -624,7 +639,9 @@ class Cleaner:
                      or len(_FILLER.sub("", _META_PARTS.sub("", core))) <= 20)
             )
             or (_NOTE_HEAD.match(core) and _NOTE_HEAD.match(core).end() >= len(core))
-            or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)))
+            or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)
+                             or _ROLE_NAMES.match(core)))
+            or _BRACKET_LINE.match(line.strip())
             or (n <= 100 and _META_HAS.search(core) and len(_FILLER.sub("", _META_PARTS.sub(
                 "", core))) <= 8)  # fmt: skip
         ):
@@ -681,10 +698,13 @@ class Cleaner:
             tree = html
         main = self._main_text(tree if tree is not None else html, text, url)
         fallback = False
+        block = None
+        if tree is not None and main and (c["fallback"] or c["tables"]):
+            block = main_block_text(tree)
         if c["fallback"] and main and tree is not None:
-            main, source = choose_text(main, tree, _html_str(html, tree))
+            main, source = choose_text(main, tree, _html_str(html, tree), block=block)
             fallback = source != "trafilatura"
-        lines = self._expand(self._lines(main), removed)
+        lines = self._expand(self._lines(main), removed, block.splitlines() if block else ())
         host = _host_of(host, url)
         if c["host_lines"] and observe and host:
             self.host_model.observe(host, [ln for ln in lines if ln])
@@ -709,6 +729,8 @@ class Cleaner:
                 removed[rule] += 1
         if not any(ln for ln in lines):
             return CleanResult(None, "no_text", removed, fallback=fallback)
+        if c["related"]:
+            kept = _related_block(kept, removed)
 
         anchors = anchor_texts(tree) if tree is not None else set()
         if anchors:
@@ -752,18 +774,24 @@ class Cleaner:
             return CleanResult(None, "too_short", removed, fallback=fallback)
         return CleanResult(body, None, removed, fallback=fallback)
 
-    def _expand(self, lines: list[str], removed: Counter[str]) -> list[str]:
+    def _expand(
+        self, lines: list[str], removed: Counter[str], paras: Sequence[str] = ()
+    ) -> list[str]:
         """Layout-table rows split into their cells (one line each): rows of at most two
         cells, or with a cell over 60 characters (a data table's row of several short cells
         stays whole); a menu cell ("首页 \\| 体育 \\| …": at least three short parts) is
-        removed as navigation."""
+        removed as navigation. A long cell is cut into the paragraphs of the page's main
+        block ``paras`` (:func:`postprocess.layout.paragraph_breaks`)."""
         if not self.config["tables"]:
             return lines
         out: list[str] = []
         for line in lines:
             cells = table_cells(line)
             if not cells:  # not a table row, or an empty one (the blank rule counts it)
-                out.append(line)
+                if paras and cells is None and len(line) > 400 and line.startswith("- "):
+                    out += paragraph_breaks(line, list(paras))  # a list item holding them all
+                else:
+                    out.append(line)
                 continue
             if len(cells) > 2 and max(len(x) for x in cells) <= 60:
                 out.append(line)  # a data table's row (several short cells) stays whole
@@ -773,7 +801,11 @@ class Cleaner:
                 if len(parts) >= 3 and all(len(x) <= 12 for x in parts):
                     removed["navigation"] += 1
                     continue
-                out.append(cell.replace("\\|", "|"))
+                cell = cell.replace("\\|", "|")
+                if paras and len(cell) > 200:
+                    out += paragraph_breaks(cell, list(paras))
+                else:
+                    out.append(cell)
         return out
 
     @staticmethod
@@ -820,8 +852,11 @@ def _heads_of(tree: Any) -> str:
 
 
 def _is_title(line: str, heads: str) -> bool:
-    """A short line that is the page's headline (reprint markers like "[转载]" aside)."""
+    """A short line that is the page's headline (reprint markers like "[转载]" and metadata
+    fields such as "最后更新: 2019-09-07 09:27:48" aside)."""
     core = _TITLE_MARKS.sub("", _strip_markers(line)).strip()
+    if _META_HAS.search(core):
+        core = _META_PARTS.sub("", core).strip()
     letters = _letters(core)
     return 4 <= len(letters) <= 60 and "。" not in core[:-1] and letters in heads
 
@@ -870,6 +905,54 @@ def _related_tail(lines: list[str], is_link: list[bool]) -> int:
             cut = i
     # headings right above the block's first link line go with it
     return cut if links >= 2 else len(lines)
+
+
+#: A "related" box's heading (letters only): "相关新闻", "延伸 · 推荐", "猜你喜欢"…
+_RELATED_HEAD = re.compile(
+    r"(?:相关|相關)(?:新闻|新聞|阅读|閱讀|报道|報道|文章|链接|推荐|专题|资讯)|延伸(?:阅读|推荐)|"
+    r"扩展阅读|推荐阅读|(?:热点|热门|精彩|为您|为你)推荐|猜你喜欢|往期回顾|更多(?:新闻|精彩)"
+)
+#: Sentence ends, and the punctuation a run of headlines glued to the last sentence lacks.
+_SENT_END = re.compile(r"[。！？」”]")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_CLAUSE = re.compile(r"[，,、；;：:“”\"《》\[\]【】]")
+_COMMENT_TAIL = re.compile(r"\s*(?:我要评论|发表评论|查看评论)\s*$")
+
+
+def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
+    """The text without a trailing "related" box, judged by text alone (counted as
+    ``related``):
+
+    - a heading ("相关新闻：", "延伸 · 推荐", followed or not by headlines on its line) with
+      at most six lines after it that hold at most a third of the text's letters: the heading
+      and everything after it go;
+    - a run of at least 20 Chinese characters glued after the last sentence end of the last line with no
+      clause punctuation (headlines run together: "…出席欢迎仪式。外交部就…答问(实录)"), and
+      a comment link at its end ("我要评论"), are cut off.
+    """
+    total = sum(len(_letters(ln)) for ln in lines)
+    for i in range(max(0, len(lines) - 7), len(lines)):
+        head = re.split(r"[:：]", lines[i], maxsplit=1)[0]
+        letters = _letters(head)
+        if not (0 < len(letters) <= 8 and _RELATED_HEAD.fullmatch(letters)):
+            continue
+        if 3 * sum(len(_letters(ln)) for ln in lines[i:]) <= total:
+            removed["related"] += len(lines) - i
+            lines = lines[:i]
+            break
+    while lines:
+        last = _COMMENT_TAIL.sub("", lines[-1])
+        ends = list(_SENT_END.finditer(last))
+        if ends:
+            tail = last[ends[-1].end() :]
+            if len(_CJK.findall(tail)) >= 20 and not _CLAUSE.search(tail):
+                last = last[: ends[-1].end()]
+        if last != lines[-1]:
+            removed["related"] += 1
+            lines = [*lines[:-1], last.strip()] if last.strip() else lines[:-1]
+            continue
+        break
+    return lines
 
 
 def _title_of(tree: Any) -> str:

@@ -4,8 +4,13 @@ Two sources of gold text:
 
 - the local test web (``sitegen``): the generator knows every article's body (the ``body``
   paragraphs of the ground truth); a reprint's added editor's note and ``来源：``/``责任编辑：``
-  lines (written by ``sitegen.reprint.make_reprint``, recognised here by their exact
-  generator formats, not by a cleaning rule) are boilerplate, not gold;
+  lines (written by ``sitegen.reprint.make_reprint``) and the heading of an added commentary
+  (``【记者观察】``…, ``sitegen.reprint.add_commentary``), recognised here by their exact
+  generator formats, not by a cleaning rule, are boilerplate, not gold. So are the remnants
+  of the source corpus's own web pages that THUCNews kept in its article texts (the
+  generator renders them as body paragraphs): a related-news list from its
+  ``相关新闻：``/``相关阅读：``/``相关报道：`` paragraph to the end, and a comment link
+  ``我要评论`` at the very end;
 - real pages from ``../shared/data/html`` with main text written by hand, one UTF-8 file per
   page under ``bench/gold/zh/`` named after the page's path (``news_zh/163/1.html`` →
   ``news_zh__163__1.txt``); the pages themselves stay in the shared data.
@@ -80,10 +85,29 @@ class GoldDoc:
 
 
 def _reprint_extras() -> re.Pattern[str]:
-    from sitegen.reprint import EDITOR_NOTES
+    from sitegen.reprint import COMMENTARY_HEADINGS, EDITOR_NOTES
 
     notes = [re.escape(n).replace(re.escape("{src}"), r".{1,20}") for n in EDITOR_NOTES]
-    return re.compile(r"^(?:" + "|".join(notes) + r"|来源：.{1,20}|责任编辑：.{1,8})$")
+    heads = [re.escape(h) for h in COMMENTARY_HEADINGS]
+    return re.compile(r"^(?:" + "|".join(notes + heads) + r"|来源：.{1,20}|责任编辑：.{1,8})$")
+
+
+#: The source corpus's related-news list (a paragraph that starts with its heading) and
+#: comment link at the end of an article text.
+_SOURCE_RELATED = re.compile(r"^\s*相关(?:新闻|阅读|报道)\s*[:：]")
+_SOURCE_COMMENT = re.compile(r"\s*我要评论\s*$")
+
+
+def _source_remnants_cut(paras: list[str]) -> list[str]:
+    """``paras`` without the source corpus's trailing related-news list and comment link."""
+    for i, p in enumerate(paras):
+        if _SOURCE_RELATED.match(p):
+            paras = paras[:i]
+            break
+    if paras:
+        last = _SOURCE_COMMENT.sub("", paras[-1])
+        paras = [*paras[:-1], last] if last.strip() else paras[:-1]
+    return paras
 
 
 def sitegen_gold(web: Path) -> Iterator[GoldDoc]:
@@ -100,6 +124,7 @@ def sitegen_gold(web: Path) -> Iterator[GoldDoc]:
             raise ValueError(f"{web} was built before the ground truth had article bodies")
         paras = [p for p in page["body"] if not (page.get("reprint_of") or page.get(
             "near_miss")) or not extras.match(p)]  # fmt: skip
+        paras = _source_remnants_cut(paras)
         yield GoldDoc(url, templates[page["host"]], family, url, body, header, "\n".join(paras))
 
 

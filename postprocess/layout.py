@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "block_text",
     "choose_text",
     "main_block_text",
+    "paragraph_breaks",
     "readability_text",
     "table_cells",
     "tokens",
@@ -116,6 +118,35 @@ def main_block_text(tree: Any, min_chars: int = 200) -> str:
     return "\n".join(x for x in paras if x)
 
 
+def paragraph_breaks(line: str, paras: list[str], *, min_chars: int = 4) -> list[str]:
+    """``line`` cut where the main block's paragraphs ``paras`` start, in order.
+
+    trafilatura writes a layout-table cell as one line, the ``<p>`` paragraphs of the cell
+    joined by spaces; the page's main block still has them apart. Paragraphs are found in
+    ``line`` with spaces ignored, each after the previous one (shorter than ``min_chars``
+    letters or not found: skipped); the text of ``line`` is kept as it is.
+    """
+    idx = [i for i, ch in enumerate(line) if not ch.isspace()]
+    flat = "".join(line[i] for i in idx)
+    cuts: list[int] = []
+    pos = 0
+    for para in paras:
+        key = "".join(para.split())
+        if len(key) < min_chars:
+            continue
+        j = flat.find(key, pos)
+        if j < 0:
+            continue
+        if j > 0:
+            cuts.append(idx[j])
+        pos = j + len(key)
+    if not cuts:
+        return [line]
+    bounds = [0, *cuts, len(line)]
+    parts = (line[a:b].strip() for a, b in pairwise(bounds))
+    return [x for x in parts if x]
+
+
 def readability_text(html: str) -> str:
     """The main text of readability-lxml's article block, one line per block element."""
     from lxml import html as lxml_html
@@ -144,6 +175,7 @@ def choose_text(
     tree: Any,
     html: str | None,
     *,
+    block: str | None = None,
     min_block_recall: float = 0.8,
     min_text_precision: float = 0.6,
     margin: float = 0.1,
@@ -153,9 +185,11 @@ def choose_text(
 
     Agreement: the text holds at least ``min_block_recall`` of the block's tokens and at least
     ``min_text_precision`` of the text's tokens are in the block. Otherwise readability's text
-    replaces trafilatura's when its F1 with the block is larger by ``margin``.
+    replaces trafilatura's when its F1 with the block is larger by ``margin``. ``block``: the
+    main block's text when already known (:func:`main_block_text`).
     """
-    block = main_block_text(tree)
+    if block is None:
+        block = main_block_text(tree)
     if not block or not html:
         return text, "trafilatura"
     b, t = tokens(block), tokens(text)

@@ -29,6 +29,8 @@ EDITOR_NOTES = (
     "（本文转自{src}，略有删节）",
     "编者按：以下内容来自{src}，供读者参考。",
 )
+#: Headings of the commentary :func:`add_commentary` adds.
+COMMENTARY_HEADINGS = ("【网友评论】", "【延伸阅读】", "【记者观察】", "【专家点评】")
 TITLE_SYNONYMS = (
     ("表示", "称"),
     ("近日", "日前"),
@@ -182,7 +184,7 @@ def add_commentary(article: Article, rng: random.Random, other_texts: Sequence[s
     if not sentences:
         raise ValueError("add_commentary needs other_texts with at least one sentence")
     target = sum(len(p) for p in article.paragraphs)
-    heading = rng.choice(("【网友评论】", "【延伸阅读】", "【记者观察】", "【专家点评】"))
+    heading = rng.choice(COMMENTARY_HEADINGS)
     added: list[str] = [heading]
     length = 0
     para = ""
