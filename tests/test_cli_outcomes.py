@@ -454,6 +454,8 @@ def test_demo_prints_a_short_console_and_removes_its_web(tmp_path):
     output = result.stdout + result.stderr
     assert len(output.splitlines()) < 40, output
     assert "Traceback" not in output and "Deprecat" not in output
+    # no switched-off component ("Disabled crawler.warc..."), no per-page library warning
+    assert "Disabled " not in output and "discarding data" not in output, output
     assert not any(p.name.startswith("topicrawl-web-") for p in tmp_path.iterdir())
     # the suggested command works as printed (with the virtual environment's path)
     suggested = last_line(result.stdout)

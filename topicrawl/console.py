@@ -116,11 +116,33 @@ class _ClearStatusFilter(logging.Filter):
         return True
 
 
+#: library loggers whose WARNINGs are about one page, not about the run (trafilatura's
+#: "discarding data: URL" for a page without main text): ERROR only, unless debugging
+PAGE_LEVEL_LOGGERS = ("trafilatura", "htmldate", "courlan")
+
+
 def quiet_libraries(debug: bool = False) -> None:
-    """Library loggers at WARNING (DEBUG with ``debug``)."""
+    """Library loggers at WARNING (per-page ones at ERROR; DEBUG with ``debug``); Scrapy's
+    "Disabled component" lines dropped at their logger, so whichever root handler Scrapy
+    installs later never sees them."""
     for name in LIBRARY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.WARNING)
+        level = logging.ERROR if name in PAGE_LEVEL_LOGGERS else logging.WARNING
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else level)
+    middleware = logging.getLogger("scrapy.middleware")
+    has = any(isinstance(f, DisabledComponentFilter) for f in middleware.filters)
+    if not debug and not has:
+        middleware.addFilter(DisabledComponentFilter())
     logging.captureWarnings(True)
+
+
+class DisabledComponentFilter(logging.Filter):
+    """Drops Scrapy's "Disabled <component>: <why>" WARNING: a component switched off by a
+    setting (WARC capture, the scale-out's idle close) is not news for the person at the
+    console. A filter on the ``scrapy.middleware`` logger, since Scrapy replaces the root
+    handler (and its filters) while it builds the crawler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Disabled ")
 
 
 def install_filters(debug: bool = False, logger: logging.Logger | None = None) -> None:

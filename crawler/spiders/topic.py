@@ -46,6 +46,8 @@ _BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _REDIRECTS = [301, 302, 303, 307, 308]
 #: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
 FETCHED = 1 << 62
+#: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
+BROKEN_LOGGED = 5
 
 
 def parse_seeds(value: str | None) -> list[str]:
@@ -670,7 +672,12 @@ class TopicSpider(scrapy.Spider):
             if fmt is not None:
                 stats.inc_value(f"topicrawl/documents/{fmt}_broken")
             self.release_page()
-            log.warning("cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
+            broken = stats.get_value("topicrawl/pages/broken", 0)
+            level = logging.WARNING if broken <= BROKEN_LOGGED else logging.DEBUG
+            log.log(level, "cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
+            if broken == BROKEN_LOGGED:
+                log.warning("more pages that cannot be parsed are counted "
+                            "(topicrawl/pages/broken), not logged")  # fmt: skip
             return
         meta = response.meta
         target = self.recrawl_targets.get(meta["recrawl"]) if meta.get("recrawl") else None
