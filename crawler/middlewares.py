@@ -663,8 +663,10 @@ class FetchOnceMiddleware:
     Scale-out (``TOPICRAWL_REDIS_URL``): the fingerprints live in one Redis set shared by
     every worker (``TOPICRAWL_FETCHED_KEY``; ``SADD`` says whether a worker sent the URL
     before), so a URL re-queued in the shared frontier is downloaded once in all. When Redis
-    does not answer, the request is let through (at worst a page is downloaded twice, never
-    lost), logged and counted as ``topicrawl/links/fetch_once_unavailable``.
+    does not answer, the request is let through (at worst a page is downloaded by two
+    workers, never lost), logged and counted as ``topicrawl/links/fetch_once_unavailable``;
+    this worker remembers it (it sends a URL once) and adds it to the shared set when Redis
+    answers again.
     """
 
     def __init__(
@@ -686,6 +688,8 @@ class FetchOnceMiddleware:
         self.redis_errors = redis_errors(redis)
         self.key = key
         self.sent: set[str] = set()
+        #: fingerprints sent while Redis did not answer, added to the shared set later
+        self.unshared: list[str] = []
         self.file: Any = None
         if jobdir:
             self.sent.update(fp for fp, _, _ in read_sent(jobdir))
@@ -731,13 +735,19 @@ class FetchOnceMiddleware:
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs
-                    return not self.bloom.add(fp)
+                    new = self.bloom.add(fp)
+                    self._share_unshared()
+                    return not new
                 first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
                 self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
                 log.warning("fetch-once set in Redis unavailable (%s): %s passes", exc,
                                request.url)  # fmt: skip
+                # this worker still sends it once; the set learns it when Redis answers
+                self.sent.add(fp)
+                self.unshared.append(fp)
                 return False
+            self._share_unshared()
             if not first:
                 self.sent.add(fp)
                 return True
@@ -747,6 +757,20 @@ class FetchOnceMiddleware:
             self.file.write(f"{fp} {safe_url_string(request.url)}{hop}\n")
             self.file.flush()
         return False
+
+    def _share_unshared(self) -> None:
+        """Add the fingerprints sent during an outage to the shared set (Redis answers)."""
+        if not self.unshared:
+            return
+        try:
+            if self.bloom is not None:
+                for fp in self.unshared:
+                    self.bloom.add(fp)
+            else:
+                self.redis.sadd(self.key, *self.unshared)
+        except self.redis_errors:
+            return
+        self.unshared.clear()
 
     def process_request(self, request: Request) -> None:
         if self.seen(request):
@@ -807,3 +831,82 @@ class LinkRescoreMiddleware:
         self.crawler.stats.inc_value("topicrawl/links/deferred")
         self.crawler.engine.crawl(again)
         raise RequestDeferred(f"deferred with priority {new:.3f}: {request.url}")
+
+
+class SharedBudgetWaitMiddleware:
+    """Scale-out with a page budget: a downloaded page waits while Redis does not answer.
+
+    The page budget is one Redis counter for every worker; a worker that cannot reach it
+    would count alone, each up to the whole budget, and the crawl would store more pages
+    than ``max_pages`` (a 30 s outage through a cut proxy: 250 fetched for 150). So while
+    Redis does not answer (a ``PING`` before the page goes to the spider), the response
+    waits here, polling every ``poll_seconds``: the responses in flight hold the
+    downloader's slots, no new download starts, and the page takes its number from the
+    shared counter once Redis answers. Past ``retry_seconds`` it goes on (the scheduler has
+    ended the crawl with ``redis_unreachable`` by then). Counted as
+    ``topicrawl/pages/budget_waited`` (pages that waited) and
+    ``topicrawl/pages/budget_wait_seconds``.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        client: Any,
+        *,
+        retry_seconds: float = 30.0,
+        poll_seconds: float = 1.0,
+    ):
+        self.crawler = crawler
+        self.client = client
+        self.errors = redis_errors(client)
+        self.retry_seconds = retry_seconds
+        self.poll_seconds = poll_seconds
+        self.waiting = 0  # responses waiting now
+        self._outage_since: float | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SharedBudgetWaitMiddleware:
+        from scrapy.exceptions import NotConfigured
+
+        s = crawler.settings
+        client = scaleout_redis(s)
+        if client is None:
+            raise NotConfigured("not a scale-out crawl: the page budget is this process's")
+        return cls(crawler, client, retry_seconds=s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0))
+
+    def _answers(self) -> bool:
+        try:
+            self.client.ping()
+        except self.errors:
+            return False
+        return True
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        import time
+
+        from twisted.internet import reactor
+        from twisted.internet.task import deferLater
+
+        spider = self.crawler.spider
+        if getattr(spider, "max_pages", None) is None or self._answers():
+            return response
+        stats = self.crawler.stats
+        stats.inc_value("topicrawl/pages/budget_waited")
+        start = time.monotonic()
+        if self._outage_since is None:
+            self._outage_since = start
+            log.warning("Redis unreachable: downloaded pages wait for the shared page budget "
+                        "(up to %gs)", self.retry_seconds)  # fmt: skip
+        self.waiting += 1
+        try:
+            while time.monotonic() - start < self.retry_seconds:
+                await maybe_deferred_to_future(deferLater(reactor, self.poll_seconds, lambda: None))
+                if self._answers():
+                    break
+        finally:
+            self.waiting -= 1
+        if self._outage_since is not None and self.waiting == 0:
+            stats.inc_value("topicrawl/pages/budget_wait_seconds",
+                            round(time.monotonic() - self._outage_since))  # fmt: skip
+            self._outage_since = None
+        return response
