@@ -663,10 +663,13 @@ class FetchOnceMiddleware:
     Scale-out (``TOPICRAWL_REDIS_URL``): the fingerprints live in one Redis set shared by
     every worker (``TOPICRAWL_FETCHED_KEY``; ``SADD`` says whether a worker sent the URL
     before), so a URL re-queued in the shared frontier is downloaded once in all. When Redis
-    does not answer, the request is let through (at worst a page is downloaded by two
-    workers, never lost), logged and counted as ``topicrawl/links/fetch_once_unavailable``;
-    this worker remembers it (it sends a URL once) and adds it to the shared set when Redis
-    answers again.
+    does not answer, the request waits, asking again every second
+    (``topicrawl/links/fetch_once_waited``), for at most ``TOPICRAWL_REDIS_RETRY_SECONDS``: a
+    URL another worker fetched before the outage is not fetched again (in a 30 s outage
+    through a cut proxy, 2 of 200 pages were, and the budget stored 198). Past that it is let
+    through (at worst a page is downloaded by two workers, never lost), logged and counted as
+    ``topicrawl/links/fetch_once_unavailable``; this worker remembers it and adds it to the
+    shared set when Redis answers again.
     """
 
     def __init__(
@@ -678,6 +681,7 @@ class FetchOnceMiddleware:
         redis: Any = None,
         key: str = "topicrawl:fetched",
         bloom: Any = None,
+        wait_seconds: float = 0.0,
     ):
         self.stats = stats
         self.fingerprint = fingerprint
@@ -690,6 +694,10 @@ class FetchOnceMiddleware:
         self.sent: set[str] = set()
         #: fingerprints sent while Redis did not answer, added to the shared set later
         self.unshared: list[str] = []
+        #: scale-out: how long a request waits for the shared set while Redis does not
+        #: answer (0: it passes at once)
+        self.wait_seconds = wait_seconds
+        self._error: Exception | None = None
         self.file: Any = None
         if jobdir:
             self.sent.update(fp for fp, _, _ in read_sent(jobdir))
@@ -712,6 +720,7 @@ class FetchOnceMiddleware:
             redis=redis,
             key=key,
             bloom=bloom_from_settings(redis, key, s),
+            wait_seconds=s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0) if redis else 0.0,
         )
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -721,8 +730,8 @@ class FetchOnceMiddleware:
             self.file.close()
             self.file = None
 
-    def seen(self, request: Request) -> bool:
-        """True when ``request``'s URL was sent before; otherwise remember it and say False."""
+    def _check(self, request: Request) -> bool | None:
+        """:meth:`seen`, but None (nothing remembered) when the shared set does not answer."""
         if (
             request.url.endswith("/robots.txt")
             or request.meta.get("retry_times")
@@ -740,13 +749,8 @@ class FetchOnceMiddleware:
                     return not new
                 first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
-                self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
-                log.warning("fetch-once set in Redis unavailable (%s): %s passes", exc,
-                               request.url)  # fmt: skip
-                # this worker still sends it once; the set learns it when Redis answers
-                self.sent.add(fp)
-                self.unshared.append(fp)
-                return False
+                self._error = exc
+                return None
             self._share_unshared()
             if not first:
                 self.sent.add(fp)
@@ -757,6 +761,22 @@ class FetchOnceMiddleware:
             self.file.write(f"{fp} {safe_url_string(request.url)}{hop}\n")
             self.file.flush()
         return False
+
+    def _pass_unshared(self, request: Request) -> bool:
+        """The shared set does not answer: the request passes (False), counted and logged;
+        this worker remembers it and adds it to the shared set when Redis answers."""
+        self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
+        log.warning("fetch-once set in Redis unavailable (%s): %s passes", self._error,
+                    request.url)  # fmt: skip
+        fp = self.fingerprint(request).hex()
+        self.sent.add(fp)
+        self.unshared.append(fp)
+        return False
+
+    def seen(self, request: Request) -> bool:
+        """True when ``request``'s URL was sent before; otherwise remember it and say False."""
+        verdict = self._check(request)
+        return self._pass_unshared(request) if verdict is None else verdict
 
     def _share_unshared(self) -> None:
         """Add the fingerprints sent during an outage to the shared set (Redis answers)."""
@@ -772,11 +792,43 @@ class FetchOnceMiddleware:
             return
         self.unshared.clear()
 
-    def process_request(self, request: Request) -> None:
-        if self.seen(request):
-            self.stats.inc_value("topicrawl/links/requeue_superseded")
-            raise IgnoreRequest(f"already sent to download: {request.url}")
+    def _superseded(self, request: Request) -> None:
+        self.stats.inc_value("topicrawl/links/requeue_superseded")
+        raise IgnoreRequest(f"already sent to download: {request.url}")
+
+    def process_request(self, request: Request) -> Any:
+        verdict = self._check(request)
+        if verdict is None:
+            if self.wait_seconds > 0:  # scale-out: wait for the shared answer
+                return self._wait_and_check(request)
+            verdict = self._pass_unshared(request)
+        if verdict:
+            self._superseded(request)
         return None
+
+    async def _wait_and_check(self, request: Request) -> None:
+        """Ask the shared set again every second until Redis answers (then the other
+        workers' downloads count: a URL one of them fetched is not fetched again), for at
+        most ``wait_seconds``; then the request passes."""
+        import time
+
+        self.stats.inc_value("topicrawl/links/fetch_once_waited")
+        start, verdict = time.monotonic(), None
+        while verdict is None and time.monotonic() - start < self.wait_seconds:
+            await sleep(1.0)
+            verdict = self._check(request)
+        if verdict is None:
+            verdict = self._pass_unshared(request)
+        if verdict:
+            self._superseded(request)
+
+
+async def sleep(seconds: float) -> None:
+    """Wait ``seconds`` on the crawl's reactor (a coroutine for async middleware methods)."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
 
 
 class RequestDeferred(IgnoreRequest):
@@ -884,9 +936,6 @@ class SharedBudgetWaitMiddleware:
     async def process_response(self, request: Request, response: Response) -> Response:
         import time
 
-        from twisted.internet import reactor
-        from twisted.internet.task import deferLater
-
         spider = self.crawler.spider
         if getattr(spider, "max_pages", None) is None or self._answers():
             return response
@@ -900,7 +949,7 @@ class SharedBudgetWaitMiddleware:
         self.waiting += 1
         try:
             while time.monotonic() - start < self.retry_seconds:
-                await maybe_deferred_to_future(deferLater(reactor, self.poll_seconds, lambda: None))
+                await sleep(self.poll_seconds)
                 if self._answers():
                     break
         finally:
