@@ -150,6 +150,7 @@ def test_a_30s_redis_outage_loses_no_page_and_keeps_the_budget(
                     "topicrawl/pages/budget_unshared", "topicrawl/links/fetch_once_unavailable",
                     "topicrawl/dedup/local_fallback", "topicrawl/cache/affinity_unshared",
                     "topicrawl/idle/redis_errors", "topicrawl/pages/budget_waited",
+                    "topicrawl/links/fetch_once_waited",
                     "topicrawl/frontier/lost_on_close")
     }  # fmt: skip
     assert errors["topicrawl/frontier/redis_errors"] > 0, errors  # the outage was seen
