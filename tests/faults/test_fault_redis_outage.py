@@ -2,7 +2,7 @@
 
 Two workers (``scrapy crawl`` subprocesses) share the frontier, dupefilter, fetched set, page
 budget, dedup index and word cache in Redis, all reached through :class:`tcpproxy.TcpProxy`,
-and store into one PostgreSQL database. Once pages are stored the proxy is cut for
+and store into one PostgreSQL database. Once both workers fetch (10 s later) the proxy is cut for
 :data:`OUTAGE` seconds, then restored; the workers finish the budget. Every page a worker
 counted as fetched (and did not find broken) is stored, none twice, the stored pages are
 exactly ``max_pages`` (the web has more), both workers exit 0 and their stats show the outage.
