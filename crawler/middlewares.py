@@ -663,8 +663,13 @@ class FetchOnceMiddleware:
     Scale-out (``TOPICRAWL_REDIS_URL``): the fingerprints live in one Redis set shared by
     every worker (``TOPICRAWL_FETCHED_KEY``; ``SADD`` says whether a worker sent the URL
     before), so a URL re-queued in the shared frontier is downloaded once in all. When Redis
-    does not answer, the request is let through (at worst a page is downloaded twice, never
-    lost), logged and counted as ``topicrawl/links/fetch_once_unavailable``.
+    does not answer, the request waits, asking again every second
+    (``topicrawl/links/fetch_once_waited``), for at most ``TOPICRAWL_REDIS_RETRY_SECONDS``: a
+    URL another worker fetched before the outage is not fetched again (in a 30 s outage
+    through a cut proxy, 2 of 200 pages were, and the budget stored 198). Past that it is let
+    through (at worst a page is downloaded by two workers, never lost), logged and counted as
+    ``topicrawl/links/fetch_once_unavailable``; this worker remembers it and adds it to the
+    shared set when Redis answers again.
     """
 
     def __init__(
@@ -676,6 +681,7 @@ class FetchOnceMiddleware:
         redis: Any = None,
         key: str = "topicrawl:fetched",
         bloom: Any = None,
+        wait_seconds: float = 0.0,
     ):
         self.stats = stats
         self.fingerprint = fingerprint
@@ -686,6 +692,12 @@ class FetchOnceMiddleware:
         self.redis_errors = redis_errors(redis)
         self.key = key
         self.sent: set[str] = set()
+        #: fingerprints sent while Redis did not answer, added to the shared set later
+        self.unshared: list[str] = []
+        #: scale-out: how long a request waits for the shared set while Redis does not
+        #: answer (0: it passes at once)
+        self.wait_seconds = wait_seconds
+        self._error: Exception | None = None
         self.file: Any = None
         if jobdir:
             self.sent.update(fp for fp, _, _ in read_sent(jobdir))
@@ -708,6 +720,7 @@ class FetchOnceMiddleware:
             redis=redis,
             key=key,
             bloom=bloom_from_settings(redis, key, s),
+            wait_seconds=s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0) if redis else 0.0,
         )
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -717,8 +730,8 @@ class FetchOnceMiddleware:
             self.file.close()
             self.file = None
 
-    def seen(self, request: Request) -> bool:
-        """True when ``request``'s URL was sent before; otherwise remember it and say False."""
+    def _check(self, request: Request) -> bool | None:
+        """:meth:`seen`, but None (nothing remembered) when the shared set does not answer."""
         if (
             request.url.endswith("/robots.txt")
             or request.meta.get("retry_times")
@@ -731,13 +744,14 @@ class FetchOnceMiddleware:
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs
-                    return not self.bloom.add(fp)
+                    new = self.bloom.add(fp)
+                    self._share_unshared()
+                    return not new
                 first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
-                self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
-                log.warning("fetch-once set in Redis unavailable (%s): %s passes", exc,
-                               request.url)  # fmt: skip
-                return False
+                self._error = exc
+                return None
+            self._share_unshared()
             if not first:
                 self.sent.add(fp)
                 return True
@@ -748,11 +762,73 @@ class FetchOnceMiddleware:
             self.file.flush()
         return False
 
-    def process_request(self, request: Request) -> None:
-        if self.seen(request):
-            self.stats.inc_value("topicrawl/links/requeue_superseded")
-            raise IgnoreRequest(f"already sent to download: {request.url}")
+    def _pass_unshared(self, request: Request) -> bool:
+        """The shared set does not answer: the request passes (False), counted and logged;
+        this worker remembers it and adds it to the shared set when Redis answers."""
+        self.stats.inc_value("topicrawl/links/fetch_once_unavailable")
+        log.warning("fetch-once set in Redis unavailable (%s): %s passes", self._error,
+                    request.url)  # fmt: skip
+        fp = self.fingerprint(request).hex()
+        self.sent.add(fp)
+        self.unshared.append(fp)
+        return False
+
+    def seen(self, request: Request) -> bool:
+        """True when ``request``'s URL was sent before; otherwise remember it and say False."""
+        verdict = self._check(request)
+        return self._pass_unshared(request) if verdict is None else verdict
+
+    def _share_unshared(self) -> None:
+        """Add the fingerprints sent during an outage to the shared set (Redis answers)."""
+        if not self.unshared:
+            return
+        try:
+            if self.bloom is not None:
+                for fp in self.unshared:
+                    self.bloom.add(fp)
+            else:
+                self.redis.sadd(self.key, *self.unshared)
+        except self.redis_errors:
+            return
+        self.unshared.clear()
+
+    def _superseded(self, request: Request) -> None:
+        self.stats.inc_value("topicrawl/links/requeue_superseded")
+        raise IgnoreRequest(f"already sent to download: {request.url}")
+
+    def process_request(self, request: Request) -> Any:
+        verdict = self._check(request)
+        if verdict is None:
+            if self.wait_seconds > 0:  # scale-out: wait for the shared answer
+                return self._wait_and_check(request)
+            verdict = self._pass_unshared(request)
+        if verdict:
+            self._superseded(request)
         return None
+
+    async def _wait_and_check(self, request: Request) -> None:
+        """Ask the shared set again every second until Redis answers (then the other
+        workers' downloads count: a URL one of them fetched is not fetched again), for at
+        most ``wait_seconds``; then the request passes."""
+        import time
+
+        self.stats.inc_value("topicrawl/links/fetch_once_waited")
+        start, verdict = time.monotonic(), None
+        while verdict is None and time.monotonic() - start < self.wait_seconds:
+            await sleep(1.0)
+            verdict = self._check(request)
+        if verdict is None:
+            verdict = self._pass_unshared(request)
+        if verdict:
+            self._superseded(request)
+
+
+async def sleep(seconds: float) -> None:
+    """Wait ``seconds`` on the crawl's reactor (a coroutine for async middleware methods)."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
 
 
 class RequestDeferred(IgnoreRequest):
@@ -807,3 +883,79 @@ class LinkRescoreMiddleware:
         self.crawler.stats.inc_value("topicrawl/links/deferred")
         self.crawler.engine.crawl(again)
         raise RequestDeferred(f"deferred with priority {new:.3f}: {request.url}")
+
+
+class SharedBudgetWaitMiddleware:
+    """Scale-out with a page budget: a downloaded page waits while Redis does not answer.
+
+    The page budget is one Redis counter for every worker; a worker that cannot reach it
+    would count alone, each up to the whole budget, and the crawl would store more pages
+    than ``max_pages`` (a 30 s outage through a cut proxy: 250 fetched for 150). So while
+    Redis does not answer (a ``PING`` before the page goes to the spider), the response
+    waits here, polling every ``poll_seconds``: the responses in flight hold the
+    downloader's slots, no new download starts, and the page takes its number from the
+    shared counter once Redis answers. Past ``retry_seconds`` it goes on (the scheduler has
+    ended the crawl with ``redis_unreachable`` by then). Counted as
+    ``topicrawl/pages/budget_waited`` (pages that waited) and
+    ``topicrawl/pages/budget_wait_seconds``.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        client: Any,
+        *,
+        retry_seconds: float = 30.0,
+        poll_seconds: float = 1.0,
+    ):
+        self.crawler = crawler
+        self.client = client
+        self.errors = redis_errors(client)
+        self.retry_seconds = retry_seconds
+        self.poll_seconds = poll_seconds
+        self.waiting = 0  # responses waiting now
+        self._outage_since: float | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SharedBudgetWaitMiddleware:
+        from scrapy.exceptions import NotConfigured
+
+        s = crawler.settings
+        client = scaleout_redis(s)
+        if client is None:
+            raise NotConfigured("not a scale-out crawl: the page budget is this process's")
+        return cls(crawler, client, retry_seconds=s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0))
+
+    def _answers(self) -> bool:
+        try:
+            self.client.ping()
+        except self.errors:
+            return False
+        return True
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        import time
+
+        spider = self.crawler.spider
+        if getattr(spider, "max_pages", None) is None or self._answers():
+            return response
+        stats = self.crawler.stats
+        stats.inc_value("topicrawl/pages/budget_waited")
+        start = time.monotonic()
+        if self._outage_since is None:
+            self._outage_since = start
+            log.warning("Redis unreachable: downloaded pages wait for the shared page budget "
+                        "(up to %gs)", self.retry_seconds)  # fmt: skip
+        self.waiting += 1
+        try:
+            while time.monotonic() - start < self.retry_seconds:
+                await sleep(self.poll_seconds)
+                if self._answers():
+                    break
+        finally:
+            self.waiting -= 1
+        if self._outage_since is not None and self.waiting == 0:
+            stats.inc_value("topicrawl/pages/budget_wait_seconds",
+                            round(time.monotonic() - self._outage_since))  # fmt: skip
+            self._outage_since = None
+        return response

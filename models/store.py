@@ -458,6 +458,7 @@ class Store:
             rows.append(row)
         if not rows:
             return {}
+        rows = list({r["url"]: r for r in rows}.values())  # one upsert touches a row once
 
         def go(session: Session) -> dict[str, int]:
             stmt = self._insert(Page).values(rows)
@@ -668,7 +669,10 @@ class Store:
         """Store a batch of crawled pages as the store pipeline made them: the pages, their
         duplicate records, the documents of accepted pages (``_document``: the cleaned text
         and meta, else the page text) and the URL-structure history (accepted pages and
-        relevant duplicates, ``_history``). Returns the number of documents written."""
+        relevant duplicates, ``_history``). Returns the number of documents written. A URL
+        twice in one batch (downloaded again while the fetch-once set was unreachable) is
+        stored once, as its last row: one upsert may not touch a row twice."""
+        rows = list({r["url"]: r for r in rows}.values())
         ids = self.save_pages(run_id, rows)
         self.add_duplicates(
             run_id,

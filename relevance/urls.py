@@ -64,9 +64,14 @@ def jaccard(a: str, b: str) -> float:
 
 @lru_cache(maxsize=1 << 16)
 def _split(url: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    parts = urlsplit(url if "//" in url else "//" + url)
-    host = (parts.hostname or "").lower()
-    path = tuple(p for p in parts.path.split("/") if p)
+    try:
+        parts = urlsplit(url if "//" in url else "//" + url)
+        host, path_text = (parts.hostname or "").lower(), parts.path
+    except ValueError:  # an invalid IPv6 literal ('http://[::1/'): the raw text's parts
+        rest = url.split("//", 1)[-1]
+        netloc, _, path_text = rest.partition("/")
+        host = netloc.rsplit("@", 1)[-1].lower()
+    path = tuple(p for p in path_text.split("/") if p)
     return (tuple(host.split(".")) if host else ()), path
 
 

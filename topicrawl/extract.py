@@ -17,6 +17,7 @@ from typing import Any
 import charset_normalizer
 import trafilatura
 from htmldate import find_date
+from lxml import etree
 from lxml import html as lxml_html
 
 #: Declared names mapped to the codec that decodes them correctly.
@@ -130,8 +131,11 @@ def extract_page(html: str, url: str | None = None, *, tree: Any = None) -> Extr
     """
     if tree is not None and not isinstance(tree, lxml_html.HtmlElement):
         tree = None  # not an lxml.html tree (an XML selector): parse the text
-    if tree is None:
-        tree = lxml_html.fromstring(html) if html.strip() else None
+    if tree is None and html.strip():
+        try:
+            tree = lxml_html.fromstring(html)
+        except (etree.ParserError, ValueError):  # nothing lxml can build a tree of ('</\x00')
+            tree = None
     if tree is None:
         return Extracted("", "", "", "", None, "und")
     title = _clean(" ".join(tree.xpath("//title//text()")))

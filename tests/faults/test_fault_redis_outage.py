@@ -1,0 +1,164 @@
+"""A 30 s Redis outage under the scale-out, through a proxy the test cuts (issue 11, item 7).
+
+Two workers (``scrapy crawl`` subprocesses) share the frontier, dupefilter, fetched set, page
+budget, dedup index and word cache in Redis, all reached through :class:`tcpproxy.TcpProxy`,
+and store into one PostgreSQL database. Once both workers fetch (10 s later) the proxy is cut for
+:data:`OUTAGE` seconds, then restored; the workers finish the budget. Every page a worker
+counted as fetched (and did not find broken) is stored, none twice, the stored pages are
+exactly ``max_pages`` (the web has more), both workers exit 0 and their stats show the outage.
+The figures (pages/s fetched before, during and after the outage) are printed, never
+asserted: they are the benchmark's (docs/benchmarks/faults.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, crawl_command, delete_prefix
+from tcpproxy import TcpProxy
+
+from models.store import Store
+from sitegen.server import ServerProcess
+
+OUTAGE = 30.0  # seconds the proxy to Redis stays cut
+MAX_PAGES = 200  # the crawl's budget; the small web (with its calendars) has more
+RUN_ID = 78
+NORMAL = 10  # seconds both workers crawl before the cut
+LATENCY_MS = 2000  # the test web's latency: a crawl slow enough to span the outage
+
+
+def final_stat(log: str, key: str) -> int:
+    """The last value of an integer stat in a worker's log (0 when absent)."""
+    found = re.findall(rf"'{re.escape(key)}': (\d+)", log)
+    return int(found[-1]) if found else 0
+
+
+def progress(log: str) -> list[tuple[float, int]]:
+    """``(epoch seconds, pages fetched)`` of a worker's ``progress`` lines (one a second)."""
+    return [(dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp(), int(m[2]))
+            for m in re.finditer(r"(\S+ \S+) \[crawler.extensions\] INFO: progress "
+                                 r".*?fetched=(\d+)", log)]  # fmt: skip
+
+
+def fetched_rate(logs: list[str], start: float, end: float) -> float:
+    """Pages per second fetched by all workers between two epoch times (from the progress
+    lines: the store writes in batches, so its count jumps)."""
+    total = 0
+    for log in logs:
+        inside = [n for t, n in progress(log) if start <= t <= end]
+        total += inside[-1] - inside[0] if inside else 0
+    return total / max(end - start, 1e-9)
+
+
+def last_fetch(logs: list[str]) -> float:
+    """Epoch time of the last progress line that shows a new page (the budget spent)."""
+    return max(t for log in logs for (_, n), (t, m) in pairwise(progress(log)) if m > n)
+
+
+@pytest.mark.redis
+def test_a_30s_redis_outage_loses_no_page_and_keeps_the_budget(
+    small_web: Path, redis_url: str, pg_url: str, politics_topic: Path, tmp_path: Path
+) -> None:
+    import redis
+
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    seeds = truth["seeds"]["portal"]
+    port = int(re.search(r":(\d+)/", redis_url).group(1))
+    proxy = TcpProxy(port)
+    via_proxy = proxy.url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    backend = json.dumps({"type": "redis", "url": via_proxy, "namespace": f"{prefix}:dedup"})
+    settings = {
+        "TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
+        "TOPICRAWL_DEDUP_BACKEND": backend,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        # the outage is waited out (the design: a worker ends only past this budget)
+        "TOPICRAWL_REDIS_RETRY_SECONDS": OUTAGE * 4,
+        "TOPICRAWL_PROGRESS_INTERVAL": 1,  # the log's progress lines: each worker's pages
+        "TOPICRAWL_PROGRESS_SNAPSHOTS": False,
+        "TOPICRAWL_SPILL_DIR": str(tmp_path / "spill"),
+    }
+    Store.from_url(pg_url).close()  # the schema, before the workers race to make it
+
+    def worker_fetched(log: Path) -> int:
+        found = re.findall(r"INFO: progress .*?fetched=(\d+)", log.read_text(errors="replace"))
+        return int(found[-1]) if found else 0
+
+    def wait_for(what: str, ready: Callable[[], bool], limit: float = 180) -> None:
+        deadline = time.monotonic() + limit
+        while not ready():
+            assert time.monotonic() < deadline, f"{what} after {limit:.0f} s"
+            time.sleep(0.5)
+
+    web = ServerProcess(small_web, latency_ms=LATENCY_MS)
+    logs = [tmp_path / f"worker{w}.log" for w in range(2)]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for log in logs:
+            cmd, env = crawl_command(web.url, seeds, politics_topic, pg_url,
+                                     args={"run_id": RUN_ID, "max_pages": MAX_PAGES},
+                                     settings=settings)  # fmt: skip
+            env.update(TOPICRAWL_REDIS_URL=via_proxy, TOPICRAWL_REDIS_PREFIX=prefix)
+            with log.open("w") as fh:
+                procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env,
+                                              stdout=subprocess.DEVNULL, stderr=fh))  # fmt: skip
+            # the second starts once the first has made the run
+            wait_for("no spider opened", lambda log=log: "Spider opened" in log.read_text())
+        wait_for("a worker fetched nothing", lambda: min(map(worker_fetched, logs)) >= 3)
+        both, both_wall = time.monotonic(), time.time()
+        wait_for("", lambda: time.monotonic() - both >= NORMAL)
+        cut, cut_wall = time.monotonic(), time.time()
+        at_cut = sum(map(worker_fetched, logs))
+        assert at_cut < MAX_PAGES * 3 // 4, "the budget was nearly spent before the cut"
+        proxy.cut()
+        wait_for("", lambda: time.monotonic() - cut >= OUTAGE)
+        proxy.restore()
+        restored_wall = time.time()
+        at_restore = sum(map(worker_fetched, logs))
+        wait_for("a worker still running", lambda: all(p.poll() is not None for p in procs), 300)
+        codes = [p.wait() for p in procs]
+        ended_wall = time.time()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        web.stop()
+        proxy.close()
+        delete_prefix(redis.Redis.from_url(redis_url), prefix)
+    texts = [log.read_text(encoding="utf-8", errors="replace") for log in logs]
+    assert codes == [0, 0], [t[-3000:] for t in texts]
+    assert not any("Traceback" in t for t in texts), [t[-3000:] for t in texts]
+    store = Store.from_url(pg_url)
+    urls = [p.url for p in store.iter_pages(RUN_ID)]
+    fetched = [final_stat(t, "topicrawl/pages/fetched") for t in texts]
+    broken = sum(final_stat(t, "topicrawl/pages/broken") for t in texts)
+    assert len(urls) == len(set(urls)), "a page stored twice"
+    assert sum(fetched) - broken == len(urls), f"fetched {fetched} - {broken} broken"
+    assert len(urls) == MAX_PAGES, "the budget is exact"
+    errors = {
+        key: sum(final_stat(t, key) for t in texts)
+        for key in ("topicrawl/frontier/redis_errors", "topicrawl/redis/outages",
+                    "topicrawl/pages/budget_unshared", "topicrawl/links/fetch_once_unavailable",
+                    "topicrawl/dedup/local_fallback", "topicrawl/cache/affinity_unshared",
+                    "topicrawl/idle/redis_errors", "topicrawl/pages/budget_waited",
+                    "topicrawl/links/fetch_once_waited",
+                    "topicrawl/frontier/lost_on_close")
+    }  # fmt: skip
+    assert errors["topicrawl/frontier/redis_errors"] > 0, errors  # the outage was seen
+    print(f"\npages fetched: {at_cut} at the cut, {at_restore} when restored; {len(urls)} "
+          f"stored at the end (budget {MAX_PAGES}); fetched per worker {fetched}, broken {broken}; "
+          f"exit {codes}; {ended_wall - restored_wall:.0f} s from the restore to the end")
+    print(f"pages/s fetched: before {fetched_rate(texts, both_wall, cut_wall):.2f}, during "
+          f"{fetched_rate(texts, cut_wall, restored_wall):.2f}, after "
+          f"{fetched_rate(texts, restored_wall, last_fetch(texts)):.2f} (until the budget was "
+          f"spent, {last_fetch(texts) - restored_wall:.0f} s after the restore)")
+    print("counters " + ", ".join(f"{k.split('/', 1)[1]}={v}" for k, v in errors.items()))
