@@ -20,6 +20,12 @@ crawl of 40 pages, one worker fetched 38 and another none before its next heartb
 ``TOPICRAWL_FRONTIER_POLL_SECONDS`` the extension asks the scheduler whether the shared
 frontier holds requests (one ``ZCARD``) and, if so, wakes the engine at once.
 
+The same beat refreshes this worker's lease heartbeat and, every
+``TOPICRAWL_LEASE_CHECK_SECONDS`` and whenever the worker is idle, puts the requests of
+workers whose heartbeat expired back into the frontier (:mod:`crawler.lease`). With leases, a
+worker does not end on a spent budget while another worker holding requests has a late
+heartbeat (probably killed): its counted, unstored pages give their budget back when it expires.
+
 A Redis error while checking keeps the worker waiting: the scheduler's outage handling
 (``TOPICRAWL_REDIS_RETRY_SECONDS``) decides when an outage ends the crawl.
 """
@@ -36,6 +42,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet import task
 
+from crawler.lease import WorkerLease, lease_of
 from crawler.middlewares import redis_errors, scaleout_redis
 
 log = logging.getLogger(__name__)
@@ -52,14 +59,21 @@ class SharedIdleClose:
         key: str,
         idle_seconds: float,
         poll_seconds: float = 0.5,
+        lease: WorkerLease | None = None,
+        check_seconds: float = 5.0,
     ):
         self.crawler = crawler
         self.client = client
         self.errors = redis_errors(client)
         self.key = key
-        self.ttl_ms = max(1, int(idle_seconds * 1000))
-        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        #: 0: no idle wait (the lease's beat only)
+        self.ttl_ms = max(0, int(idle_seconds * 1000))
+        self.worker = lease.worker if lease is not None else f"{socket.gethostname()}:{os.getpid()}"
         self.poll_seconds = poll_seconds
+        self.lease = lease
+        #: beats between two looks for dead workers (a beat every min(1, poll_seconds) s)
+        self.check_every = max(1, round(check_seconds / min(1.0, poll_seconds)))
+        self._beats = 0
         self._beat: task.LoopingCall | None = None
         self.waits = 0  # spider_idle calls answered with "wait"
 
@@ -68,11 +82,18 @@ class SharedIdleClose:
         s = crawler.settings
         idle = s.getfloat("TOPICRAWL_IDLE_CLOSE_SECONDS")
         client = scaleout_redis(s)
-        if client is None or idle <= 0:
-            raise NotConfigured("not a scale-out crawl, or TOPICRAWL_IDLE_CLOSE_SECONDS is 0")
+        lease = lease_of(crawler)
+        if client is None or (idle <= 0 and lease is None):
+            raise NotConfigured("not a scale-out crawl, or TOPICRAWL_IDLE_CLOSE_SECONDS and "
+                                "TOPICRAWL_LEASE_SECONDS are 0")  # fmt: skip
+        if lease is not None and 0 < idle < lease.lease_ms / 1000:
+            log.warning("TOPICRAWL_LEASE_SECONDS (%g) is longer than TOPICRAWL_IDLE_CLOSE_SECONDS "
+                        "(%g): a killed worker's requests may wait for the next start",
+                        lease.lease_ms / 1000, idle)  # fmt: skip
         key = s.get("TOPICRAWL_ACTIVE_KEY", "topicrawl:%(spider)s:active")
         poll = s.getfloat("TOPICRAWL_FRONTIER_POLL_SECONDS", 0.5)
-        ext = cls(crawler, client, key % {"spider": crawler.spidercls.name}, idle, poll)
+        ext = cls(crawler, client, key % {"spider": crawler.spidercls.name}, idle, poll, lease,
+                  s.getfloat("TOPICRAWL_LEASE_CHECK_SECONDS", 5.0))  # fmt: skip
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.spider_idle, signal=signals.spider_idle)
@@ -80,6 +101,8 @@ class SharedIdleClose:
 
     def touch(self) -> None:
         """This worker is busy: the crawl is not idle for the next period."""
+        if not self.ttl_ms:
+            return
         try:
             self.client.set(self.key, self.worker, px=self.ttl_ms)
         except self.errors:
@@ -92,9 +115,24 @@ class SharedIdleClose:
         return not engine.spider_is_idle()
 
     def beat(self) -> None:
+        if self.lease is not None:
+            self._beats += 1
+            self.lease_beat(reclaim=self._beats % self.check_every == 0)
         if self.busy():
             self.touch()
         self.wake()
+
+    def lease_beat(self, reclaim: bool) -> int:
+        """Refresh this worker's lease heartbeat; with ``reclaim``, put the requests of
+        workers whose heartbeat expired back into the frontier (their number)."""
+        assert self.lease is not None
+        try:
+            self.lease.beat()
+            return self.lease.reclaim() if reclaim else 0
+        except self.lease.errors as exc:
+            self.crawler.stats.inc_value("topicrawl/idle/redis_errors")
+            log.debug("lease heartbeat: Redis error (%s)", exc)
+            return 0
 
     def wake(self) -> bool:
         """Wake the engine when the shared frontier holds requests (see the module docstring);
@@ -113,6 +151,8 @@ class SharedIdleClose:
         return bool(pending)
 
     def spider_opened(self, spider: Spider) -> None:
+        if self.lease is not None:  # a start after a kill picks up the dead workers' requests
+            self.lease_beat(reclaim=True)
         self.touch()  # a worker that starts on an empty frontier waits a whole period
         self._beat = task.LoopingCall(self.beat)
         self._beat.start(min(1.0, self.poll_seconds), now=False)
@@ -120,6 +160,11 @@ class SharedIdleClose:
     def spider_closed(self, spider: Spider) -> None:
         if self._beat is not None and self._beat.running:
             self._beat.stop()
+        if self.lease is not None:
+            try:
+                self.lease.close()
+            except self.lease.errors as exc:
+                log.warning("lease heartbeat not removed (%s): it expires by itself", exc)
         self.crawler.stats.set_value("topicrawl/idle/waits", self.waits)
 
     def budget_spent(self, spider: Spider) -> bool:
@@ -131,8 +176,17 @@ class SharedIdleClose:
 
     def spider_idle(self, spider: Spider) -> None:
         try:
+            if self.lease is not None:
+                if self.lease_beat(reclaim=True):  # a dead worker's requests are back
+                    self.touch()
+                    raise DontCloseSpider
+                if self.lease.stale_workers():  # wait for a probably dead worker's expiry
+                    self.waits += 1
+                    raise DontCloseSpider
             if self.budget_spent(spider):
                 raise CloseSpider("max_pages")
+            if not self.ttl_ms:
+                return
             others_busy = bool(self.client.exists(self.key))
         except self.errors as exc:
             self.crawler.stats.inc_value("topicrawl/idle/redis_errors")

@@ -102,6 +102,8 @@ class StorePipeline:
         self._watch: Any = None  # the LoopingCall of :meth:`watch`
         self._writer_error: BaseException | None = None
         self._closing = False
+        #: scale-out: crawler.lease.WorkerLease (a stored page's lease ends)
+        self.lease: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -126,6 +128,9 @@ class StorePipeline:
             close_wait=s.getfloat("TOPICRAWL_STORE_CLOSE_WAIT", 5.0),
         )
         pipe.crawler = crawler
+        from crawler.lease import lease_of
+
+        pipe.lease = lease_of(crawler)
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(pipe.document_replaced, signal=document_replaced)
         return pipe
@@ -181,6 +186,8 @@ class StorePipeline:
                 spider.recovered_urls = self._unstored_sent_urls()
             self.store.reopen_run(self.run_id)
         spider.run_id = self.run_id
+        if self.lease is not None:
+            self.lease.stored_check = self._stored_urls
         self._save_run_id()
         self._give_labels(spider)
         if self.jobdir:
@@ -437,6 +444,16 @@ class StorePipeline:
         if replaced:
             self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
             self.store.add_duplicates(self.run_id, replaced)
+        if self.lease is not None:  # the pages are in the database: their leases end
+            try:
+                self.lease.stored(row["url"] for row in batch)
+            except self.lease.errors as exc:  # reclaimed later, found stored then
+                log.warning("leases of %d stored pages not ended (%s)", len(batch), exc)
+
+    def _stored_urls(self, urls: list[str]) -> set[str]:
+        """Which of ``urls`` the run holds (a reclaimer's check, crawler.lease)."""
+        assert self.store is not None and self.run_id is not None
+        return set(self.store.page_ids(self.run_id, urls))
 
     def _hand_over(self) -> None:
         """Give the buffered pages to the writer; past its bound, pause the engine."""

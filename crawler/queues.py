@@ -112,10 +112,15 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
         from scrapy_redis import picklecompat
 
         from crawler import serialization
+        from crawler.lease import lease_of
 
         if serializer is None or serializer is picklecompat:  # never pickle
             serializer = serialization
         super().__init__(server, spider, key, serializer)
+        #: crawler.lease.WorkerLease: a popped request is leased to this worker
+        self.lease = lease_of(getattr(spider, "crawler", None))
+        if self.lease is not None and self.lease.frontier_key != key:
+            self.lease = None  # a queue of another key (tests): no lease
 
     def _stats(self) -> Any:
         crawler = getattr(self.spider, "crawler", None)
@@ -127,7 +132,11 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
             stats.inc_value(key)
 
     def _encode_request(self, request: Any) -> bytes:
+        from crawler.lease import LEASE
+
         obj = request.to_dict(spider=self.spider)
+        if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
+            obj["meta"] = {k: v for k, v in obj["meta"].items() if k != LEASE}
         try:
             return self.serializer.dumps(obj)
         except (TypeError, ValueError):
@@ -157,7 +166,40 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
             raise ValueError("no URL")
         return request_from_dict(obj, spider=self.spider)
 
-    def pop(self, timeout: int = 0) -> Any:
+    def push(self, request: Any) -> None:
+        if self.lease is None:
+            return super().push(request)
+        from crawler.lease import LEASE
+
+        self.lease.push(self._encode_request(request), -request.priority,
+                        request.meta.get(LEASE))  # fmt: skip
+
+    def _pop_leased(self, limit: int | None) -> Any:
+        from crawler.lease import LEASE
+
+        for _ in range(MAX_SKIPPED_PER_POP):
+            found = self.lease.pop(limit)
+            if found is None:
+                return None
+            data, lease_id = found
+            try:
+                request = self._decode_request(data)
+            except Exception as exc:  # hostile or corrupt data: skip, never run it
+                self.lease.release(lease_id)
+                self._inc("topicrawl/frontier/malformed")
+                log.warning("skipped a malformed frontier entry (%s: %s): %r",
+                            type(exc).__name__, exc, data[:80])  # fmt: skip
+                continue
+            request.meta[LEASE] = lease_id
+            return request
+        return None
+
+    def pop(self, timeout: int = 0, limit: int | None = None) -> Any:
+        """The best request (None: the frontier is empty). With a lease, it is recorded
+        as this worker's in flight in the same Redis call, and none is popped once the page
+        budget ``limit`` is spent."""
+        if self.lease is not None:
+            return self._pop_leased(limit)
         for _ in range(MAX_SKIPPED_PER_POP):
             pipe = self.server.pipeline()
             pipe.multi()

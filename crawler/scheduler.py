@@ -41,6 +41,7 @@ class RedisScheduler(Scheduler):
         self.outage_since: float | None = None
         self.crawler: Any = None
         self._closing = False
+        self._spent_at: tuple[float, bool] = (-1.0, False)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RedisScheduler:
@@ -113,10 +114,35 @@ class RedisScheduler(Scheduler):
         self._answered()
         return added
 
+    # -- the page budget (with leases, crawler.lease) -----------------------------------------
+    def _budget(self) -> int | None:
+        """The crawl's page budget when the frontier is leased and the budget shared."""
+        spider = self.spider
+        if getattr(self.queue, "lease", None) is None or getattr(spider, "pages_redis", None) is None:
+            return None
+        return getattr(spider, "max_pages", None)
+
+    def _budget_spent(self) -> bool:
+        """Whether the shared budget is spent (asked at most once a second): a leased
+        frontier then pops nothing, and the idle extension decides when the worker ends."""
+        limit = self._budget()
+        if limit is None:
+            return False
+        now = time.monotonic()
+        if now - self._spent_at[0] >= 1.0:
+            spider = self.spider
+            spent = int(spider.pages_redis.get(spider.pages_key) or 0) >= limit
+            self._spent_at = (now, spent)
+        return self._spent_at[1]
+
     def next_request(self) -> Request | None:
         try:
             self._push_held()
-            request = self.queue.pop(self.idle_before_close)
+            limit = self._budget()
+            if limit is not None:
+                request = self.queue.pop(self.idle_before_close, limit=limit)
+            else:
+                request = self.queue.pop(self.idle_before_close)
         except REDIS_ERRORS as exc:
             self._failed(exc)
             # the requests found during the outage are this worker's to serve meanwhile
@@ -128,7 +154,7 @@ class RedisScheduler(Scheduler):
 
     def has_pending_requests(self) -> bool:
         try:
-            return len(self.queue) > 0 or bool(self.held)
+            return (len(self.queue) > 0 and not self._budget_spent()) or bool(self.held)
         except REDIS_ERRORS as exc:
             self._failed(exc)
             return bool(self.held) or not self._closing  # keep the engine waiting within the budget

@@ -43,6 +43,8 @@ DEPTH_PRIORITY = 0
 DEPTH_STATS_VERBOSE = True
 
 SPIDER_MIDDLEWARES = {
+    # scale-out: a response that gave no counted page ends its lease (crawler/lease.py)
+    "crawler.lease.LeaseMiddleware": 100,
     "crawler.middlewares.TrapGuardMiddleware": 650,
     # the WARC place of a page's response into its item (off without TOPICRAWL_WARC_DIR)
     "crawler.warc.WarcReferenceMiddleware": 700,
@@ -246,6 +248,9 @@ if REDIS_URL:
     #: crawler.idle.SharedIdleClose's key, alive while any worker was busy in the last
     #: TOPICRAWL_IDLE_CLOSE_SECONDS: idle workers wait for work and end together.
     TOPICRAWL_ACTIVE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:active"
+    #: crawler.lease: each worker's requests in flight (``<this>:inflight:<worker>``), its
+    #: heartbeat (``<this>:alive:<worker>``) and the workers' registry (``<this>:workers``).
+    TOPICRAWL_LEASE_PREFIX = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s"
     TOPICRAWL_DEDUP_BACKEND = {
         "type": "redis",
         "url": REDIS_URL,
@@ -271,6 +276,12 @@ TOPICRAWL_IDLE_CLOSE_SECONDS = float(os.environ.get("TOPICRAWL_IDLE_CLOSE_SECOND
 #: Scale-out: how often (seconds, at most 1) a worker looks whether the shared frontier holds
 #: requests and wakes its engine (Scrapy's own heartbeat asks every 5 s).
 TOPICRAWL_FRONTIER_POLL_SECONDS = 0.5
+#: Scale-out: a worker whose heartbeat is this many seconds old is taken for dead, and the
+#: requests it held (popped, not finished) go back to the frontier (crawler/lease.py; 0: no
+#: leases). Keep it at most TOPICRAWL_IDLE_CLOSE_SECONDS and well above an event-loop stall.
+TOPICRAWL_LEASE_SECONDS = float(os.environ.get("TOPICRAWL_LEASE_SECONDS", "10"))
+#: Seconds between two looks for dead workers (also done whenever a worker is idle).
+TOPICRAWL_LEASE_CHECK_SECONDS = 5.0
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -25,6 +25,7 @@ from scrapy.utils.misc import load_object
 
 from crawler import discovery
 from crawler.items import PageItem
+from crawler.lease import LEASE, lease_of
 from crawler.middlewares import (
     RECOVERED,
     RequestDeferred,
@@ -48,6 +49,13 @@ _REDIRECTS = [301, 302, 303, 307, 308]
 FETCHED = 1 << 62
 #: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
 BROKEN_LOGGED = 5
+#: ``TopicSpider.take_page``: another worker owns the request now (crawler.lease)
+LEASE_LOST = -1
+
+
+def meta_url(response: Response) -> str:
+    """The URL a page is stored under: the first of its redirects."""
+    return response.meta.get("redirect_urls", [response.url])[0]
 
 
 def parse_seeds(value: str | None) -> list[str]:
@@ -246,6 +254,8 @@ class TopicSpider(scrapy.Spider):
         self.pages_redis: Any = None
         self.pages_redis_errors: tuple[type[Exception], ...] = ()
         self.pages_key = "topicrawl:topic:pages"
+        #: scale-out: this worker's leases on the requests it holds (crawler.lease)
+        self.lease: Any = None
         self.scorer: LinkScorer | None = None
         self.harvest_window = HarvestWindow(200)
         #: scale-out: seconds an idle worker waits for the shared frontier (from_crawler)
@@ -292,6 +302,7 @@ class TopicSpider(scrapy.Spider):
         if spider.max_pages is not None:
             key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
             spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
+        spider.lease = lease_of(crawler)
         spider.documents = s.getbool("TOPICRAWL_DOCUMENTS_ENABLED", True)
         spider.max_document_pages = max(1, s.getint("TOPICRAWL_MAX_DOCUMENT_PAGES", 200))
         spider.discovery_max_bytes = s.getint("TOPICRAWL_DISCOVERY_MAX_BYTES", 50 * 1024 * 1024)
@@ -415,13 +426,31 @@ class TopicSpider(scrapy.Spider):
         self.pages_redis, self.pages_key = client, key
         self.pages_redis_errors = redis_errors(client)
 
-    def take_page(self) -> int | None:
+    def take_page(self, meta: dict[str, Any] | None = None, url: str = "") -> int | None:
         """Count a fetched page against ``max_pages``: its number in the crawl, or None when
         the budget is spent. Scale-out: one Redis counter for every worker (INCR), so the
         budget is the crawl's; a page refused as over budget gives its count back (DECR),
         so the counter never passes the budget. If Redis does not answer, this worker counts
         alone (logged, ``topicrawl/pages/budget_unshared``) and adds the pages it took
-        meanwhile to the shared counter once Redis answers again."""
+        meanwhile to the shared counter once Redis answers again.
+
+        With a lease (``meta``: the response's, crawler.lease) the count marks the lease in
+        the same script; :data:`LEASE_LOST` when another worker owns the request now."""
+        lease_id = (meta or {}).get(LEASE)
+        if self.lease is not None and lease_id:
+            try:
+                n = self.lease.take(lease_id, url, count=self.pages_redis is not None,
+                                    limit=self.max_pages, debt=self._budget_debt)  # fmt: skip
+            except self.lease.errors as exc:
+                log.warning("lease of %s not marked (%s): counting without it", url, exc)
+            else:
+                if n == -1:
+                    return LEASE_LOST
+                if n == 0:
+                    return None
+                self._budget_debt = 0
+                self.pages_seen += 1
+                return n if self.pages_redis is not None else self.pages_seen
         if self.pages_redis is not None:
             try:
                 n = int(self.pages_redis.incrby(self.pages_key, 1 + self._budget_debt))
@@ -449,9 +478,16 @@ class TopicSpider(scrapy.Spider):
         except self.pages_redis_errors:
             pass
 
-    def release_page(self) -> None:
+    def release_page(self, meta: dict[str, Any] | None = None) -> None:
         """Give back the budget of a taken page that will not be stored (it broke)."""
         self.pages_seen = max(0, self.pages_seen - 1)
+        lease_id = (meta or {}).get(LEASE)
+        if self.lease is not None and lease_id:
+            try:  # a reclaimer that took the lease gave the count back already
+                self.lease.uncount(lease_id, count=self.pages_redis is not None)
+                return
+            except self.lease.errors as exc:
+                log.warning("lease of a broken page not updated (%s)", exc)
         if self.pages_redis is not None:
             try:
                 self.pages_redis.decr(self.pages_key)
@@ -539,6 +575,7 @@ class TopicSpider(scrapy.Spider):
         )  # fmt: skip
 
     def on_discovery_error(self, failure: Any) -> None:
+        self.end_lease(failure)
         request = getattr(failure, "request", None)
         kind = request.meta.get(discovery.DISCOVERY, "?") if request is not None else "?"
         self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
@@ -637,9 +674,16 @@ class TopicSpider(scrapy.Spider):
         if response.status == 304:  # recrawl: not modified since the stored copy
             stats.inc_value("topicrawl/recrawl/not_modified")
             return
-        number = self.take_page()
+        number = self.take_page(response.meta, meta_url(response))
+        if number == LEASE_LOST:  # reclaimed while this worker was slow: another has it
+            log.info("%s is fetched by another worker now (this one was too slow)", response.url)
+            return
         if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
+            lease_id = response.meta.get(LEASE)
+            if self.lease is not None and lease_id:  # back to the frontier for a larger budget;
+                self.lease.requeue_own(lease_id)  # the idle extension ends the worker
+                return
             if self.pages_redis is not None:  # another worker spent the crawl's budget
                 raise CloseSpider("max_pages")
             return
@@ -671,7 +715,7 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/pages/broken")
             if fmt is not None:
                 stats.inc_value(f"topicrawl/documents/{fmt}_broken")
-            self.release_page()
+            self.release_page(response.meta)
             broken = stats.get_value("topicrawl/pages/broken", 0)
             level = logging.WARNING if broken <= BROKEN_LOGGED else logging.DEBUG
             log.log(level, "cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
@@ -716,7 +760,7 @@ class TopicSpider(scrapy.Spider):
             observe(info, relevance, meta.get("link_score"))
         headers = response.headers
         item = PageItem(
-            url=meta.get("redirect_urls", [response.url])[0],
+            url=meta_url(response),
             final_url=response.url,
             host=urlsplit(response.url).hostname or "",
             status=response.status,
@@ -743,10 +787,11 @@ class TopicSpider(scrapy.Spider):
             duplicate=None,
         )
         if unchanged:  # the same text as stored: nothing to store, its links are looked at
-            self.release_page()
+            self.release_page(meta)
         else:
             yield item
-        if self.max_pages is not None and number >= self.max_pages:
+        # with leases the worker ends in the idle extension, after a killed worker's pages
+        if self.max_pages is not None and number >= self.max_pages and self.lease is None:
             raise CloseSpider("max_pages")
         if (
             self.harvest_floor > 0
@@ -871,7 +916,18 @@ class TopicSpider(scrapy.Spider):
             return request.replace(dont_filter=True)
         return request
 
+    def end_lease(self, failure: Any) -> None:
+        """A request failed for good: its lease ends (crawler.lease)."""
+        request = getattr(failure, "request", None)
+        lease_id = request.meta.get(LEASE) if request is not None else None
+        if self.lease is not None and lease_id:
+            try:
+                self.lease.release(lease_id)
+            except self.lease.errors as exc:
+                log.debug("lease of %s not released (%s)", request.url, exc)
+
     def on_error(self, failure: Any) -> None:
+        self.end_lease(failure)
         if failure.check(RequestDeferred):  # back in the frontier (LinkRescoreMiddleware)
             return
         if failure.check(TrapRefused):  # counted by the trap guard

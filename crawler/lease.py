@@ -1,0 +1,445 @@
+"""Scale-out: per-worker leases on the requests in flight, so a killed worker's share is
+finished by the others.
+
+A worker pops a request from the shared frontier and records it in its own in-flight hash
+in the same Lua call (``<prefix>:topic:inflight:<worker>``: field = SHA-1 of the entry, value
+= the frontier entry itself, JSON): a ``kill -9`` between the two cannot lose it. While it
+lives, the worker refreshes a heartbeat key (``<prefix>:topic:alive:<worker>``, ``SET … PX
+TOPICRAWL_LEASE_SECONDS``; the idle extension's one-second beat does it). A page counted
+against the budget marks its lease ``c:<id>`` (the ``INCR`` of the page counter and the mark
+are one script); the lease ends when the page is written to the database (the store's
+writer), when the callback produced no page, or when the request failed for good.
+
+Any live worker looks for workers whose heartbeat expired (every
+``TOPICRAWL_LEASE_CHECK_SECONDS`` and when it is idle): one Lua script moves a dead worker's
+whole hash into the reclaimer's own (so two reclaimers never take one entry, and a reclaimer
+killed meanwhile is reclaimed in turn); then each entry goes back to the frontier
+(``topicrawl/frontier/recovered_from_dead_worker``), marked ``topicrawl_recovered`` so the
+fetch-once set lets it pass once (this also works with the Bloom seen sets, where nothing can
+be removed). A page the dead worker had counted gives its count back (``DECR``) unless the
+database has it (``topicrawl/frontier/recovered_stored``: dropped, not fetched again).
+
+A worker that was only slow (heartbeat expired, process alive) finds its lease gone when it
+counts the page: if the request still waits in the frontier it takes it back (``ZREM`` of the
+exact entry) and goes on; if another worker has popped it, the slow worker drops its copy
+(``topicrawl/frontier/lease_lost``). A page counted before the lease was taken and stored by
+both is one row (pages are an upsert per run and URL) counted once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from crawler import serialization
+
+log = logging.getLogger(__name__)
+
+#: request meta: the id of the request's lease (the SHA-1 of its frontier entry)
+LEASE = "topicrawl_lease"
+#: statuses a requeued request hands to the spider (it follows them through the dupefilter)
+_REDIRECTS = [301, 302, 303, 307, 308]
+
+#: pop the best entry and lease it: KEYS frontier, inflight, pages; ARGV limit (-1: none)
+_POP = """
+local limit = tonumber(ARGV[1])
+if limit >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= limit then return false end
+local r = redis.call('ZRANGE', KEYS[1], 0, 0)
+if #r == 0 then return false end
+redis.call('ZREM', KEYS[1], r[1])
+local id = redis.sha1hex(r[1])
+redis.call('HSET', KEYS[2], id, r[1])
+return {r[1], id}
+"""
+#: count a page under its lease: KEYS inflight, pages, frontier; ARGV id, entry, entry as
+#: requeued, count (0/1), limit (-1: none), debt (pages counted while Redis was down).
+#: Returns the page number (1 when not counting), 0 over budget, -1 lease lost for good.
+_TAKE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if redis.call('ZREM', KEYS[3], ARGV[3]) == 0 then return -1 end
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+local n = 1
+if ARGV[4] == '1' then
+  n = redis.call('INCRBY', KEYS[2], 1 + tonumber(ARGV[6]))
+  local limit = tonumber(ARGV[5])
+  if limit >= 0 and n > limit then
+    redis.call('DECR', KEYS[2])
+    return 0
+  end
+end
+redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], 1)
+return n
+"""
+#: a counted page will not be stored (it broke): KEYS inflight, pages; ARGV id, count (0/1).
+#: The count goes back only if this worker still holds it (a reclaimer gave it back else).
+_UNCOUNT = """
+if redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1]) == 1 and ARGV[2] == '1' then
+  redis.call('DECR', KEYS[2])
+  return 1
+end
+return 0
+"""
+#: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight
+_RELEASE_UNCOUNTED = """
+if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0
+"""
+#: take a dead worker's hash: KEYS its heartbeat, its inflight, mine, the registry; ARGV its id
+_CLAIM = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
+local all = redis.call('HGETALL', KEYS[2])
+for i = 1, #all, 2 do redis.call('HSET', KEYS[3], all[i], all[i + 1]) end
+redis.call('DEL', KEYS[2])
+if #all == 0 then redis.call('SREM', KEYS[4], ARGV[1]) end
+return all
+"""
+#: one reclaimed entry back to the frontier: KEYS mine, pages, frontier; ARGV id, give the
+#: count back (0/1), requeue (0/1), score, entry. 1 when this call moved it.
+_REQUEUE = """
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+local counted = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1])
+if counted == 1 and ARGV[2] == '1' then redis.call('DECR', KEYS[2]) end
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+return 1
+"""
+
+
+def requeued_entry(entry: bytes) -> tuple[bytes, float]:
+    """A leased frontier entry as it goes back to the frontier (and its score): marked
+    ``topicrawl_recovered`` (the fetch-once set lets the URL pass once; a redirect is followed
+    by the spider, through the dupefilter), its lease id dropped. Deterministic, so a slow
+    worker finds the exact entry a reclaimer pushed."""
+    from crawler.middlewares import RECOVERED
+
+    obj = serialization.loads(entry)
+    meta = dict(obj.get("meta") or {})
+    meta.pop(LEASE, None)
+    meta[RECOVERED] = obj["url"]
+    meta["dont_redirect"] = True
+    meta["handle_httpstatus_list"] = _REDIRECTS
+    obj["meta"] = meta
+    return serialization.dumps(obj), -float(obj.get("priority") or 0)
+
+
+def stored_url(entry: bytes) -> str:
+    """The URL a leased request's page is stored under (the first of its redirects)."""
+    obj = serialization.loads(entry)
+    redirects = (obj.get("meta") or {}).get("redirect_urls") or []
+    return str(redirects[0] if redirects else obj["url"])
+
+
+def _b(value: Any) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode("utf-8")
+
+
+def _s(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class WorkerLease:
+    """This worker's leases in Redis (see the module docstring); plain arguments, so it is
+    tested against Redis without a crawler."""
+
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        *,
+        frontier_key: str,
+        pages_key: str,
+        lease_seconds: float = 10.0,
+        worker: str | None = None,
+        stats: Any = None,
+    ):
+        from redis import RedisError
+
+        self.client = client
+        self.errors: tuple[type[Exception], ...] = (RedisError, OSError)
+        self.prefix = prefix
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.frontier_key, self.pages_key = frontier_key, pages_key
+        self.registry = f"{prefix}:workers"
+        self.inflight = self.inflight_key(self.worker)
+        self.lease_ms = max(1000, int(lease_seconds * 1000))
+        self.stats = stats
+        #: what the store recorded: a callable of URLs -> the URLs the database holds
+        self.stored_check: Callable[[list[str]], set[str]] | None = None
+        #: leases of counted pages by stored URL (ended when the store wrote the page)
+        self._counted: dict[str, str] = {}
+        #: the frontier entry of each lease held (to take it back after a reclaim)
+        self._entries: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        self._scripts = {
+            name: client.register_script(src)
+            for name, src in (
+                ("pop", _POP),
+                ("take", _TAKE),
+                ("uncount", _UNCOUNT),
+                ("release", _RELEASE_UNCOUNTED),
+                ("claim", _CLAIM),
+                ("requeue", _REQUEUE),
+            )  # fmt: skip
+        }
+
+    def inflight_key(self, worker: str) -> str:
+        return f"{self.prefix}:inflight:{worker}"
+
+    def alive_key(self, worker: str) -> str:
+        return f"{self.prefix}:alive:{worker}"
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None and count:
+            self.stats.inc_value(key, count)
+
+    # -- this worker ---------------------------------------------------------------------------
+    def beat(self) -> None:
+        """Register and refresh the heartbeat (every second while the worker lives)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(self.alive_key(self.worker), 1, px=self.lease_ms)
+        pipe.sadd(self.registry, self.worker)
+        pipe.execute()
+
+    def close(self) -> None:
+        """The worker ends: its heartbeat goes at once, so what it still holds (requests
+        cancelled by the close) is reclaimed by the others, or by the next start."""
+        self.client.delete(self.alive_key(self.worker))
+
+    def pop(self, limit: int | None = None) -> tuple[bytes, str] | None:
+        """The best frontier entry, leased to this worker: (entry, lease id); None when the
+        frontier is empty or the page budget ``limit`` is spent."""
+        found = self._scripts["pop"](
+            keys=[self.frontier_key, self.inflight, self.pages_key],
+            args=[-1 if limit is None else limit],
+        )
+        if not found:
+            return None
+        entry, lease_id = _b(found[0]), _s(found[1])
+        with self._lock:
+            self._entries[lease_id] = entry
+        return entry, lease_id
+
+    def take(self, lease_id: str, url: str, *, count: bool, limit: int | None,
+             debt: int = 0) -> int:  # fmt: skip
+        """Count the page of ``lease_id`` (stored as ``url``): its number in the crawl (1
+        when not counting), 0 when over budget, -1 when another worker owns the request now.
+        A lease taken by a reclaimer while this worker was slow is taken back when the entry
+        still waits in the frontier."""
+        with self._lock:
+            entry = self._entries.get(lease_id)
+        requeued = requeued_entry(entry)[0] if entry else b""
+        n = int(self._scripts["take"](
+            keys=[self.inflight, self.pages_key, self.frontier_key],
+            args=[lease_id, entry or b"", requeued, int(count), -1 if limit is None else limit,
+                  debt],
+        ))  # fmt: skip
+        if n == -1:
+            self._inc("topicrawl/frontier/lease_lost")
+        elif n > 0:
+            with self._lock:
+                self._counted[url] = lease_id
+        return n
+
+    def forget(self, lease_id: str) -> None:
+        with self._lock:
+            self._entries.pop(lease_id, None)
+
+    def uncount(self, lease_id: str, *, count: bool) -> bool:
+        """A counted page will not be stored: its count goes back (True) unless a reclaimer
+        already gave it back."""
+        with self._lock:
+            for url, held in list(self._counted.items()):
+                if held == lease_id:
+                    del self._counted[url]
+        return bool(self._scripts["uncount"](keys=[self.inflight, self.pages_key],
+                                             args=[lease_id, int(count)]))  # fmt: skip
+
+    def release(self, lease_id: str) -> None:
+        """The request is done and its page was not counted: the lease ends."""
+        self._scripts["release"](keys=[self.inflight], args=[lease_id])
+        self.forget(lease_id)
+
+    def push(self, data: bytes, score: float, lease_id: str | None = None) -> None:
+        """Push a frontier entry; a request sent back (a retry, a redirect, a deferral)
+        ends the lease it came from in the same transaction."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.zadd(self.frontier_key, {data: score})
+        if lease_id:
+            pipe.hdel(self.inflight, lease_id, f"c:{lease_id}")
+        pipe.execute()
+        if lease_id:
+            self.forget(lease_id)
+
+    def requeue_own(self, lease_id: str) -> bool:
+        """Put a request this worker holds back into the frontier (its page came over
+        budget: it waits there for a larger budget, marked to pass the fetch-once set)."""
+        with self._lock:
+            entry = self._entries.pop(lease_id, None)
+        if entry is None:
+            return False
+        data, score = requeued_entry(entry)
+        return bool(self._scripts["requeue"](
+            keys=[self.inflight, self.pages_key, self.frontier_key],
+            args=[lease_id, 0, 1, score, data],
+        ))  # fmt: skip
+
+    def stored(self, urls: Iterable[str]) -> int:
+        """The database holds these pages: their leases end (called by the store's writer
+        thread; redis-py's client is thread-safe)."""
+        with self._lock:
+            ids = [self._counted.pop(u) for u in urls if u in self._counted]
+            for lease_id in ids:
+                self._entries.pop(lease_id, None)
+        if ids:
+            self.client.hdel(self.inflight, *ids, *(f"c:{i}" for i in ids))
+        return len(ids)
+
+    # -- the others ----------------------------------------------------------------------------
+    def stale_workers(self, fresh_ms: int = 3000) -> list[str]:
+        """Other workers holding leases whose heartbeat is late (not refreshed for
+        ``fresh_ms``) but not yet expired: probably dead, reclaimable soon."""
+        others = [_s(w) for w in self.client.smembers(self.registry) if _s(w) != self.worker]
+        if not others:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for w in others:
+            pipe.pttl(self.alive_key(w))
+            pipe.hlen(self.inflight_key(w))
+        answers = pipe.execute()
+        return [w for w, ttl, held in zip(others, answers[::2], answers[1::2], strict=True)
+                if held and 0 < ttl < self.lease_ms - fresh_ms]  # fmt: skip
+
+    def reclaim(self) -> int:
+        """Put back into the frontier what workers with an expired heartbeat held (and what
+        this worker reclaimed before and could not finish); the number of entries."""
+        total = 0
+        for worker in sorted(_s(w) for w in self.client.smembers(self.registry)):
+            if worker == self.worker:
+                continue
+            flat = self._scripts["claim"](
+                keys=[self.alive_key(worker), self.inflight_key(worker), self.inflight,
+                      self.registry],
+                args=[worker],
+            )  # fmt: skip
+            if flat:
+                fields = {_s(k): _b(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
+                total += self._requeue(worker, fields)
+        return total
+
+    def _requeue(self, worker: str, fields: dict[str, bytes]) -> int:
+        entries = {k: v for k, v in fields.items() if not k.startswith("c:")}
+        counted = {k for k in entries if f"c:{k}" in fields}
+        urls = {k: stored_url(v) for k, v in entries.items() if k in counted}
+        stored: set[str] = set()
+        if urls and self.stored_check is not None:
+            try:
+                stored = self.stored_check(sorted(set(urls.values())))
+            except Exception as exc:  # the database is down: count back and fetch again
+                log.warning("reclaim: the store could not say which pages it holds (%s)", exc)
+        moved = already = given_back = 0
+        for lease_id, entry in entries.items():
+            keep = lease_id in urls and urls[lease_id] in stored
+            try:
+                data, score = requeued_entry(entry)
+            except ValueError:  # not a request of ours: dropped
+                data, score, keep = b"", 0.0, True
+            done = self._scripts["requeue"](
+                keys=[self.inflight, self.pages_key, self.frontier_key],
+                args=[lease_id, int(not keep), int(not keep), score, data],
+            )
+            if done:
+                moved += not keep
+                already += keep and lease_id in counted
+                given_back += lease_id in counted and not keep
+        self._inc("topicrawl/frontier/recovered_from_dead_worker", moved)
+        self._inc("topicrawl/frontier/recovered_stored", already)
+        self._inc("topicrawl/frontier/recovered_budget_given_back", given_back)
+        if moved or already:
+            log.info(
+                "worker %s stopped answering: %d of its requests in flight are back in the "
+                "frontier (%d pages it had counted give their budget back), %d already stored",
+                worker, moved, given_back, already,
+            )  # fmt: skip
+        return moved
+
+
+_LEASES: weakref.WeakKeyDictionary[Any, WorkerLease | None] = weakref.WeakKeyDictionary()
+
+
+def lease_of(crawler: Any) -> WorkerLease | None:
+    """The crawl's one :class:`WorkerLease` (scheduler, spider, store and idle extension
+    share it); None unless a scrapy-redis scale-out with ``TOPICRAWL_LEASE_SECONDS`` > 0."""
+    if crawler is None:
+        return None
+    try:
+        return _LEASES[crawler]
+    except KeyError:
+        pass
+    from crawler.middlewares import scaleout_redis
+
+    s = crawler.settings
+    client = scaleout_redis(s)
+    seconds = s.getfloat("TOPICRAWL_LEASE_SECONDS", 0.0)
+    lease = None
+    if client is not None and seconds > 0:
+        name = crawler.spidercls.name
+        lease = WorkerLease(
+            client,
+            s.get("TOPICRAWL_LEASE_PREFIX", "topicrawl:%(spider)s") % {"spider": name},
+            frontier_key=s.get("SCHEDULER_QUEUE_KEY", "%(spider)s:requests") % {"spider": name},
+            pages_key=s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages") % {"spider": name},
+            lease_seconds=seconds,
+            stats=crawler.stats,
+        )
+    _LEASES[crawler] = lease
+    return lease
+
+
+class LeaseMiddleware:
+    """Spider middleware: a response whose callback produced no counted page ends its lease
+    once the callback's output is processed (a counted page's lease ends when stored)."""
+
+    def __init__(self, lease: WorkerLease):
+        self.lease = lease
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> LeaseMiddleware:
+        from scrapy.exceptions import NotConfigured
+
+        lease = lease_of(crawler)
+        if lease is None:
+            raise NotConfigured("not a scale-out crawl, or TOPICRAWL_LEASE_SECONDS is 0")
+        return cls(lease)
+
+    def _done(self, response: Any) -> None:
+        lease_id = response.meta.get(LEASE) if response is not None else None
+        if lease_id:
+            try:
+                self.lease.release(lease_id)
+            except self.lease.errors as exc:
+                log.debug("lease of %s not released (%s)", response.url, exc)
+
+    async def process_spider_output_async(self, response: Any, result: Any) -> Any:
+        try:
+            async for obj in result:
+                yield obj
+        finally:
+            self._done(response)
+
+    def process_spider_output(self, response: Any, result: Any) -> Any:
+        try:
+            yield from result
+        finally:
+            self._done(response)
+
+    async def process_start(self, start: Any) -> Any:
+        async for obj in start:
+            yield obj

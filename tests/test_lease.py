@@ -1,0 +1,208 @@
+"""Per-worker leases on the requests in flight (crawler.lease), against Redis directly."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from conftest import delete_prefix
+
+from crawler import serialization
+from crawler.lease import WorkerLease, requeued_entry, stored_url
+from crawler.middlewares import RECOVERED
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def inc_value(self, key: str, count: int = 1) -> None:
+        with self._lock:
+            self.values[key] = self.values.get(key, 0) + count
+
+
+def _entry(url: str, priority: int = 0, **meta: object) -> bytes:
+    return serialization.dumps({"url": url, "callback": "parse", "method": "GET",
+                                "priority": priority, "meta": {"depth": 1, **meta}})  # fmt: skip
+
+
+@pytest.fixture
+def crawl(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    yield client, prefix
+    delete_prefix(client, prefix)
+
+
+def _worker(client, prefix: str, name: str, stats=None, seconds: float = 5.0) -> WorkerLease:
+    lease = WorkerLease(client, f"{prefix}:topic", frontier_key=f"{prefix}:topic:requests",
+                        pages_key=f"{prefix}:topic:pages", lease_seconds=seconds,
+                        worker=name, stats=stats)  # fmt: skip
+    lease.beat()
+    return lease
+
+
+def _kill(lease: WorkerLease) -> None:
+    """kill -9: the heartbeat is simply not refreshed any more (here: gone at once)."""
+    lease.client.delete(lease.alive_key(lease.worker))
+
+
+def test_requeued_entry_is_deterministic_and_marked_recovered():
+    entry = _entry("http://a.cn/x", priority=1200, topicrawl_lease="abc")
+    data, score = requeued_entry(entry)
+    assert data == requeued_entry(entry)[0] and score == -1200.0
+    meta = serialization.loads(data)["meta"]
+    assert meta[RECOVERED] == "http://a.cn/x" and "topicrawl_lease" not in meta
+    assert meta["depth"] == 1 and meta["dont_redirect"] is True
+    assert stored_url(_entry("http://a.cn/b", redirect_urls=["http://a.cn/a"])) == "http://a.cn/a"
+
+
+@pytest.mark.redis
+def test_a_popped_request_is_leased_until_its_page_is_stored(crawl):
+    client, prefix = crawl
+    lease = _worker(client, prefix, "w1")
+    client.zadd(lease.frontier_key, {_entry("http://a.cn/1"): -5, _entry("http://a.cn/2"): 0})
+    data, lid = lease.pop(limit=10)
+    assert serialization.loads(data)["url"] == "http://a.cn/1"  # best first
+    assert client.zcard(lease.frontier_key) == 1 and client.hget(lease.inflight, lid) == data
+    assert lease.take(lid, "http://a.cn/1", count=True, limit=10) == 1
+    assert client.hexists(lease.inflight, f"c:{lid}")
+    assert lease.stored(["http://a.cn/1"]) == 1
+    assert client.hlen(lease.inflight) == 0 and int(client.get(lease.pages_key)) == 1
+    # a page not counted (no item) ends its lease after the callback; a spent budget pops nothing
+    data, lid = lease.pop(limit=10)
+    lease.release(lid)
+    assert client.hlen(lease.inflight) == 0
+    client.zadd(lease.frontier_key, {_entry("http://a.cn/3"): 0})
+    assert lease.pop(limit=1) is None and client.zcard(lease.frontier_key) == 1
+
+
+@pytest.mark.redis
+def test_two_reclaimers_take_each_entry_of_a_dead_worker_once(crawl):
+    """A dead worker held 40 requests: 10 counted and stored, 10 counted and not stored, 20
+    not counted. Two survivors reclaim at the same moment (20 rounds): each entry is back in
+    the frontier once, the 10 unstored pages give their count back, the stored ones stay."""
+    client, prefix = crawl
+    for round_ in range(20):
+        delete_prefix(client, prefix)
+        dead = _worker(client, prefix, f"dead{round_}")
+        urls = [f"http://a.cn/{round_}/{i}" for i in range(40)]
+        client.zadd(dead.frontier_key, {_entry(u, priority=i): -i for i, u in enumerate(urls)})
+        leases = {serialization.loads(data)["url"]: lid for data, lid in (dead.pop() for _ in urls)}
+        for url in urls[:20]:
+            assert dead.take(leases[url], url, count=True, limit=100) > 0
+        assert int(client.get(dead.pages_key)) == 20
+        stored = set(urls[:10])
+        _kill(dead)
+        stats = _Stats()
+        survivors = [_worker(client, prefix, f"s{k}", stats) for k in range(2)]
+        for s in survivors:
+            s.stored_check = lambda found, stored=stored: {u for u in found if u in stored}
+        start = threading.Barrier(2)
+        moved: list[int] = []
+
+        def run(s: WorkerLease, start=start, moved=moved) -> None:
+            start.wait()
+            moved.append(s.reclaim())
+
+        threads = [threading.Thread(target=run, args=(s,)) for s in survivors]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert sorted(moved) == [0, 30]  # the whole hash went to one of them
+        back = [serialization.loads(m)["url"] for m in client.zrange(dead.frontier_key, 0, -1)]
+        assert sorted(back) == sorted(urls[10:]), "each unstored entry back once"
+        assert int(client.get(dead.pages_key)) == 10  # the 10 stored pages stay counted
+        assert all(client.hlen(s.inflight) == 0 for s in survivors)
+        assert not client.exists(dead.inflight)
+        assert stats.values["topicrawl/frontier/recovered_from_dead_worker"] == 30
+        assert stats.values["topicrawl/frontier/recovered_stored"] == 10
+        assert stats.values["topicrawl/frontier/recovered_budget_given_back"] == 10
+        # the dead worker is gone from the registry once its hash is empty
+        for s in survivors:
+            s.reclaim()
+        assert client.smembers(dead.registry) == {b"s0", b"s1"}
+
+
+@pytest.mark.redis
+def test_a_live_worker_is_left_alone_and_a_slow_one_takes_back_or_drops(crawl):
+    client, prefix = crawl
+    slow = _worker(client, prefix, "slow")
+    other = _worker(client, prefix, "other")
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2"): 1})
+    (_, lid1), (_, lid2) = slow.pop(), slow.pop()
+    assert other.reclaim() == 0 and client.hlen(slow.inflight) == 2  # alive: not touched
+    _kill(slow)  # a stall longer than the lease: the other worker takes its requests
+    assert other.reclaim() == 2 and client.zcard(slow.frontier_key) == 2
+    slow.beat()  # the slow worker goes on: request 1 still waits in the frontier
+    assert slow.take(lid1, "http://a.cn/1", count=True, limit=10) == 1
+    assert client.zcard(slow.frontier_key) == 1 and client.hexists(slow.inflight, f"c:{lid1}")
+    taken = other.pop()  # request 2 was popped by the other worker: the slow one drops it
+    assert taken is not None and serialization.loads(taken[0])["url"] == "http://a.cn/2"
+    assert slow.take(lid2, "http://a.cn/2", count=True, limit=10) == -1
+    assert int(client.get(slow.pages_key)) == 1
+
+
+@pytest.mark.redis
+def test_a_broken_page_gives_its_count_back_once(crawl):
+    client, prefix = crawl
+    slow = _worker(client, prefix, "slow")
+    other = _worker(client, prefix, "other")
+    other.stored_check = lambda urls: set()
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2"): 0})
+    (_, lid1), (_, lid2) = slow.pop(), slow.pop()
+    for lid, n in ((lid1, 1), (lid2, 2)):
+        assert slow.take(lid, f"http://a.cn/{n}", count=True, limit=10) == n
+    assert slow.uncount(lid1, count=True)  # broken: the count goes back
+    assert int(client.get(slow.pages_key)) == 1
+    _kill(slow)
+    assert other.reclaim() == 2  # page 2 was counted, not stored: given back by the reclaimer
+    assert int(client.get(slow.pages_key)) == 0
+    assert not slow.uncount(lid2, count=True)  # the slow worker's give-back is not a second one
+    assert int(client.get(slow.pages_key)) == 0
+
+
+@pytest.mark.redis
+def test_an_idle_worker_waits_for_a_dead_workers_pages_before_ending_on_the_budget(crawl):
+    """The budget looks spent, but a worker whose heartbeat is late holds a counted page that
+    is not stored: the idle worker waits, takes it back when the heartbeat expires (the
+    budget reopens), and ends only when the budget is spent by stored pages."""
+    import time
+    from types import SimpleNamespace
+
+    from scrapy.exceptions import CloseSpider, DontCloseSpider
+    from scrapy.statscollectors import MemoryStatsCollector
+
+    from crawler.idle import SharedIdleClose
+
+    client, prefix = crawl
+    dead = _worker(client, prefix, "dead")
+    client.zadd(dead.frontier_key, {_entry("http://a.cn/1"): 0})
+    _, lid = dead.pop()
+    assert dead.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+    client.set(dead.alive_key("dead"), 1, px=300)  # last beat long ago: about to expire
+    survivor = _worker(client, prefix, "survivor")
+    survivor.stored_check = lambda urls: set()
+    engine = SimpleNamespace(_slot=object(), spider_is_idle=lambda: True)
+    stats = MemoryStatsCollector(
+        SimpleNamespace(settings=SimpleNamespace(getbool=lambda *a, **k: False))
+    )
+    survivor.stats = stats
+    crawler = SimpleNamespace(engine=engine, stats=stats)
+    ext = SharedIdleClose(crawler, client, f"{prefix}:topic:active", 0, lease=survivor)
+    spider = SimpleNamespace(pages_redis=client, pages_key=dead.pages_key, max_pages=1)
+    with pytest.raises(DontCloseSpider):  # the budget is spent, but by a page not stored
+        ext.spider_idle(spider)
+    time.sleep(0.5)  # the heartbeat expires (Redis's clock)
+    with pytest.raises(DontCloseSpider):
+        ext.spider_idle(spider)  # reclaimed: the page is back in the frontier
+    assert int(client.get(dead.pages_key)) == 0 and client.zcard(dead.frontier_key) == 1
+    assert stats.get_value("topicrawl/frontier/recovered_from_dead_worker") == 1
+    client.set(dead.pages_key, 1)  # fetched and stored again by someone
+    with pytest.raises(CloseSpider):
+        ext.spider_idle(spider)
