@@ -152,6 +152,7 @@ class SharedIdleClose:
 
     def spider_opened(self, spider: Spider) -> None:
         if self.lease is not None:  # a start after a kill picks up the dead workers' requests
+            self.lease.stats = self.crawler.stats
             self.lease_beat(reclaim=True)
         self.touch()  # a worker that starts on an empty frontier waits a whole period
         self._beat = task.LoopingCall(self.beat)

@@ -397,8 +397,7 @@ def lease_of(crawler: Any) -> WorkerLease | None:
             frontier_key=s.get("SCHEDULER_QUEUE_KEY", "%(spider)s:requests") % {"spider": name},
             pages_key=s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages") % {"spider": name},
             lease_seconds=seconds,
-            stats=crawler.stats,
-        )
+        )  # its stats are the crawler's once the crawl starts (SharedIdleClose.spider_opened)
     _LEASES[crawler] = lease
     return lease
 

@@ -206,3 +206,117 @@ def test_an_idle_worker_waits_for_a_dead_workers_pages_before_ending_on_the_budg
     client.set(dead.pages_key, 1)  # fetched and stored again by someone
     with pytest.raises(CloseSpider):
         ext.spider_idle(spider)
+
+
+# -- a crawl: three workers, one killed with kill -9 mid-crawl ---------------------------------
+KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
+
+
+def _victim(client, prefix: str, pids: set[int]) -> tuple[int, str] | None:
+    """A running worker (pid, worker id) that holds counted pages and requests in flight."""
+    for raw in client.smembers(f"{prefix}:topic:workers"):
+        worker = raw.decode()
+        pid = int(worker.split(":")[-2])
+        fields = client.hkeys(f"{prefix}:topic:inflight:{worker}")
+        counted = sum(f.startswith(b"c:") for f in fields)
+        if pid in pids and counted >= 2 and len(fields) - 2 * counted >= 2:
+            return pid, worker
+    return None
+
+
+@pytest.mark.redis
+def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redis_url, pg_url,
+                                                           tmp_path):  # fmt: skip
+    """Three workers share a budget equal to what one unkilled crawl stores; one is killed
+    with kill -9 while it holds requests in flight and counted pages not yet written. The two
+    others reclaim its requests, store every page once, and spend the budget exactly."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import redis
+    from conftest import ROOT, crawl_command, run_crawl
+    from test_scaleout import final_stat
+
+    from models.store import Store
+    from sitegen.server import ServerProcess
+
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    seeds = truth["seeds"]["portal"]
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n[page]\nthreshold = 0.0\n', "utf-8")
+    single_db = f"sqlite:///{tmp_path / 'single.db'}"
+    single = run_crawl(proxy, seeds, topic, single_db, settings=KEYWORD)
+    assert single.returncode == 0, single.stderr[-2000:]
+    store = Store.from_url(single_db)
+    expected = {p.url for p in store.iter_pages(store.list_runs()[-1].id)}
+    budget = len(expected)
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
+    settings = {
+        **KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+        "TOPICRAWL_DB_BATCH": 5, "TOPICRAWL_LEASE_SECONDS": 4,
+        "TOPICRAWL_LEASE_CHECK_SECONDS": 1, "TOPICRAWL_IDLE_CLOSE_SECONDS": 6,
+    }  # fmt: skip
+    slow = ServerProcess(small_web, latency_ms=300)
+    procs: list[subprocess.Popen] = []
+    logs = [tmp_path / f"worker{i}.log" for i in range(3)]
+    held: list[str] = []
+    try:
+        for log in logs:
+            cmd, env = crawl_command(slow.url, seeds, topic, pg_url,
+                                     args={"run_id": 5, "max_pages": budget}, settings=settings)  # fmt: skip
+            env.update(TOPICRAWL_REDIS_URL=redis_url, TOPICRAWL_REDIS_PREFIX=prefix)
+            procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                          stderr=log.open("w")))  # fmt: skip
+            time.sleep(1.0)
+        deadline = time.monotonic() + 240
+        found = None
+        while found is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            ended = [log for log, p in zip(logs, procs, strict=True) if p.poll() is not None]
+            assert not ended, ended[0].read_text()[-3000:]
+            if int(client.get(f"{prefix}:topic:pages") or 0) >= 10:
+                found = _victim(client, prefix, {p.pid for p in procs})
+        assert found is not None, "no worker held counted pages and requests in flight"
+        pid, worker = found
+        os.kill(pid, signal.SIGKILL)
+        victim = next(p for p in procs if p.pid == pid)
+        victim.wait(timeout=30)
+        from crawler.lease import stored_url
+
+        fields = client.hgetall(f"{prefix}:topic:inflight:{worker}")
+        held = [stored_url(v) for k, v in fields.items() if not k.startswith(b"c:")]
+        counted = sum(k.startswith(b"c:") for k in fields)
+        survivors = [p for p in procs if p is not victim]
+        for proc in survivors:
+            assert proc.wait(timeout=300) == 0
+        pages_counter = int(client.get(f"{prefix}:topic:pages") or 0)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        slow.stop()
+        delete_prefix(client, prefix)
+    texts = [log.read_text() for log, p in zip(logs, procs, strict=True) if p.pid != pid]
+    recovered = sum(final_stat(t, "topicrawl/frontier/recovered_from_dead_worker") for t in texts)
+    already = sum(final_stat(t, "topicrawl/frontier/recovered_stored") for t in texts)
+    given_back = sum(final_stat(t, "topicrawl/frontier/recovered_budget_given_back") for t in texts)
+    assert recovered + already == len(held) > 0  # every request it held, once
+    assert given_back >= 1 and given_back + already >= counted > 0
+    assert any(f"worker {worker} stopped answering" in t for t in texts)
+    shared = Store.from_url(pg_url)
+    urls = [p.url for p in shared.iter_pages(5)]
+    assert len(urls) == len(set(urls)) == budget == pages_counter  # the budget is exact
+    assert set(held) <= set(urls)  # what the killed worker held was stored by the others
+
+    def trapped(found):
+        return {u for u in found if any(u.startswith(t) for t in truth["traps"])}
+
+    assert set(urls) - trapped(urls) == expected - trapped(expected)
+    print(f"budget {budget}, killed worker held {len(held)} ({counted} counted), "
+          f"recovered {recovered}, already stored {already}")  # fmt: skip
