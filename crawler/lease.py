@@ -124,8 +124,9 @@ def requeued_entry(entry: bytes) -> tuple[bytes, float]:
     meta = dict(obj.get("meta") or {})
     meta.pop(LEASE, None)
     meta[RECOVERED] = obj["url"]
-    meta["dont_redirect"] = True
-    meta["handle_httpstatus_list"] = _REDIRECTS
+    if obj.get("callback") in (None, "parse"):  # the spider's parse follows a redirect
+        meta["dont_redirect"] = True
+        meta["handle_httpstatus_list"] = _REDIRECTS
     obj["meta"] = meta
     return serialization.dumps(obj), -float(obj.get("priority") or 0)
 
@@ -303,9 +304,12 @@ class WorkerLease:
         return len(ids)
 
     # -- the others ----------------------------------------------------------------------------
-    def stale_workers(self, fresh_ms: int = 3000) -> list[str]:
+    def stale_workers(self, fresh_ms: int | None = None) -> list[str]:
         """Other workers holding leases whose heartbeat is late (not refreshed for
-        ``fresh_ms``) but not yet expired: probably dead, reclaimable soon."""
+        ``fresh_ms``, default 3 s or half the lease) but not yet expired: probably dead,
+        reclaimable soon."""
+        if fresh_ms is None:
+            fresh_ms = min(3000, self.lease_ms // 2)
         others = [_s(w) for w in self.client.smembers(self.registry) if _s(w) != self.worker]
         if not others:
             return []
@@ -411,20 +415,26 @@ class LeaseMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> LeaseMiddleware:
+        from scrapy import signals
         from scrapy.exceptions import NotConfigured
 
         lease = lease_of(crawler)
         if lease is None:
             raise NotConfigured("not a scale-out crawl, or TOPICRAWL_LEASE_SECONDS is 0")
-        return cls(lease)
+        mw = cls(lease)
+        # a redirect or retry the scheduler refused (its target seen before) ends the lease
+        crawler.signals.connect(mw._done, signal=signals.request_dropped)
+        return mw
 
-    def _done(self, response: Any) -> None:
-        lease_id = response.meta.get(LEASE) if response is not None else None
+    def _done(self, response: Any = None, request: Any = None, **_: Any) -> None:
+        """``response`` (or a dropped ``request``) is done with: its uncounted lease ends."""
+        done = response if response is not None else request
+        lease_id = done.meta.get(LEASE) if done is not None else None
         if lease_id:
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:
-                log.debug("lease of %s not released (%s)", response.url, exc)
+                log.debug("lease of %s not released (%s)", done.url, exc)
 
     async def process_spider_output_async(self, response: Any, result: Any) -> Any:
         try:

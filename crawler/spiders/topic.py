@@ -682,8 +682,11 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/pages/over_budget")
             lease_id = response.meta.get(LEASE)
             if self.lease is not None and lease_id:  # back to the frontier for a larger budget;
-                self.lease.requeue_own(lease_id)  # the idle extension ends the worker
-                return
+                try:  # the idle extension ends the worker
+                    self.lease.requeue_own(lease_id)
+                    return
+                except self.lease.errors as exc:
+                    log.warning("%s not put back into the frontier (%s)", response.url, exc)
             if self.pages_redis is not None:  # another worker spent the crawl's budget
                 raise CloseSpider("max_pages")
             return
