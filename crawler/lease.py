@@ -22,8 +22,11 @@ database has it (``topicrawl/frontier/recovered_stored``: dropped, not fetched a
 A worker that was only slow (heartbeat expired, process alive) finds its lease gone when it
 counts the page: if the request still waits in the frontier it takes it back (``ZREM`` of the
 exact entry) and goes on; if another worker has popped it, the slow worker drops its copy
-(``topicrawl/frontier/lease_lost``). A page counted before the lease was taken and stored by
-both is one row (pages are an upsert per run and URL) counted once.
+(``topicrawl/frontier/lease_lost``). A page it had counted before the reclaim is stored by it
+(the reclaimer gave the count back and queued the request again): when written, the request
+is taken back from the frontier and counted again (``topicrawl/frontier/lease_taken_back``);
+if another worker already popped it, that worker's copy is the same row (pages are an upsert
+per run and URL) and counts it.
 """
 
 from __future__ import annotations
@@ -92,6 +95,21 @@ if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
   return redis.call('HDEL', KEYS[1], ARGV[1])
 end
 return 0
+"""
+#: counted pages written to the database: KEYS inflight, pages, frontier; ARGV count (0/1),
+#: then (id, entry as requeued) pairs. A lease a reclaimer took meanwhile (its count given
+#: back, the request queued again) is taken back from the frontier and counted again.
+_STORED = """
+local back = 0
+for i = 2, #ARGV, 2 do
+  local held = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[i])
+  redis.call('HDEL', KEYS[1], ARGV[i])
+  if held == 0 and redis.call('ZREM', KEYS[3], ARGV[i + 1]) == 1 then
+    if ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
+    back = back + 1
+  end
+end
+return back
 """
 #: take a dead worker's hash: KEYS its heartbeat, its inflight, mine, the registry; ARGV its id
 _CLAIM = """
@@ -176,6 +194,9 @@ class WorkerLease:
         self.stored_check: Callable[[list[str]], set[str]] | None = None
         #: leases of counted pages by stored URL (ended when the store wrote the page)
         self._counted: dict[str, str] = {}
+        self._counted_ids: set[str] = set()
+        #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
+        self.taken_back = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
         self._entries: dict[str, bytes] = {}
         self._lock = threading.Lock()
@@ -188,6 +209,7 @@ class WorkerLease:
                 ("release", _RELEASE_UNCOUNTED),
                 ("claim", _CLAIM),
                 ("requeue", _REQUEUE),
+                ("stored", _STORED),
             )  # fmt: skip
         }
 
@@ -247,6 +269,7 @@ class WorkerLease:
         elif n > 0:
             with self._lock:
                 self._counted[url] = lease_id
+                self._counted_ids.add(lease_id)
         return n
 
     def forget(self, lease_id: str) -> None:
@@ -257,6 +280,7 @@ class WorkerLease:
         """A counted page will not be stored: its count goes back (True) unless a reclaimer
         already gave it back."""
         with self._lock:
+            self._counted_ids.discard(lease_id)
             for url, held in list(self._counted.items()):
                 if held == lease_id:
                     del self._counted[url]
@@ -266,7 +290,9 @@ class WorkerLease:
     def release(self, lease_id: str) -> None:
         """The request is done and its page was not counted: the lease ends."""
         self._scripts["release"](keys=[self.inflight], args=[lease_id])
-        self.forget(lease_id)
+        with self._lock:
+            if lease_id not in self._counted_ids:  # a counted one ends when stored
+                self._entries.pop(lease_id, None)
 
     def push(self, data: bytes, score: float, lease_id: str | None = None) -> None:
         """Push a frontier entry; a request sent back (a retry, a redirect, a deferral)
@@ -292,16 +318,30 @@ class WorkerLease:
             args=[lease_id, 0, 1, score, data],
         ))  # fmt: skip
 
-    def stored(self, urls: Iterable[str]) -> int:
+    def stored(self, urls: Iterable[str], *, count: bool = True) -> int:
         """The database holds these pages: their leases end (called by the store's writer
-        thread; redis-py's client is thread-safe)."""
+        thread; redis-py's client is thread-safe). A lease a reclaimer took while this
+        worker was slow is taken back from the frontier and its page counted again (the
+        number of those, also in :attr:`taken_back`)."""
+        pairs: list[Any] = []
         with self._lock:
-            ids = [self._counted.pop(u) for u in urls if u in self._counted]
-            for lease_id in ids:
-                self._entries.pop(lease_id, None)
-        if ids:
-            self.client.hdel(self.inflight, *ids, *(f"c:{i}" for i in ids))
-        return len(ids)
+            for url in urls:
+                lease_id = self._counted.pop(url, None)
+                if lease_id is None:
+                    continue
+                self._counted_ids.discard(lease_id)
+                entry = self._entries.pop(lease_id, None)
+                pairs += [lease_id, requeued_entry(entry)[0] if entry else b""]
+        if not pairs:
+            return 0
+        back = int(self._scripts["stored"](
+            keys=[self.inflight, self.pages_key, self.frontier_key], args=[int(count), *pairs]
+        ))  # fmt: skip
+        if back:
+            self.taken_back += back
+            log.info("%d stored pages had been reclaimed while this worker was slow: taken "
+                     "back from the frontier and counted again", back)  # fmt: skip
+        return len(pairs) // 2
 
     # -- the others ----------------------------------------------------------------------------
     def stale_workers(self, fresh_ms: int | None = None) -> list[str]:

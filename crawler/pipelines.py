@@ -104,6 +104,7 @@ class StorePipeline:
         self._closing = False
         #: scale-out: crawler.lease.WorkerLease (a stored page's lease ends)
         self.lease: Any = None
+        self._lease_counts = False  # the pages count against a shared budget
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -188,6 +189,7 @@ class StorePipeline:
         spider.run_id = self.run_id
         if self.lease is not None:
             self.lease.stored_check = self._stored_urls
+            self._lease_counts = getattr(spider, "pages_redis", None) is not None
         self._save_run_id()
         self._give_labels(spider)
         if self.jobdir:
@@ -446,7 +448,7 @@ class StorePipeline:
             self.store.add_duplicates(self.run_id, replaced)
         if self.lease is not None:  # the pages are in the database: their leases end
             try:
-                self.lease.stored(row["url"] for row in batch)
+                self.lease.stored((row["url"] for row in batch), count=self._lease_counts)
             except self.lease.errors as exc:  # reclaimed later, found stored then
                 log.warning("leases of %d stored pages not ended (%s)", len(batch), exc)
 
@@ -506,6 +508,8 @@ class StorePipeline:
         self.stats.set_value("topicrawl/storage/waiting", writer.pending + len(self.buffer))
         self.stats.set_value("topicrawl/storage/spooled", writer.spooled)
         self.stats.set_value("topicrawl/storage/failed_batches", writer.failed_attempts)
+        if self.lease is not None and self.lease.taken_back:
+            self.stats.set_value("topicrawl/frontier/lease_taken_back", self.lease.taken_back)
         since = writer.outage_since
         self.stats.set_value("topicrawl/storage/outage_seconds",
                              round(time.monotonic() - since) if since is not None else 0)  # fmt: skip

@@ -320,3 +320,24 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     assert set(urls) - trapped(urls) == expected - trapped(expected)
     print(f"budget {budget}, killed worker held {len(held)} ({counted} counted), "
           f"recovered {recovered}, already stored {already}")  # fmt: skip
+
+
+@pytest.mark.redis
+def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_and_counts_it(crawl):
+    client, prefix = crawl
+    slow = _worker(client, prefix, "slow")
+    other = _worker(client, prefix, "other")
+    other.stored_check = lambda urls: set()
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2", 1): -1})
+    (_, lid2), (_, lid1) = slow.pop(), slow.pop()
+    assert slow.take(lid1, "http://a.cn/1", count=True, limit=10) == 1
+    assert slow.take(lid2, "http://a.cn/2", count=True, limit=10) == 2
+    _kill(slow)
+    assert other.reclaim() == 2 and int(client.get(slow.pages_key)) == 0
+    popped = other.pop()  # page 2 (as requeued) is fetched again by the other worker
+    assert popped is not None and serialization.loads(popped[0])["url"] == "http://a.cn/2"
+    assert slow.stored(["http://a.cn/1", "http://a.cn/2"]) == 2  # the slow worker's writes
+    # page 1 waited in the frontier: taken back and counted; page 2 is the other's to count
+    assert slow.taken_back == 1 and client.zcard(slow.frontier_key) == 0
+    assert int(client.get(slow.pages_key)) == 1
+    assert other.take(popped[1], "http://a.cn/2", count=True, limit=10) == 2
