@@ -453,9 +453,9 @@ class StorePipeline:
                 log.warning("leases of %d stored pages not ended (%s)", len(batch), exc)
 
     def _stored_urls(self, urls: list[str]) -> set[str]:
-        """Which of ``urls`` the run holds (a reclaimer's check, crawler.lease)."""
+        """Which of ``urls`` the run holds whole (a reclaimer's check, crawler.lease)."""
         assert self.store is not None and self.run_id is not None
-        return set(self.store.page_ids(self.run_id, urls))
+        return self.store.complete_page_urls(self.run_id, urls)
 
     def _hand_over(self) -> None:
         """Give the buffered pages to the writer; past its bound, pause the engine."""

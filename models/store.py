@@ -511,6 +511,22 @@ class Store:
         with self._session() as session:
             return self._page_ids(session, run_id, urls)
 
+    def complete_page_urls(self, run_id: int, urls: list[str]) -> set[str]:
+        """Which of ``urls`` :meth:`save_crawl_batch` wrote whole: the page, and for an
+        accepted page its document and history row too (the batch is several transactions;
+        a worker killed between them leaves a page without its document)."""
+        query = (
+            select(Page.url, Page.accepted, Document.id, UrlHistory.id)
+            .outerjoin(Document, Document.page_id == Page.id)
+            .outerjoin(
+                UrlHistory, (UrlHistory.run_id == Page.run_id) & (UrlHistory.url == Page.url)
+            )
+            .where(Page.run_id == run_id, Page.url.in_(urls))
+        )
+        with self._session() as session:
+            return {url for url, accepted, doc, hist in session.execute(query)
+                    if not accepted or (doc is not None and hist is not None)}  # fmt: skip
+
     def count_pages(self, run_id: int, accepted_only: bool = False) -> int:
         query = select(func.count()).select_from(Page).where(Page.run_id == run_id)
         if accepted_only:

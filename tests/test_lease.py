@@ -341,3 +341,21 @@ def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_and_counts_it(
     assert slow.taken_back == 1 and client.zcard(slow.frontier_key) == 0
     assert int(client.get(slow.pages_key)) == 1
     assert other.take(popped[1], "http://a.cn/2", count=True, limit=10) == 2
+
+
+def test_a_page_written_without_its_document_is_not_stored_whole(tmp_path):
+    """A batch is several transactions: a worker killed after the pages but before the
+    documents leaves an accepted page that the reclaimer must fetch again."""
+    from models.store import Store
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 's.db'}")
+    run = store.start_run("t", "", {})
+    rows = [{"url": f"http://a.cn/{i}", "accepted": i < 2, "text": "正文"} for i in range(4)]
+    store.save_crawl_batch(run, rows[:1] + rows[2:])
+    store.save_pages(run, rows[1:2])  # killed before its document and history
+    urls = [r["url"] for r in rows] + ["http://a.cn/none"]
+    assert store.complete_page_urls(run, urls) == {
+        "http://a.cn/0",
+        "http://a.cn/2",
+        "http://a.cn/3",
+    }
