@@ -313,6 +313,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     urls = [p.url for p in shared.iter_pages(5)]
     assert len(urls) == len(set(urls)) == budget == pages_counter  # the budget is exact
     assert set(held) <= set(urls)  # what the killed worker held was stored by the others
+    assert shared.count_documents(5) == shared.count_pages(5, accepted_only=True) > 0
 
     def trapped(found):
         return {u for u in found if any(u.startswith(t) for t in truth["traps"])}
