@@ -232,6 +232,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     others reclaim its requests, store every page once, and spend the budget exactly."""
     import json
     import os
+    import re
     import signal
     import subprocess
     import time
@@ -259,8 +260,8 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     backend = json.dumps({"type": "redis", "url": redis_url, "namespace": f"{prefix}:dedup"})
     settings = {
         **KEYWORD, "TOPICRAWL_DEDUP_BACKEND": backend, "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
-        "TOPICRAWL_DB_BATCH": 5, "TOPICRAWL_LEASE_SECONDS": 4,
-        "TOPICRAWL_LEASE_CHECK_SECONDS": 1, "TOPICRAWL_IDLE_CLOSE_SECONDS": 6,
+        "TOPICRAWL_DB_BATCH": 5, "TOPICRAWL_LEASE_SECONDS": 6,
+        "TOPICRAWL_LEASE_CHECK_SECONDS": 1, "TOPICRAWL_IDLE_CLOSE_SECONDS": 8,
     }  # fmt: skip
     slow = ServerProcess(small_web, latency_ms=300)
     procs: list[subprocess.Popen] = []
@@ -303,12 +304,20 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
         slow.stop()
         delete_prefix(client, prefix)
     texts = [log.read_text() for log, p in zip(logs, procs, strict=True) if p.pid != pid]
-    recovered = sum(final_stat(t, "topicrawl/frontier/recovered_from_dead_worker") for t in texts)
-    already = sum(final_stat(t, "topicrawl/frontier/recovered_stored") for t in texts)
-    given_back = sum(final_stat(t, "topicrawl/frontier/recovered_budget_given_back") for t in texts)
+    # the killed worker's reclaim (a worker only slow on the loaded machine may be reclaimed
+    # too: its requests are counted in the stats, and its lines name it)
+    line = re.compile(
+        rf"worker {re.escape(worker)} stopped answering: (\d+) .*?\((\d+) pages .*?, (\d+) already"
+    )
+    claims = [tuple(map(int, m.groups())) for t in texts for m in line.finditer(t)]
+    assert len(claims) == 1, claims
+    recovered, given_back, already = claims[0]
     assert recovered + already == len(held) > 0  # every request it held, once
-    assert given_back >= 1 and given_back + already >= counted > 0
-    assert any(f"worker {worker} stopped answering" in t for t in texts)
+    assert given_back + already == counted > 0  # every page it had counted: stored, or given back
+    assert (
+        sum(final_stat(t, "topicrawl/frontier/recovered_from_dead_worker") for t in texts)
+        >= recovered
+    )
     shared = Store.from_url(pg_url)
     urls = [p.url for p in shared.iter_pages(5)]
     assert len(urls) == len(set(urls)) == budget == pages_counter  # the budget is exact
