@@ -5,7 +5,7 @@ A worker pops a request from the shared frontier and records it in its own in-fl
 in the same Lua call (``<prefix>:topic:inflight:<worker>``: field = SHA-1 of the entry, value
 = the frontier entry itself, JSON): a ``kill -9`` between the two cannot lose it. While it
 lives, the worker refreshes a heartbeat key (``<prefix>:topic:alive:<worker>``, ``SET … PX
-TOPICRAWL_LEASE_SECONDS``; the idle extension's one-second beat does it). A page counted
+TOPICRAWL_LEASE_SECONDS``; the idle extension's beat does it, every second or faster). A page counted
 against the budget marks its lease ``c:<id>`` (the ``INCR`` of the page counter and the mark
 are one script); the lease ends when the page is written to the database (the store's
 writer), when the callback produced no page, or when the request failed for good.
