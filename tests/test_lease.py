@@ -286,6 +286,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
         assert found is not None, "no worker held counted pages and requests in flight"
         pid, worker = found
         os.kill(pid, signal.SIGKILL)
+        killed_at = time.time()
         victim = next(p for p in procs if p.pid == pid)
         victim.wait(timeout=30)
         from crawler.lease import stored_url
@@ -307,11 +308,12 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     # the killed worker's reclaim (a worker only slow on the loaded machine may be reclaimed
     # too: its requests are counted in the stats, and its lines name it)
     line = re.compile(
-        rf"worker {re.escape(worker)} stopped answering: (\d+) .*?\((\d+) pages .*?, (\d+) already"
+        rf"(?m)^(\S+ \S+) \[crawler.lease\] INFO: worker {re.escape(worker)} stopped answering: (\d+) .*?\((\d+) pages .*?, (\d+) already"
     )
-    claims = [tuple(map(int, m.groups())) for t in texts for m in line.finditer(t)]
+    claims = [m.groups() for t in texts for m in line.finditer(t)]
     assert len(claims) == 1, claims
-    recovered, given_back, already = claims[0]
+    recovered, given_back, already = map(int, claims[0][1:])
+    after = time.mktime(time.strptime(claims[0][0], "%Y-%m-%d %H:%M:%S")) - killed_at
     assert recovered + already == len(held) > 0  # every request it held, once
     assert given_back + already == counted > 0  # every page it had counted: stored, or given back
     assert (
@@ -321,15 +323,17 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     shared = Store.from_url(pg_url)
     urls = [p.url for p in shared.iter_pages(5)]
     assert len(urls) == len(set(urls)) == budget == pages_counter  # the budget is exact
-    assert set(held) <= set(urls)  # what the killed worker held was stored by the others
+    # what the killed worker held was stored by the others (some of it never is: a URL
+    # robots.txt disallows, or a redirect whose target was queued before)
+    assert set(held) & expected <= set(urls) and set(held) & expected
     assert shared.count_documents(5) == shared.count_pages(5, accepted_only=True) > 0
 
     def trapped(found):
         return {u for u in found if any(u.startswith(t) for t in truth["traps"])}
 
     assert set(urls) - trapped(urls) == expected - trapped(expected)
-    print(f"budget {budget}, killed worker held {len(held)} ({counted} counted), "
-          f"recovered {recovered}, already stored {already}")  # fmt: skip
+    print(f"budget {budget}, killed worker held {len(held)} ({counted} counted), recovered "
+          f"{recovered}, already stored {already}, {after:+.0f} s after the kill (1 s steps)")  # fmt: skip
 
 
 @pytest.mark.redis
