@@ -66,7 +66,7 @@ return {r[1], id}
 _TAKE = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   if redis.call('ZREM', KEYS[3], ARGV[3]) == 0 then return -1 end
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 's:' .. ARGV[1], 1)
 end
 local n = 1
 if ARGV[4] == '1' then
@@ -92,9 +92,16 @@ return 0
 #: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight
 _RELEASE_UNCOUNTED = """
 if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
-  return redis.call('HDEL', KEYS[1], ARGV[1])
+  return redis.call('HDEL', KEYS[1], ARGV[1], 's:' .. ARGV[1])
 end
 return 0
+"""
+#: a leased request goes to download: KEYS the fetch-once set, inflight; ARGV fingerprint, id.
+#: 1 when the URL was not sent before (then the lease is marked sent, ``s:<id>``).
+_SEND = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], 's:' .. ARGV[2], 1)
+return 1
 """
 #: counted pages written to the database: KEYS inflight, pages, frontier; ARGV count (0/1),
 #: then (id, entry as requeued) pairs. A lease a reclaimer took meanwhile (its count given
@@ -103,7 +110,7 @@ _STORED = """
 local back = 0
 for i = 2, #ARGV, 2 do
   local held = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[i])
-  redis.call('HDEL', KEYS[1], ARGV[i])
+  redis.call('HDEL', KEYS[1], ARGV[i], 's:' .. ARGV[i])
   if held == 0 and redis.call('ZREM', KEYS[3], ARGV[i + 1]) == 1 then
     if ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
     back = back + 1
@@ -125,22 +132,27 @@ return all
 _REQUEUE = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 local counted = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1])
+redis.call('HDEL', KEYS[1], 's:' .. ARGV[1])
 if counted == 1 and ARGV[2] == '1' then redis.call('DECR', KEYS[2]) end
 if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
 return 1
 """
 
 
-def requeued_entry(entry: bytes) -> tuple[bytes, float]:
-    """A leased frontier entry as it goes back to the frontier (and its score): marked
-    ``topicrawl_recovered`` (the fetch-once set lets the URL pass once; a redirect is followed
-    by the spider, through the dupefilter), its lease id dropped. Deterministic, so a slow
+def requeued_entry(entry: bytes, sent: bool = True) -> tuple[bytes, float]:
+    """A leased frontier entry as it goes back to the frontier (and its score). One that was
+    ``sent`` to download (its URL is in the fetch-once set) is marked ``topicrawl_recovered``:
+    the fetch-once set lets it pass once (a redirect is followed by the spider, through the
+    dupefilter); one not sent goes back as it was, checked as usual. Deterministic, so a slow
     worker finds the exact entry a reclaimer pushed."""
     from crawler.middlewares import RECOVERED
 
     obj = serialization.loads(entry)
     meta = dict(obj.get("meta") or {})
     meta.pop(LEASE, None)
+    if not sent:
+        obj["meta"] = meta
+        return serialization.dumps(obj), -float(obj.get("priority") or 0)
     meta[RECOVERED] = obj["url"]
     if obj.get("callback") in (None, "parse"):  # the spider's parse follows a redirect
         meta["dont_redirect"] = True
@@ -195,6 +207,8 @@ class WorkerLease:
         #: leases of counted pages by stored URL (ended when the store wrote the page)
         self._counted: dict[str, str] = {}
         self._counted_ids: set[str] = set()
+        #: leases whose request went to download (their URL is in the fetch-once set)
+        self._sent_ids: set[str] = set()
         #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
         self.taken_back = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
@@ -210,6 +224,7 @@ class WorkerLease:
                 ("claim", _CLAIM),
                 ("requeue", _REQUEUE),
                 ("stored", _STORED),
+                ("send", _SEND),
             )  # fmt: skip
         }
 
@@ -258,7 +273,8 @@ class WorkerLease:
         still waits in the frontier."""
         with self._lock:
             entry = self._entries.get(lease_id)
-        requeued = requeued_entry(entry)[0] if entry else b""
+            sent = lease_id in self._sent_ids
+        requeued = requeued_entry(entry, sent)[0] if entry else b""
         n = int(self._scripts["take"](
             keys=[self.inflight, self.pages_key, self.frontier_key],
             args=[lease_id, entry or b"", requeued, int(count), -1 if limit is None else limit,
@@ -275,6 +291,29 @@ class WorkerLease:
     def forget(self, lease_id: str) -> None:
         with self._lock:
             self._entries.pop(lease_id, None)
+            self._sent_ids.discard(lease_id)
+
+    def send(self, lease_id: str, fetched_key: str, fingerprint: str) -> bool:
+        """The request of ``lease_id`` goes to download: True when its URL was not sent
+        before (added to the fetch-once set and the lease marked sent, in one script)."""
+        first = bool(self._scripts["send"](keys=[fetched_key, self.inflight],
+                                           args=[fingerprint, lease_id]))  # fmt: skip
+        if first:
+            with self._lock:
+                self._sent_ids.add(lease_id)
+        return first
+
+    def mark_sent(self, lease_id: str) -> None:
+        """The request goes to download past the fetch-once set (a retry, a request sent
+        again, the Bloom seen set): its lease is marked sent."""
+        self.client.hset(self.inflight, f"s:{lease_id}", 1)
+        with self._lock:
+            self._sent_ids.add(lease_id)
+
+    def unmark_sent(self, lease_id: str) -> None:
+        self.client.hdel(self.inflight, f"s:{lease_id}")
+        with self._lock:
+            self._sent_ids.discard(lease_id)
 
     def uncount(self, lease_id: str, *, count: bool) -> bool:
         """A counted page will not be stored: its count goes back (True) unless a reclaimer
@@ -293,6 +332,7 @@ class WorkerLease:
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
                 self._entries.pop(lease_id, None)
+                self._sent_ids.discard(lease_id)
 
     def push(self, data: bytes, score: float, lease_id: str | None = None) -> None:
         """Push a frontier entry; a request sent back (a retry, a redirect, a deferral)
@@ -300,7 +340,7 @@ class WorkerLease:
         pipe = self.client.pipeline(transaction=True)
         pipe.zadd(self.frontier_key, {data: score})
         if lease_id:
-            pipe.hdel(self.inflight, lease_id, f"c:{lease_id}")
+            pipe.hdel(self.inflight, lease_id, f"c:{lease_id}", f"s:{lease_id}")
         pipe.execute()
         if lease_id:
             self.forget(lease_id)
@@ -310,9 +350,11 @@ class WorkerLease:
         budget: it waits there for a larger budget, marked to pass the fetch-once set)."""
         with self._lock:
             entry = self._entries.pop(lease_id, None)
+            sent = lease_id in self._sent_ids
+            self._sent_ids.discard(lease_id)
         if entry is None:
             return False
-        data, score = requeued_entry(entry)
+        data, score = requeued_entry(entry, sent)
         return bool(self._scripts["requeue"](
             keys=[self.inflight, self.pages_key, self.frontier_key],
             args=[lease_id, 0, 1, score, data],
@@ -331,7 +373,9 @@ class WorkerLease:
                     continue
                 self._counted_ids.discard(lease_id)
                 entry = self._entries.pop(lease_id, None)
-                pairs += [lease_id, requeued_entry(entry)[0] if entry else b""]
+                sent = lease_id in self._sent_ids
+                self._sent_ids.discard(lease_id)
+                pairs += [lease_id, requeued_entry(entry, sent)[0] if entry else b""]
         if not pairs:
             return 0
         back = int(self._scripts["stored"](
@@ -379,7 +423,7 @@ class WorkerLease:
         return total
 
     def _requeue(self, worker: str, fields: dict[str, bytes]) -> int:
-        entries = {k: v for k, v in fields.items() if not k.startswith("c:")}
+        entries = {k: v for k, v in fields.items() if not k.startswith(("c:", "s:"))}
         counted = {k for k in entries if f"c:{k}" in fields}
         urls = {k: stored_url(v) for k, v in entries.items() if k in counted}
         stored: set[str] = set()
@@ -392,7 +436,7 @@ class WorkerLease:
         for lease_id, entry in entries.items():
             keep = lease_id in urls and urls[lease_id] in stored
             try:
-                data, score = requeued_entry(entry)
+                data, score = requeued_entry(entry, sent=f"s:{lease_id}" in fields)
             except ValueError:  # not a request of ours: dropped
                 data, score, keep = b"", 0.0, True
             done = self._scripts["requeue"](

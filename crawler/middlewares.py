@@ -25,6 +25,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
+from crawler.lease import LEASE
+
 log = logging.getLogger(__name__)
 
 
@@ -691,6 +693,8 @@ class FetchOnceMiddleware:
         self.bloom = bloom
         self.redis_errors = redis_errors(redis)
         self.key = key
+        #: scale-out: crawler.lease.WorkerLease (a request sent to download marks its lease)
+        self.lease: Any = None
         self.sent: set[str] = set()
         #: fingerprints sent while Redis did not answer, added to the shared set later
         self.unshared: list[str] = []
@@ -722,6 +726,9 @@ class FetchOnceMiddleware:
             bloom=bloom_from_settings(redis, key, s),
             wait_seconds=s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0) if redis else 0.0,
         )
+        from crawler.lease import lease_of
+
+        mw.lease = lease_of(crawler)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
 
@@ -730,6 +737,22 @@ class FetchOnceMiddleware:
             self.file.close()
             self.file = None
 
+    def _lease_sent(self, request: Request, fp: str | None = None) -> None:
+        """Scale-out: a leased request passes to download: its lease is marked sent (a
+        request sent again after a reclaim also enters the fetch-once set, so that another
+        queued copy of its URL is not downloaded as well). See crawler.lease."""
+        lease_id = request.meta.get(LEASE) if self.lease is not None else None
+        try:
+            if fp is not None and self.redis is not None:
+                if self.bloom is not None:
+                    self.bloom.add(fp)
+                else:
+                    self.redis.sadd(self.key, fp)
+            if lease_id:
+                self.lease.mark_sent(lease_id)
+        except (*self.redis_errors, OSError) as exc:
+            log.warning("lease of %s not marked sent (%s)", request.url, exc)
+
     def _check(self, request: Request) -> bool | None:
         """:meth:`seen`, but None (nothing remembered) when the shared set does not answer."""
         if (
@@ -737,17 +760,27 @@ class FetchOnceMiddleware:
             or request.meta.get("retry_times")
             or request.meta.get(RECOVERED) == request.url  # not its redirect targets
         ):
+            again = request.meta.get(RECOVERED) == request.url and self.redis is not None
+            self._lease_sent(request, self.fingerprint(request).hex() if again else None)
             return False
         fp = self.fingerprint(request).hex()
         if fp in self.sent:
             return True
+        lease_id = request.meta.get(LEASE) if self.lease is not None else None
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs
+                    if lease_id:  # marked first: a kill in between sends it again, not never
+                        self.lease.mark_sent(lease_id)
                     new = self.bloom.add(fp)
+                    if lease_id and not new:
+                        self.lease.unmark_sent(lease_id)
                     self._share_unshared()
                     return not new
-                first = self.redis.sadd(self.key, fp) == 1
+                if lease_id:  # the set and the lease's mark in one script
+                    first = self.lease.send(lease_id, self.key, fp)
+                else:
+                    first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
                 self._error = exc
                 return None

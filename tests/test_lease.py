@@ -373,3 +373,50 @@ def test_a_page_written_without_its_document_is_not_stored_whole(tmp_path):
         "http://a.cn/2",
         "http://a.cn/3",
     }
+
+
+@pytest.mark.redis
+def test_a_sent_request_comes_back_once_past_the_fetch_once_set_and_an_unsent_one_as_it_was(
+    crawl,
+):
+    """The dead worker had sent request 1 (its URL is in the fetch-once set), not request 2:
+    1 comes back marked to pass the set once, and a second queued copy of its URL is still
+    refused; 2 comes back as it was and is checked as usual."""
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.test import get_crawler
+
+    from crawler.lease import LEASE
+    from crawler.middlewares import FetchOnceMiddleware
+    from crawler.spiders.topic import TopicSpider
+
+    client, prefix = crawl
+    fetched = f"{prefix}:topic:fetched"
+    fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
+    dead = _worker(client, prefix, "dead")
+    other = _worker(client, prefix, "other")
+    mw_dead, mw_other = (FetchOnceMiddleware(_Stats(), fp, redis=client, key=fetched) for _ in "ab")
+    mw_dead.lease, mw_other.lease = dead, other
+    client.zadd(dead.frontier_key, {_entry("http://a.cn/1"): -1, _entry("http://a.cn/2"): 0})
+    (_, lid1), (_, lid2) = dead.pop(), dead.pop()
+    assert mw_dead.process_request(Request("http://a.cn/1", meta={LEASE: lid1})) is None
+    assert client.hexists(dead.inflight, f"s:{lid1}") and not client.hexists(
+        dead.inflight, f"s:{lid2}"
+    )
+    _kill(dead)
+    assert other.reclaim() == 2
+    back = {
+        serialization.loads(m)["url"]: serialization.loads(m)["meta"]
+        for m in client.zrange(dead.frontier_key, 0, -1)
+    }
+    assert (
+        back["http://a.cn/1"][RECOVERED] == "http://a.cn/1"
+        and RECOVERED not in back["http://a.cn/2"]
+    )
+    again = Request("http://a.cn/1", meta={RECOVERED: "http://a.cn/1"}, dont_filter=True)
+    assert mw_other.process_request(again) is None  # passes once
+    with pytest.raises(IgnoreRequest):  # another queued copy of the URL
+        FetchOnceMiddleware(_Stats(), fp, redis=client, key=fetched).process_request(
+            Request("http://a.cn/1", dont_filter=True)
+        )
+    assert mw_other.process_request(Request("http://a.cn/2")) is None  # never sent: as usual
