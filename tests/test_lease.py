@@ -292,7 +292,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
         from crawler.lease import stored_url
 
         fields = client.hgetall(f"{prefix}:topic:inflight:{worker}")
-        held = [stored_url(v) for k, v in fields.items() if not k.startswith(b"c:")]
+        held = [stored_url(v) for k, v in fields.items() if not k.startswith((b"c:", b"s:"))]
         counted = sum(k.startswith(b"c:") for k in fields)
         survivors = [p for p in procs if p is not victim]
         for proc in survivors:
