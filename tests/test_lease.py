@@ -225,11 +225,14 @@ def _victim(client, prefix: str, pids: set[int]) -> tuple[int, str] | None:
 
 
 @pytest.mark.redis
+@pytest.mark.parametrize("how", ["kill", "stop"])
 def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redis_url, pg_url,
-                                                           tmp_path):  # fmt: skip
+                                                           tmp_path, how):  # fmt: skip
     """Three workers share a budget equal to what one unkilled crawl stores; one is killed
     with kill -9 while it holds requests in flight and counted pages not yet written. The two
-    others reclaim its requests, store every page once, and spend the budget exactly."""
+    others reclaim its requests, store every page once, and spend the budget exactly.
+    ``stop``: the worker is only slow (SIGSTOP until its requests are reclaimed, then
+    SIGCONT): no page is lost or stored twice, and the budget is still exact."""
     import json
     import os
     import re
@@ -285,26 +288,36 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
                 found = _victim(client, prefix, {p.pid for p in procs})
         assert found is not None, "no worker held counted pages and requests in flight"
         pid, worker = found
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
         killed_at = time.time()
         victim = next(p for p in procs if p.pid == pid)
-        victim.wait(timeout=30)
+        if how == "kill":
+            victim.wait(timeout=30)
+        else:
+            time.sleep(0.5)  # a write the process had sent to Redis lands
         from crawler.lease import stored_url
 
-        fields = client.hgetall(f"{prefix}:topic:inflight:{worker}")
+        inflight = f"{prefix}:topic:inflight:{worker}"
+        fields = client.hgetall(inflight)
         held = [stored_url(v) for k, v in fields.items() if not k.startswith((b"c:", b"s:"))]
         counted = sum(k.startswith(b"c:") for k in fields)
-        survivors = [p for p in procs if p is not victim]
+        if how == "stop":  # slow, not dead: it goes on once the others have taken its share
+            deadline = time.monotonic() + 120
+            while client.exists(inflight) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            os.kill(pid, signal.SIGCONT)
+        survivors = [p for p in procs if p is not victim or how == "stop"]
         for proc in survivors:
             assert proc.wait(timeout=300) == 0
         pages_counter = int(client.get(f"{prefix}:topic:pages") or 0)
     finally:
         for proc in procs:
             if proc.poll() is None:
-                proc.kill()
+                proc.kill()  # a stopped process too
         slow.stop()
         delete_prefix(client, prefix)
-    texts = [log.read_text() for log, p in zip(logs, procs, strict=True) if p.pid != pid]
+    texts = [log.read_text() for log, p in zip(logs, procs, strict=True)
+             if p.pid != pid or how == "stop"]  # fmt: skip
     # the killed worker's reclaim (a worker only slow on the loaded machine may be reclaimed
     # too: its requests are counted in the stats, and its lines name it)
     line = re.compile(

@@ -676,7 +676,7 @@ class TopicSpider(scrapy.Spider):
             return
         number = self.take_page(response.meta, meta_url(response))
         if number == LEASE_LOST:  # reclaimed while this worker was slow: another has it
-            log.info("%s is fetched by another worker now (this one was too slow)", response.url)
+            log.debug("%s is fetched by another worker now (this one was too slow)", response.url)
             return
         if number is None:
             stats.inc_value("topicrawl/pages/over_budget")
