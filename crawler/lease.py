@@ -60,12 +60,27 @@ local id = redis.sha1hex(r[1])
 redis.call('HSET', KEYS[2], id, r[1])
 return {r[1], id}
 """
+#: A lease id missing from this worker's hash was taken by a reclaimer, which queued the request
+#: again: ``recovered`` if this worker had sent it to download by then, else ``plain``. Whether
+#: this worker may go on with it: it sent the request after the reclaim (an ``s:`` mark without
+#: its entry: the plain copy is refused by the fetch-once set, and removed here), or the copy
+#: still waits in the frontier (removed here); not when another worker popped it.
+_BACK = """
+local function back(hash, frontier, id, recovered, plain)
+  if redis.call('HEXISTS', hash, 's:' .. id) == 1 then
+    redis.call('ZREM', frontier, plain)
+    return true
+  end
+  return redis.call('ZREM', frontier, recovered) == 1 or redis.call('ZREM', frontier, plain) == 1
+end
+"""
 #: count a page under its lease: KEYS inflight, pages, frontier; ARGV id, entry, entry as
-#: requeued, count (0/1), limit (-1: none), debt (pages counted while Redis was down).
-#: Returns the page number (1 when not counting), 0 over budget, -1 lease lost for good.
-_TAKE = """
+#: requeued (sent), count (0/1), limit (-1: none), debt (pages counted while Redis was down),
+#: entry as requeued (not sent). Returns the page number (1 when not counting), 0 over budget,
+#: -1 lease lost for good.
+_TAKE = _BACK + """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  if redis.call('ZREM', KEYS[3], ARGV[3]) == 0 then return -1 end
+  if not back(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[7]) then return -1 end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 's:' .. ARGV[1], 1)
 end
 local n = 1
@@ -117,6 +132,17 @@ for i = 2, #ARGV, 2 do
   end
 end
 return back
+"""
+#: push a request that comes from a leased one (a retry, a redirect, a deferral): KEYS
+#: inflight, frontier; ARGV id, its entry as requeued (sent, not sent), score, new entry.
+#: 0 when a reclaimer took the lease and another worker has the request now (not pushed).
+_PUSH = _BACK + """
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
+  if not back(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]) then return 0 end
+end
+redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1], 's:' .. ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+return 1
 """
 #: take a dead worker's hash: KEYS its heartbeat, its inflight, mine, the registry; ARGV its id
 _CLAIM = """
@@ -225,6 +251,7 @@ class WorkerLease:
                 ("requeue", _REQUEUE),
                 ("stored", _STORED),
                 ("send", _SEND),
+                ("push", _PUSH),
             )  # fmt: skip
         }
 
@@ -273,12 +300,11 @@ class WorkerLease:
         still waits in the frontier."""
         with self._lock:
             entry = self._entries.get(lease_id)
-            sent = lease_id in self._sent_ids
-        requeued = requeued_entry(entry, sent)[0] if entry else b""
+        recovered, plain = self._forms(entry)
         n = int(self._scripts["take"](
             keys=[self.inflight, self.pages_key, self.frontier_key],
-            args=[lease_id, entry or b"", requeued, int(count), -1 if limit is None else limit,
-                  debt],
+            args=[lease_id, entry or b"", recovered, int(count), -1 if limit is None else limit,
+                  debt, plain],
         ))  # fmt: skip
         if n == -1:
             self._inc("topicrawl/frontier/lease_lost")
@@ -334,16 +360,29 @@ class WorkerLease:
                 self._entries.pop(lease_id, None)
                 self._sent_ids.discard(lease_id)
 
-    def push(self, data: bytes, score: float, lease_id: str | None = None) -> None:
+    @staticmethod
+    def _forms(entry: bytes | None) -> tuple[bytes, bytes]:
+        """A leased entry as a reclaimer queues it again: (sent, not sent)."""
+        if not entry:
+            return b"", b""
+        return requeued_entry(entry, True)[0], requeued_entry(entry, False)[0]
+
+    def push(self, data: bytes, score: float, lease_id: str | None = None) -> bool:
         """Push a frontier entry; a request sent back (a retry, a redirect, a deferral)
-        ends the lease it came from in the same transaction."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.zadd(self.frontier_key, {data: score})
-        if lease_id:
-            pipe.hdel(self.inflight, lease_id, f"c:{lease_id}", f"s:{lease_id}")
-        pipe.execute()
-        if lease_id:
-            self.forget(lease_id)
+        ends the lease it came from in the same script. False when a reclaimer took that
+        lease and another worker has the request now: not pushed (that worker fetches it)."""
+        if not lease_id:
+            self.client.zadd(self.frontier_key, {data: score})
+            return True
+        with self._lock:
+            entry = self._entries.get(lease_id)
+        recovered, plain = self._forms(entry)
+        pushed = bool(self._scripts["push"](keys=[self.inflight, self.frontier_key],
+                                            args=[lease_id, recovered, plain, score, data]))  # fmt: skip
+        self.forget(lease_id)
+        if not pushed:
+            self._inc("topicrawl/frontier/lease_lost")
+        return pushed
 
     def requeue_own(self, lease_id: str) -> bool:
         """Put a request this worker holds back into the frontier (its page came over
