@@ -323,13 +323,15 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
     line = re.compile(
         rf"(?m)^(\S+ \S+) \[crawler.lease\] INFO: worker {re.escape(worker)} stopped answering: (\d+) .*?\((\d+) pages .*?, (\d+) already"
     )
-    claims = sorted(m.groups() for t in texts for m in line.finditer(t))
-    # a stopped worker may be reclaimed again after SIGCONT, before its next heartbeat
-    assert len(claims) == 1 or (how == "stop" and claims), claims
-    recovered, given_back, already = map(int, claims[0][1:])
-    after = time.mktime(time.strptime(claims[0][0], "%Y-%m-%d %H:%M:%S")) - killed_at
-    assert recovered + already == len(held) > 0  # every request it held, once
-    assert given_back + already == counted > 0  # every page it had counted: stored, or given back
+    claims = [m.groups() for t in texts for m in line.finditer(t)]
+    after = min(time.mktime(time.strptime(c[0], "%Y-%m-%d %H:%M:%S")) for c in claims) - killed_at
+    recovered, given_back, already = (sum(int(c[i]) for c in claims) for i in (1, 2, 3))
+    if how == "kill":
+        assert len(claims) == 1, claims
+        assert recovered + already == len(held) > 0  # every request it held, once
+        assert given_back + already == counted > 0  # every counted page: stored, or given back
+    else:  # it may be reclaimed again after SIGCONT, before its next heartbeat
+        assert recovered + already >= len(held) > 0 and given_back + already >= counted
     assert (
         sum(final_stat(t, "topicrawl/frontier/recovered_from_dead_worker") for t in texts)
         >= recovered
