@@ -23,10 +23,12 @@ has no trend, reported as its slope in MB per hour. The frontier and index grow 
 too, so a fit with time as a third term (``… + d·hours``, with its standard error) is
 printed beside it: a large standard error means the two growths cannot be told apart.
 
-``--trace`` starts the crawl under :mod:`tracemalloc` (``bench/soak_trace.py``, a Scrapy
-extension): at every sample it writes the allocation sites that grew most since the first
-sample to ``WORKDIR/trace.txt``. Tracing slows the crawl and adds memory of its own. Nothing
-is asserted.
+``--trace`` adds a Scrapy extension (``bench/soak_trace.py``) that starts :mod:`tracemalloc`
+when the spider opens and at every sample writes to ``WORKDIR/trace.txt`` the traced Python
+memory beside the RSS, and the allocation sites that grew most since the first sample:
+what RSS gains beyond the traced growth is outside Python's allocator (SQLite's page caches,
+lxml, freed memory the C allocator keeps). Tracing slows the crawl and adds memory of its
+own. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -122,38 +124,50 @@ def counts(snap: dict[str, Any] | None) -> dict[str, int | None]:
     }
 
 
-def fit(samples: list[dict[str, Any]]) -> dict[str, float] | None:
-    """Least squares of RSS on (frontier, index): per-item costs and the residual's slope
-    (MB/h); and the same with hours as a third term, its coefficient and standard error."""
-    rows = [s for s in samples if s["frontier"] is not None and s["rss_mb"] > 0]
+def fit(samples: list[dict[str, Any]], skip_seconds: float = 0.0) -> dict[str, float] | None:
+    """Least squares of RSS on (frontier, index) over the samples after ``skip_seconds``
+    (the start-up): per-item costs and the residual's slope (MB/h); the same with hours as a
+    third term, its coefficient and standard error; and how far time is explained by the
+    frontier and index (R², near 1: the fit cannot tell their growth from a leak)."""
+    rows = [s for s in samples
+            if s["frontier"] is not None and s["rss_mb"] > 0 and s["seconds"] > skip_seconds]  # fmt: skip
     if len(rows) < 5:
         return None
     y = np.array([s["rss_mb"] for s in rows], dtype=float)
     hours = np.array([s["seconds"] / 3600 for s in rows])
-    base = np.column_stack([np.ones(len(rows)), [s["frontier"] for s in rows],
-                            [s["index"] for s in rows]]).astype(float)  # fmt: skip
+    items = np.array([[s["frontier"], s["index"]] for s in rows], dtype=float)
+    base = np.column_stack([np.ones(len(rows)), items])
     coef, *_ = np.linalg.lstsq(base, y, rcond=None)
     resid = y - base @ coef
     slope = float(np.polyfit(hours, resid, 1)[0])
-    full = np.column_stack([base, hours])
-    coef4, *_ = np.linalg.lstsq(full, y, rcond=None)
-    res4 = y - full @ coef4
+    # time on (frontier, index): R² near 1 means the residual is flat by construction
+    t_coef, *_ = np.linalg.lstsq(base, hours, rcond=None)
+    t_res = hours - base @ t_coef
+    r2_time = 1 - float(t_res @ t_res) / float(((hours - hours.mean()) ** 2).sum())
+    # with time as a third term, on standardized columns (the scales differ by 1e5)
+    full = np.column_stack([items, hours])
+    mean, sd = full.mean(axis=0), full.std(axis=0)
+    sd[sd == 0] = 1.0
+    z = np.column_stack([np.ones(len(rows)), (full - mean) / sd])
+    zc, *_ = np.linalg.lstsq(z, y, rcond=None)
+    res4 = y - z @ zc
     dof = max(len(rows) - 4, 1)
-    cov = (res4 @ res4 / dof) * np.linalg.pinv(full.T @ full)
+    cov = (res4 @ res4 / dof) * np.linalg.inv(z.T @ z)
     return {
         "intercept_mb": float(coef[0]),
         "kb_per_frontier_request": float(coef[1]) * 1024,
         "kb_per_indexed_document": float(coef[2]) * 1024,
         "residual_slope_mb_per_h": slope,
         "residual_sd_mb": float(resid.std()),
-        "time_term_mb_per_h": float(coef4[3]),
-        "time_term_se": float(np.sqrt(max(cov[3, 3], 0.0))),
+        "time_r2": r2_time,
+        "time_term_mb_per_h": float(zc[3] / sd[2]),
+        "time_term_se": float(np.sqrt(max(cov[3, 3], 0.0)) / sd[2]),
         "raw_slope_mb_per_h": float(np.polyfit(hours, y, 1)[0]),
         "samples": len(rows),
     }
 
 
-def report(samples: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def report(samples: list[dict[str, Any]], meta: dict[str, Any], skip_seconds: float = 0.0) -> str:
     """The markdown: command, table, throughput, end state and the memory fit."""
 
     def cell(v: Any) -> str:
@@ -176,7 +190,7 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"{meta['tracebacks']}",
             f"- peak RSS {max((s['rss_mb'] for s in samples), default=0):.0f} MB",
         ]
-    f = fit(samples)
+    f = fit(samples, skip_seconds)
     if f is None:
         out.append("- memory fit: fewer than 5 samples with a progress snapshot")
     else:
@@ -184,10 +198,11 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"- memory, raw trend {f['raw_slope_mb_per_h']:+.0f} MB/h; fitted as "
             f"{f['intercept_mb']:.0f} MB + {f['kb_per_frontier_request']:.2f} kB per "
             f"frontier request + {f['kb_per_indexed_document']:.2f} kB per indexed document "
-            f"({f['samples']} samples)",
+            f"({f['samples']} samples after minute {skip_seconds / 60:g})",
             f"- residual after frontier and index: slope {f['residual_slope_mb_per_h']:+.1f} "
             f"MB/h, sd {f['residual_sd_mb']:.1f} MB; with time as a third term "
-            f"{f['time_term_mb_per_h']:+.1f} ± {f['time_term_se']:.1f} MB/h",
+            f"{f['time_term_mb_per_h']:+.1f} ± {f['time_term_se']:.1f} MB/h; time explained "
+            f"by frontier and index: R² {f['time_r2']:.4f}",
         ]
     return "\n".join(out) + "\n"
 
@@ -239,8 +254,6 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         env = {**os.environ, "http_proxy": web.url, "HTTP_PROXY": web.url, "no_proxy": "",
                "SCRAPY_SETTINGS_MODULE": "crawler.settings", "PYTHONPATH": str(ROOT)}  # fmt: skip
         env.pop("TOPICRAWL_REDIS_URL", None)
-        if args.trace:
-            env["PYTHONTRACEMALLOC"] = "1"
         start = time.monotonic()
         with (work / "crawl.out").open("w") as out:
             proc = subprocess.Popen(crawl_command(args, work, db_url), cwd=work, env=env,
@@ -291,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db-url", default="",
                     help="TOPICRAWL_DB_URL (default: a SQLite file in the work directory); "
                          "a PostgreSQL URL works too")  # fmt: skip
+    ap.add_argument("--skip-minutes", type=float, default=2.0,
+                    help="leave the first minutes (start-up, first hostile pages) out of the "
+                         "fit (2)")  # fmt: skip
     ap.add_argument("--write", type=Path, help="write the figures (markdown) to this file")
     ap.add_argument("--trace", action="store_true",
                     help="tracemalloc in the crawl: the growing allocation sites per sample "
@@ -316,10 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {
             "minutes": samples[-1]["seconds"] / 60, "date": "?", "commit": "?", "load": "?",
             "command": "?"}  # fmt: skip
-        text = report(samples, meta)
+        text = report(samples, meta, args.skip_minutes * 60)
     else:
         samples, meta = run(args)
-        text = report(samples, meta)
+        text = report(samples, meta, args.skip_minutes * 60)
         work = Path(meta["work"])
         (work / "report.md").write_text(text, encoding="utf-8")
         if not args.keep:

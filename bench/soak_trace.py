@@ -1,13 +1,14 @@
 """A Scrapy extension for ``bench/soak.py --trace``: tracemalloc snapshots of the crawl.
 
-Every ``SOAK_TRACE_SECONDS`` it takes a snapshot and appends to ``SOAK_TRACE_FILE`` the
-allocation sites (file and line) whose memory grew most since the first snapshot, with the
-traced total. Start the crawl with ``PYTHONTRACEMALLOC=1`` (or it starts tracing itself
-when the spider opens).
+Tracing starts when the spider opens (one frame per allocation). Every
+``SOAK_TRACE_SECONDS`` it takes a snapshot and appends to ``SOAK_TRACE_FILE`` the traced
+total, SQLite's memory and the process's RSS, and the allocation sites (file and line) whose memory grew
+most since the first snapshot.
 """
 
 from __future__ import annotations
 
+import ctypes
 import time
 import tracemalloc
 from pathlib import Path
@@ -16,6 +17,28 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
+
+
+def _rss_mb() -> float:
+    """This process's resident memory in MB (``/proc/self/status``)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _sqlite_mb() -> float:
+    """Memory SQLite holds in this process (``sqlite3_memory_used``: page caches and
+    statements of every connection, outside Python's allocator); -1 when unknown."""
+    try:
+        import _sqlite3
+
+        lib = ctypes.CDLL(_sqlite3.__file__)
+        used = lib.sqlite3_memory_used
+    except (OSError, AttributeError):
+        return -1.0
+    used.restype = ctypes.c_int64
+    return used() / 2**20
 
 
 class TraceMallocSamples:
@@ -61,7 +84,7 @@ class TraceMallocSamples:
             return
         traced, peak = tracemalloc.get_traced_memory()
         lines = [f"== {time.monotonic() - self.start:.0f} s: traced {traced / 2**20:.1f} MB "
-                 f"(peak {peak / 2**20:.1f} MB)"]  # fmt: skip
+                 f"(peak {peak / 2**20:.1f} MB), SQLite {_sqlite_mb():.1f} MB, RSS {_rss_mb():.0f} MB"]  # fmt: skip
         for stat in snap.compare_to(self.first, "lineno")[: self.top]:
             lines.append(f"{stat.size_diff / 2**20:+8.2f} MB {stat.count_diff:+9d} blocks  "
                          f"{stat.traceback}")  # fmt: skip
