@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         "--topic",
         type=Path,
         default=DEFAULT_TOPIC,
-        help="topic file (default: the shipped words-only 时政 topic)",
+        help="topic file (default: bench/words_only/shizheng_soak.toml: the 时政 words, "
+        "page threshold 0.1)",
     )
     ap.add_argument("--db-url", default="",
                     help="TOPICRAWL_DB_URL (default: a SQLite file in the work directory); "
