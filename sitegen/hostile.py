@@ -15,10 +15,15 @@ DNS), from one host, :data:`HOST`:
 ``/farm/N.html``    a link farm of ``farm_links`` links
 
 With ``endless`` the articles never end (article N links ``3N+1 … 3N+3``), which is what the
-soak (``bench/soak.py``) crawls; a finite web (``articles`` pages) is what the fault tests
+soak (``bench/soak.py``) crawls. The articles repeat the 598 news texts of the shared corpus,
+so an endless crawl has at most 598 distinct pages to accept; with ``distinct`` (the soak's
+web) two articles in three (N not a multiple of 3) are new text instead: six paragraphs of
+People's Daily (January 1998, mostly politics) drawn by N, so the accepted pages and the
+dedup index keep growing, while article 3N repeats news text N (mod 598), from N = 598 on
+near-duplicates. A finite web (``articles`` pages) is what the fault tests
 crawl, and :meth:`HostileWeb.truth` lists the pages that must be stored, once each.
 
-    python -m sitegen.hostile [--articles 60] [--endless] [--slow 5] [--port 0]
+    python -m sitegen.hostile [--articles 60] [--endless [--distinct]] [--slow 5] [--port 0]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import argparse
 import gzip
 import io
 import random
+import re
 import subprocess
 import sys
 import time
@@ -59,6 +65,19 @@ def _bomb(size: int = 1 << 30) -> bytes:
     return buf.getvalue()
 
 
+def _daily_paragraphs(min_chars: int = 40) -> list[str]:
+    """Paragraphs of People's Daily (``corpus/peoples_daily_199801.txt``, word/tag tokens
+    joined back into text) of at least ``min_chars`` characters; none when it is absent."""
+    from topicrawl.data import data_dir
+
+    path = data_dir() / "corpus" / "peoples_daily_199801.txt"
+    if not path.exists():
+        return []
+    paras = (re.sub(r"/[A-Za-z]+\s*", "", line).replace(" ", "")
+             for line in path.read_text(encoding="utf-8").splitlines())  # fmt: skip
+    return [p for p in paras if len(p) >= min_chars]
+
+
 def _corpus_texts(limit: int = 2000) -> list[str]:
     """News texts of the shared data (:mod:`topicrawl.data`), or none when it is absent."""
     from topicrawl.data import data_dir
@@ -79,13 +98,15 @@ class HostileWeb:
 
     def __init__(self, articles: int = 60, *, endless: bool = False, slow: float = 5.0,
                  farm_links: int = 200_000, bomb_bytes: int = 1 << 30, seed: int = 7,
-                 plain: bool = False):  # fmt: skip
+                 plain: bool = False, distinct: bool = False):  # fmt: skip
         self.articles = articles
         self.endless = endless
         self.slow = slow
         self.farm_links = farm_links
         self.seed = seed
         self.plain = plain  # articles only: no hostile page is linked
+        self.distinct = distinct  # new text past the corpus's texts (see the module)
+        self._daily: list[str] | None = None
         self._bomb_bytes = bomb_bytes
         self._bomb: bytes | None = None
         self._corpus: list[str] | None = None
@@ -102,11 +123,23 @@ class HostileWeb:
     # -- pages -------------------------------------------------------------------------------
     def text(self, n: int) -> str:
         """Article ``n``'s text: a news text of the shared corpus (``corpus/cnews_train.txt``,
-        in turn; else a mix of a few sentences) and its number."""
+        in turn; else a mix of a few sentences) and its number. With ``distinct``, article
+        ``n`` not a multiple of 3 is six People's Daily paragraphs drawn by ``n``, and article
+        ``3m`` has news text ``m``."""
         if self._corpus is None:
             self._corpus = _corpus_texts()
+        n_text = n
+        if self.distinct and n % 3:
+            if self._daily is None:
+                self._daily = _daily_paragraphs()
+            if self._daily:
+                rng = random.Random(self.seed * 1_000_003 + n)
+                body = "".join(rng.sample(self._daily, 6))
+                return f"第{n}号公告。{body}本文编号{n}，发布于政务公开栏目。"
+        elif self.distinct:
+            n_text = n // 3
         if self._corpus:
-            body = self._corpus[n % len(self._corpus)]
+            body = self._corpus[n_text % len(self._corpus)]
         else:
             rng = random.Random(self.seed * 1_000_003 + n)
             body = "".join(rng.choice(SENTENCES) for _ in range(40))
@@ -253,15 +286,23 @@ class HostileServerProcess:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sitegen.hostile", description=__doc__.split("\n")[0])
-    ap.add_argument("--articles", type=int, default=60)
-    ap.add_argument("--endless", action="store_true")
+    ap.add_argument("--articles", type=int, default=60, help="articles of the finite web")
+    ap.add_argument("--endless", action="store_true", help="articles never end (3 links each)")
+    ap.add_argument("--distinct", action="store_true",
+                    help="two articles in three are new text (People's Daily paragraphs), "
+                         "one in three a news text: pages keep being accepted")  # fmt: skip
     ap.add_argument("--slow", type=float, default=5.0, help="seconds the slow page takes")
-    ap.add_argument("--farm-links", type=int, default=200_000)
+    ap.add_argument("--farm-links", type=int, default=200_000, help="links on a link farm page")
     ap.add_argument("--plain", action="store_true", help="articles only, nothing hostile")
-    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port", type=int, default=0, help="port to listen on (0: any free)")
     args = ap.parse_args(argv)
+    if not _corpus_texts(10):
+        print("sitegen.hostile: corpus/cnews_train.txt not found under the shared data "
+              "(set TOPICRAWL_DATA): every article is a reshuffle of 8 sentences, so all are "
+              "near-duplicates of each other", file=sys.stderr, flush=True)  # fmt: skip
     web = HostileWeb(args.articles, endless=args.endless, slow=args.slow,
-                     farm_links=args.farm_links, plain=args.plain)  # fmt: skip
+                     farm_links=args.farm_links, plain=args.plain,
+                     distinct=args.distinct)  # fmt: skip
     server = make_server(web, args.port)
     print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
