@@ -35,6 +35,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterable
@@ -240,6 +241,11 @@ class WorkerLease:
         #: the frontier entry of each lease held (to take it back after a reclaim)
         self._entries: dict[str, bytes] = {}
         self._lock = threading.Lock()
+        #: a heartbeat that failed (Redis unreachable from here) since the last one that worked
+        self._beat_failed = False
+        #: no reclaim before this (monotonic): after an outage that this worker saw too, the
+        #: others' heartbeats lapsed with its own; they get one lease period to refresh them
+        self._reclaim_after = 0.0
         self._scripts = {
             name: client.register_script(src)
             for name, src in (
@@ -268,10 +274,18 @@ class WorkerLease:
     # -- this worker ---------------------------------------------------------------------------
     def beat(self) -> None:
         """Register and refresh the heartbeat (every second while the worker lives)."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.set(self.alive_key(self.worker), 1, px=self.lease_ms)
-        pipe.sadd(self.registry, self.worker)
-        pipe.execute()
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.set(self.alive_key(self.worker), 1, px=self.lease_ms)
+            pipe.sadd(self.registry, self.worker)
+            pipe.execute()
+        except self.errors:
+            self._beat_failed = True
+            raise
+        if self._beat_failed:  # Redis is back: every worker's heartbeat may have lapsed
+            self._beat_failed = False
+            self._reclaim_after = time.monotonic() + self.lease_ms / 1000
+            self._inc("topicrawl/frontier/reclaim_deferred")
 
     def close(self) -> None:
         """The worker ends: its heartbeat goes at once, so what it still holds (requests
@@ -446,7 +460,12 @@ class WorkerLease:
 
     def reclaim(self) -> int:
         """Put back into the frontier what workers with an expired heartbeat held (and what
-        this worker reclaimed before and could not finish); the number of entries."""
+        this worker reclaimed before and could not finish); the number of entries. Nothing
+        during a Redis outage this worker saw, nor for one lease period after it: the others'
+        heartbeats lapsed because Redis was unreachable, not because they died (two live
+        workers reclaiming each other fetched pages twice)."""
+        if self._beat_failed or time.monotonic() < self._reclaim_after:
+            return 0
         total = 0
         for worker in sorted(_s(w) for w in self.client.smembers(self.registry)):
             if worker == self.worker:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import pytest
@@ -477,3 +478,30 @@ def test_a_slow_workers_retry_replaces_its_reclaimed_copy_once(crawl):
     assert slow.take(lid3, "http://a.cn/3", count=True, limit=10) == 1
     assert not any(serialization.loads(m)["url"] == "http://a.cn/3"
                    for m in client.zrange(slow.frontier_key, 0, -1))  # fmt: skip
+
+
+@pytest.mark.redis
+def test_no_reclaim_for_a_lease_period_after_an_outage_this_worker_saw(crawl):
+    """Through a Redis outage every worker's heartbeat lapses: a worker that saw the outage
+    leaves the others one lease period to refresh theirs (two live workers reclaiming each
+    other fetched pages twice in the 30 s outage test)."""
+    import redis
+    from faults.redis_outage import FlakyRedis
+
+    client, prefix = crawl
+    holder = _worker(client, prefix, "holder")
+    other = _worker(client, prefix, "other", seconds=1.0)
+    client.zadd(holder.frontier_key, {_entry("http://a.cn/1"): 0})
+    assert holder.pop() is not None
+    flaky = FlakyRedis(client)
+    other.client = flaky
+    flaky.down = True
+    with pytest.raises(redis.ConnectionError):
+        other.beat()
+    assert other.reclaim() == 0  # still down
+    flaky.down = False
+    _kill(holder)  # its heartbeat lapsed during the outage (alive, about to beat again)
+    other.beat()
+    assert other.reclaim() == 0  # within a lease period of the outage's end
+    time.sleep(1.1)
+    assert other.reclaim() == 1  # a heartbeat still missing a lease period later: dead
