@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
@@ -744,10 +745,7 @@ class FetchOnceMiddleware:
         lease_id = request.meta.get(LEASE) if self.lease is not None else None
         try:
             if fp is not None and self.redis is not None:
-                if self.bloom is not None:
-                    self.bloom.add(fp)
-                else:
-                    self.redis.sadd(self.key, fp)
+                self._add_shared([fp])
             if lease_id:
                 self.lease.mark_sent(lease_id)
         except (*self.redis_errors, OSError) as exc:
@@ -816,14 +814,18 @@ class FetchOnceMiddleware:
         if not self.unshared:
             return
         try:
-            if self.bloom is not None:
-                for fp in self.unshared:
-                    self.bloom.add(fp)
-            else:
-                self.redis.sadd(self.key, *self.unshared)
+            self._add_shared(self.unshared)
         except self.redis_errors:
             return
         self.unshared.clear()
+
+    def _add_shared(self, fps: list[str]) -> None:
+        """Add fingerprints to the shared seen structure (the Bloom filter or the set)."""
+        if self.bloom is not None:
+            for fp in fps:
+                self.bloom.add(fp)
+        else:
+            self.redis.sadd(self.key, *fps)
 
     def _superseded(self, request: Request) -> None:
         self.stats.inc_value("topicrawl/links/requeue_superseded")
@@ -843,8 +845,6 @@ class FetchOnceMiddleware:
         """Ask the shared set again every second until Redis answers (then the other
         workers' downloads count: a URL one of them fetched is not fetched again), for at
         most ``wait_seconds``; then the request passes."""
-        import time
-
         self.stats.inc_value("topicrawl/links/fetch_once_waited")
         start, verdict = time.monotonic(), None
         while verdict is None and time.monotonic() - start < self.wait_seconds:
@@ -967,8 +967,6 @@ class SharedBudgetWaitMiddleware:
         return True
 
     async def process_response(self, request: Request, response: Response) -> Response:
-        import time
-
         spider = self.crawler.spider
         if getattr(spider, "max_pages", None) is None or self._answers():
             return response
