@@ -94,6 +94,18 @@ def redis_url() -> Iterator[str]:
     client.close()
 
 
+@pytest.fixture
+def redis_keys(redis_url):
+    """A Redis client and a unique key prefix; every key under the prefix is removed after
+    the test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    yield client, prefix
+    delete_prefix(client, prefix)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -30,13 +30,8 @@ def _entry(url: str, priority: int = 0, **meta: object) -> bytes:
 
 
 @pytest.fixture
-def crawl(redis_url):
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
-    yield client, prefix
-    delete_prefix(client, prefix)
+def crawl(redis_keys):
+    return redis_keys
 
 
 def _worker(client, prefix: str, name: str, stats=None, seconds: float = 5.0) -> WorkerLease:

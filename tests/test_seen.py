@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-import uuid
 
 import pytest
-from conftest import delete_prefix
 from scrapy import Request
 from scrapy.settings import Settings
 
@@ -28,13 +26,8 @@ def fps(start: int, n: int) -> list[str]:
 
 
 @pytest.fixture
-def client(redis_url):
-    import redis
-
-    c = redis.Redis.from_url(redis_url)
-    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
-    yield c, prefix
-    delete_prefix(c, prefix)
+def client(redis_keys):
+    return redis_keys
 
 
 def test_sizing_follows_the_bloom_formulas():
