@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,19 @@ def delete_prefix(client, prefix: str) -> None:
     keys = list(client.scan_iter(f"{prefix}*"))
     if keys:
         client.delete(*keys)
+
+
+class CountingStats:
+    """The part of Scrapy's stats collector the pipelines and middlewares call, counting into
+    ``values`` (thread-safe: the store's writer thread counts too)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
+        with self._lock:
+            self.values[key] = self.values.get(key, start) + count
 
 
 def service_missing(what: str, exc: BaseException) -> None:

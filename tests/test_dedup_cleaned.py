@@ -6,6 +6,8 @@ become documents with one and the same text."""
 
 from __future__ import annotations
 
+from conftest import CountingStats
+
 from crawler.items import PageItem
 from dedup.exact import CorpusTextIndex
 from dedup.pipeline import DedupPipeline
@@ -41,16 +43,8 @@ def _day(d: int) -> PageItem:
                     language="zh", accepted=True)  # fmt: skip
 
 
-class _Stats:
-    def __init__(self):
-        self.values: dict[str, int] = {}
-
-    def inc_value(self, key, count=1, start=0):
-        self.values[key] = self.values.get(key, start) + count
-
-
 def test_days_of_a_path_calendar_are_exact_duplicates_after_cleaning():
-    stats = _Stats()
+    stats = CountingStats()
     dedup = DedupPipeline(["exact"], backend={"type": "memory"}, stats=stats)
     cleaner = Cleaner()
     days = [_day(d) for d in (24, 25, 26)]

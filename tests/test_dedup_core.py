@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import CountingStats
 from scrapy.exceptions import NotConfigured
 
 from crawler.items import PageItem
@@ -118,20 +119,12 @@ def test_cascade_config():
         Cascade(MemoryStorage(), ["exact", "bogus"])
 
 
-class _Stats:
-    def __init__(self):
-        self.values = {}
-
-    def inc_value(self, key, count=1):
-        self.values[key] = self.values.get(key, 0) + count
-
-
 def _item(url, text, **kw):
     return PageItem(url=url, text=text, title=kw.pop("title", "标题"), **kw)
 
 
 def test_pipeline_marks_duplicates_and_counts_drops():
-    stats = _Stats()
+    stats = CountingStats()
     pipe = DedupPipeline(["exact", "spotsigs"], stats=stats)
     first = pipe.process_item(_item("http://a/1", ARTICLE))
     assert first.get("duplicate") is None
@@ -231,7 +224,7 @@ def test_pipeline_reads_the_topic_dedup_section():
 
 
 def test_pipeline_keeps_pages_when_the_index_is_down(tmp_path):
-    stats = _Stats()
+    stats = CountingStats()
     backend = {"type": "redis", "url": "redis://127.0.0.1:1/0", "lock_wait": 0.1}
     pipe = DedupPipeline(["exact"], backend=backend, stats=stats, local_fallback=False)
     item = pipe.process_item(_item("http://a/1", ARTICLE))
@@ -240,7 +233,7 @@ def test_pipeline_keeps_pages_when_the_index_is_down(tmp_path):
 
 
 def test_pipeline_checks_locally_when_the_index_is_down_from_the_start():
-    stats = _Stats()
+    stats = CountingStats()
     backend = {"type": "redis", "url": "redis://127.0.0.1:1/0", "lock_wait": 0.1}
     pipe = DedupPipeline(["exact", "spotsigs"], backend=backend, stats=stats, fallback_retry=60)
     assert pipe.process_item(_item("http://a/1", ARTICLE)).get("duplicate") is None

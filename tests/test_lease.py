@@ -7,21 +7,11 @@ import time
 import uuid
 
 import pytest
-from conftest import delete_prefix
+from conftest import CountingStats, delete_prefix
 
 from crawler import serialization
 from crawler.lease import WorkerLease, requeued_entry, stored_url
 from crawler.middlewares import RECOVERED
-
-
-class _Stats:
-    def __init__(self) -> None:
-        self.values: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def inc_value(self, key: str, count: int = 1) -> None:
-        with self._lock:
-            self.values[key] = self.values.get(key, 0) + count
 
 
 def _entry(url: str, priority: int = 0, **meta: object) -> bytes:
@@ -94,7 +84,7 @@ def test_two_reclaimers_take_each_entry_of_a_dead_worker_once(crawl):
         assert int(client.get(dead.pages_key)) == 20
         stored = set(urls[:10])
         _kill(dead)
-        stats = _Stats()
+        stats = CountingStats()
         survivors = [_worker(client, prefix, f"s{k}", stats) for k in range(2)]
         for s in survivors:
             s.stored_check = lambda found, stored=stored: {u for u in found if u in stored}
@@ -410,7 +400,7 @@ def test_a_sent_request_comes_back_once_past_the_fetch_once_set_and_an_unsent_on
     fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
     dead = _worker(client, prefix, "dead")
     other = _worker(client, prefix, "other")
-    mw_dead, mw_other = (FetchOnceMiddleware(_Stats(), fp, redis=client, key=fetched) for _ in "ab")
+    mw_dead, mw_other = (FetchOnceMiddleware(CountingStats(), fp, redis=client, key=fetched) for _ in "ab")
     mw_dead.lease, mw_other.lease = dead, other
     client.zadd(dead.frontier_key, {_entry("http://a.cn/1"): -1, _entry("http://a.cn/2"): 0})
     (_, lid1), (_, lid2) = dead.pop(), dead.pop()
@@ -431,7 +421,7 @@ def test_a_sent_request_comes_back_once_past_the_fetch_once_set_and_an_unsent_on
     again = Request("http://a.cn/1", meta={RECOVERED: "http://a.cn/1"}, dont_filter=True)
     assert mw_other.process_request(again) is None  # passes once
     with pytest.raises(IgnoreRequest):  # another queued copy of the URL
-        FetchOnceMiddleware(_Stats(), fp, redis=client, key=fetched).process_request(
+        FetchOnceMiddleware(CountingStats(), fp, redis=client, key=fetched).process_request(
             Request("http://a.cn/1", dont_filter=True)
         )
     assert mw_other.process_request(Request("http://a.cn/2")) is None  # never sent: as usual

@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from conftest import ROOT, crawl_command, delete_prefix, run_crawl
+from conftest import ROOT, CountingStats, crawl_command, delete_prefix, run_crawl
 
 from models.store import Store
 from sitegen.server import ServerProcess
@@ -111,14 +111,6 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     assert set(urls) - trapped(urls) == expected - trapped(expected)
 
 
-class _Stats:
-    def __init__(self):
-        self.values: dict[str, int] = {}
-
-    def inc_value(self, key: str, count: int = 1) -> None:
-        self.values[key] = self.values.get(key, 0) + count
-
-
 def _dead_redis():
     import redis
 
@@ -133,7 +125,7 @@ def test_trap_guard_limit_holds_for_all_workers_together(redis_url):
 
     client = redis.Redis.from_url(redis_url)
     key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:trap"
-    stats = _Stats()
+    stats = CountingStats()
     a, b = (TrapGuardMiddleware(stats, max_query_variants=3, redis=client, key=key) for _ in "ab")
     urls = [f"http://news.a.cn/calendar/?day={i}" for i in range(6)]
     try:
@@ -160,7 +152,7 @@ def test_page_budget_is_the_crawls_with_several_workers(redis_url, tmp_path):
     client = redis.Redis.from_url(redis_url)
     key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:pages"
     workers = [TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=5) for _ in "ab"]
-    stats = _Stats()
+    stats = CountingStats()
     for w in workers:
         w.share_page_budget(client, key)
     try:

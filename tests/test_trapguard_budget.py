@@ -6,18 +6,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from conftest import CountingStats
 from scrapy import Request
 
 from crawler.items import PageItem
 from crawler.middlewares import MIN_CONTENT_CHARS, TrapGuardMiddleware, query_variant_budget
-
-
-class _Stats:
-    def __init__(self):
-        self.values: dict[str, int] = {}
-
-    def inc_value(self, key, count=1, start=0):
-        self.values[key] = self.values.get(key, start) + count
 
 
 def _item(url: str, text: str) -> PageItem:
@@ -37,7 +30,7 @@ def test_budget_formula():
 
 
 def test_pages_with_new_text_raise_the_budget_of_their_path():
-    guard = TrapGuardMiddleware(_Stats(), max_query_variants=3, query_variants_per_page=2)
+    guard = TrapGuardMiddleware(CountingStats(), max_query_variants=3, query_variants_per_page=2)
     articles = [f"http://a.cn/article.php?id={i}" for i in range(20)]
     assert _admitted(guard, articles[:5]) == 3
     # two pages with texts of their own: 2 x 2 more queries for that path
@@ -51,14 +44,14 @@ def test_pages_with_new_text_raise_the_budget_of_their_path():
 
 def test_a_trap_stays_at_the_base_budget():
     days = [f"http://a.cn/calendar/?d=2019-05-{d:02d}" for d in range(1, 30)]
-    guard = TrapGuardMiddleware(_Stats(), max_query_variants=3, query_variants_per_page=5)
+    guard = TrapGuardMiddleware(CountingStats(), max_query_variants=3, query_variants_per_page=5)
     # one day with a text, then the same text again (session ids) and breadcrumbs only
     pages = [_item(days[0], "当日 新闻"), _item(days[1], "当日新闻")]
     pages += [PageItem(url=d, text=f"首页 > {d[-2:]}") for d in days[2:4]]
     list(guard._filter([*pages, _item("http://a.cn/x", "别的")]))
     assert guard.budget("a.cn/calendar/") == 3  # 1 page with content, 3 without
     assert _admitted(guard, days) == 3
-    off = TrapGuardMiddleware(_Stats(), max_query_variants=3)  # growth off (per page 0)
+    off = TrapGuardMiddleware(CountingStats(), max_query_variants=3)  # growth off (per page 0)
     list(off._filter([_item(days[0], "当日 新闻"), _item(days[1], "另一天")]))
     assert _admitted(off, days) == 3
 
@@ -66,12 +59,12 @@ def test_a_trap_stays_at_the_base_budget():
 def test_growth_survives_a_resumed_crawl(tmp_path):
     spider = object()
     args = {"max_query_variants": 2, "query_variants_per_page": 3, "jobdir": str(tmp_path)}
-    first = TrapGuardMiddleware(_Stats(), **args)
+    first = TrapGuardMiddleware(CountingStats(), **args)
     first.spider_opened(spider)
     list(first._filter([_item("http://a.cn/a.php?id=1", "正文一"), _item("http://a.cn/a.php?id=2", "正文二"),
                         PageItem(url="http://a.cn/a.php?id=3", text="")]))  # fmt: skip
     first.spider_closed(spider)
-    again = TrapGuardMiddleware(_Stats(), **args)
+    again = TrapGuardMiddleware(CountingStats(), **args)
     again.spider_opened(spider)
     assert again.budget("a.cn/a.php") == 2 + 3 * (2 - 1)
     again.spider_closed(spider)
@@ -83,7 +76,7 @@ def test_growth_is_shared_by_all_workers(redis_url):
 
     client = redis.Redis.from_url(redis_url)
     key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:trap"
-    a, b = (TrapGuardMiddleware(_Stats(), max_query_variants=2, query_variants_per_page=2,
+    a, b = (TrapGuardMiddleware(CountingStats(), max_query_variants=2, query_variants_per_page=2,
                                 redis=client, key=key) for _ in "ab")  # fmt: skip
     urls = [f"http://a.cn/article.php?id={i}" for i in range(10)]
     try:

@@ -8,17 +8,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from conftest import CountingStats
 
 from crawler.items import PageItem
 from crawler.middlewares import MIN_CONTENT_CHARS, TrapGuardMiddleware, path_shape, text_digest
-
-
-class _Stats:
-    def __init__(self):
-        self.values: dict[str, int] = {}
-
-    def inc_value(self, key, count=1, start=0):
-        self.values[key] = self.values.get(key, start) + count
 
 
 def _article(url: str, text: str) -> PageItem:
@@ -75,7 +68,7 @@ def test_text_digest_ignores_whitespace_and_numbers():
 
 
 def test_a_path_calendar_stays_at_the_base_budget():
-    guard = TrapGuardMiddleware(_Stats(), max_path_variants=5, path_variants_per_page=3)
+    guard = TrapGuardMiddleware(CountingStats(), max_path_variants=5, path_variants_per_page=3)
     days = [f"http://a.cn/calendar/2024/{m:02d}/{d:02d}/" for m in (1, 2) for d in range(1, 29)]
     assert all(guard.allowed(u) is None for u in days)  # links are found freely
     assert _sent(guard, days[:2]) == 2
@@ -86,13 +79,13 @@ def test_a_path_calendar_stays_at_the_base_budget():
 
 
 def test_ever_deeper_numeric_paths_are_one_shape():
-    guard = TrapGuardMiddleware(_Stats(), max_path_variants=5, max_segment_repeats=100)
+    guard = TrapGuardMiddleware(CountingStats(), max_path_variants=5, max_segment_repeats=100)
     urls = [f"http://a.cn/echo/1/{'/'.join(map(str, range(2, k)))}/" for k in range(3, 40)]
     assert _sent(guard, urls) == 5
 
 
 def test_a_scheme_of_articles_is_not_bounded():
-    guard = TrapGuardMiddleware(_Stats(), max_path_variants=3, path_variants_per_page=2)
+    guard = TrapGuardMiddleware(CountingStats(), max_path_variants=3, path_variants_per_page=2)
     urls = [f"http://a.cn/content/2019/05{d % 28 + 1:02d}/c{100 + d}.html" for d in range(60)]
     assert _sent(guard, urls[:5]) == 3  # nothing fetched yet: the base budget
     # two fetched, each with a text of its own: mostly content, no limit
@@ -110,7 +103,7 @@ def test_path_depth_repeats_and_the_counts_of_refusals():
 
     from crawler.middlewares import PathTrapMiddleware, TrapRefused
 
-    stats = _Stats()
+    stats = CountingStats()
     guard = TrapGuardMiddleware(stats, max_path_variants=2, max_path_depth=9)
     deep = "http://a.cn/" + "/".join(f"s{i}x" for i in range(10)) + "/"
     loop = "http://a.cn/a/b/a/b/a/b/a/b/"
@@ -143,12 +136,12 @@ def test_path_depth_repeats_and_the_counts_of_refusals():
 def test_path_budget_survives_a_resumed_crawl(tmp_path):
     spider = object()
     args = {"max_path_variants": 2, "path_variants_per_page": 3, "jobdir": str(tmp_path)}
-    first = TrapGuardMiddleware(_Stats(), **args)
+    first = TrapGuardMiddleware(CountingStats(), **args)
     first.spider_opened(spider)
     assert _sent(first, ["http://a.cn/n/1.html", "http://a.cn/n/2.html", "http://a.cn/n/3.html"]) == 2
     list(first._filter([_article("http://a.cn/n/1.html", "正文"), PageItem(url="http://a.cn/n/2.html", text="")]))
     first.spider_closed(spider)
-    again = TrapGuardMiddleware(_Stats(), **args)
+    again = TrapGuardMiddleware(CountingStats(), **args)
     again.spider_opened(spider)
     assert again.path_budget("a.cn/n/{n}.html") == 2  # 1 against 1
     assert not again.fetch_allowed("http://a.cn/n/4.html")  # its 2 requests were sent
@@ -161,7 +154,7 @@ def test_path_budget_is_shared_by_all_workers(redis_url):
 
     client = redis.Redis.from_url(redis_url)
     key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:trap"
-    a, b = (TrapGuardMiddleware(_Stats(), max_path_variants=2, path_variants_per_page=2,
+    a, b = (TrapGuardMiddleware(CountingStats(), max_path_variants=2, path_variants_per_page=2,
                                 redis=client, key=key) for _ in "ab")  # fmt: skip
     days = [f"http://a.cn/calendar/{d}/" for d in range(10)]
     try:

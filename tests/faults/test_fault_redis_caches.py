@@ -7,6 +7,7 @@ import uuid
 import numpy as np
 import pytest
 import redis
+from conftest import CountingStats
 from redis_outage import FlakyRedis
 
 from relevance.cache import RedisAffinityCache
@@ -35,14 +36,6 @@ def test_affinity_cache_key_is_under_the_prefix():
     assert RedisAffinityCache(dead_redis(), "fp", namespace="run7").key == "run7:aff:fp"
 
 
-class _Stats:
-    def __init__(self):
-        self.values: dict[str, int] = {}
-
-    def inc_value(self, key, count=1):
-        self.values[key] = self.values.get(key, 0) + count
-
-
 @pytest.mark.redis
 def test_budget_is_exact_through_an_outage(redis_url, tmp_path):
     """Over-budget pages give their count back; pages taken while Redis was down are added
@@ -58,7 +51,7 @@ def test_budget_is_exact_through_an_outage(redis_url, tmp_path):
     for w in workers:
         w.share_page_budget(flaky, key)
         w.pages_redis_errors = (redis.RedisError,)
-        w.crawler = type("C", (), {"stats": _Stats()})()
+        w.crawler = type("C", (), {"stats": CountingStats()})()
     try:
         taken = [workers[0].take_page(), workers[1].take_page()]
         flaky.down = True
