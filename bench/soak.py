@@ -13,7 +13,8 @@ HTML, 20,000 nested ``<div>``, a 200,000-link farm, stray bytes in UTF-8). The c
 (``bench/words_only/shizheng_soak.toml``: the 时政 words, page threshold 0.1), a JOBDIR (frontier on disk), SQLite (or
 ``--db-url``) and ``CLOSESPIDER_TIMEOUT`` = the soak's length.
 
-Every ``--every`` seconds the crawl process's resident memory (psutil, else
+Every ``--every`` seconds the JOBDIR page journal's size on disk (``journal_mb``) and the
+crawl process's resident memory (psutil, else
 ``/proc/PID/status``) is sampled with the crawl's own counts from its newest progress
 snapshot (``run_snapshots``, written every few seconds): pages fetched and accepted, the
 frontier (requests waiting) and the dedup index (documents added: pages checked less those
@@ -51,6 +52,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from crawler.journal import journal_bytes  # noqa: E402
 from sitegen.hostile import HOST, HostileServerProcess  # noqa: E402
 from topicrawl.data import data_dir  # noqa: E402
 
@@ -188,7 +190,9 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any], skip_seconds: fl
             f"- pages stored {pages:,} ({pages / secs:.1f} pages/s over the run), accepted "
             f"{acc:,}; requests sent {meta['requests']:,}; tracebacks in the log: "
             f"{meta['tracebacks']}",
-            f"- peak RSS {max((s['rss_mb'] for s in samples), default=0):.0f} MB",
+            f"- peak RSS {max((s['rss_mb'] for s in samples), default=0):.0f} MB; JOBDIR page "
+            f"journal at most {max((s.get('journal_mb', 0) for s in samples), default=0):.2f} MB "
+            f"(sampled), {samples[-1].get('journal_mb', 0) if samples else 0} MB at the last sample",
         ]
     f = fit(samples, skip_seconds)
     if f is None:
@@ -267,6 +271,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
                 next_at += args.every
                 sample = {"seconds": round(time.monotonic() - start),
                           "rss_mb": round(rss_mb(proc.pid), 1),
+                          "journal_mb": round(journal_bytes(work / "job") / 2**20, 2),
                           **counts(latest_snapshot(db_url))}  # fmt: skip
                 if sample["rss_mb"] <= 0:
                     continue

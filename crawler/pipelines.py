@@ -20,9 +20,10 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DropItem
 
+from crawler.journal import LEGACY_JOURNAL_FILE, PageJournal, journal_segments, read_batches
 from crawler.storewriter import StoreWriter
 from dedup.pipeline import document_replaced
-from models.store import Store, retry_budget, run_end_line, spill_line, spill_row
+from models.store import Store, retry_budget, run_end_line, spill_line
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
 from topicrawl.outcome import (
@@ -39,8 +40,10 @@ log = logging.getLogger(__name__)
 
 RUN_STATE_FILE = "topicrawl-run.json"
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
-#: JOBDIR journal of the pages kept in memory until the next batch write (kill -9 safe)
-JOURNAL_FILE = "topicrawl-unwritten.jsonl"
+#: JOBDIR journal of the pages not yet written (kill -9 safe): segments
+#: ``topicrawl-unwritten.NNNNNN.jsonl`` (crawler.journal); this single file is an older
+#: version's, read on resume
+JOURNAL_FILE = LEGACY_JOURNAL_FILE
 
 
 def _absolute(path: str | None) -> str | None:
@@ -89,7 +92,7 @@ class StorePipeline:
         self.buffer: list[dict[str, Any]] = []
         self.replaced: list[dict[str, Any]] = []
         self.crawler: Crawler | None = None
-        self.journal: Any = None  # JOBDIR/JOURNAL_FILE while the spider is open
+        self.journal: PageJournal | None = None  # JOBDIR segments while the spider is open
         self.spilled = 0  # pages written to a spill file at the end (database down)
         self.spill_path: Path | None = None  # that file (the run's end record joins it)
         self.memory_pages = memory_pages
@@ -193,8 +196,7 @@ class StorePipeline:
         self._save_run_id()
         self._give_labels(spider)
         if self.jobdir:
-            self.jobdir.mkdir(parents=True, exist_ok=True)
-            self.journal = (self.jobdir / JOURNAL_FILE).open("a", encoding="utf-8")
+            self.journal = PageJournal(self.jobdir, self.run_id)
         if self.stats is not None:
             self.stats.set_value("topicrawl/run_id", self.run_id)
         if self.crawler is not None:
@@ -233,19 +235,35 @@ class StorePipeline:
             (self.jobdir / RUN_STATE_FILE).write_text(json.dumps({"run_id": self.run_id}))
 
     def _replay_journal(self) -> None:
-        """Store the pages a killed crawl kept in memory (the journal of its last batch)."""
-        path = self.jobdir / JOURNAL_FILE if self.jobdir else None
-        if path is None or not path.exists():
+        """Store the pages an interrupted crawl had not written (its journal segments, and an
+        older version's single file), ``batch_size`` at a time, oldest first; each file is
+        deleted once stored. Pages the run already holds whole (written, then killed before
+        their segment was deleted) are skipped, so nothing is stored twice and a page since
+        taken out of the corpus (a replaced document) is not put back."""
+        if self.jobdir is None:
             return
-        assert self.store is not None
-        rows = [spill_row(line)[1] for line in path.read_text(encoding="utf-8").splitlines()
-                if line.strip()]  # fmt: skip
-        if rows:
-            self.store.save_crawl_batch(self.run_id, rows)
-            log.warning("stored %d pages that the interrupted crawl had not written", len(rows))
-            if self.stats is not None:
-                self.stats.set_value("topicrawl/storage/journal_replayed", len(rows))
-        path.unlink()
+        assert self.store is not None and self.run_id is not None
+        replayed = skipped = 0
+        for path in journal_segments(self.jobdir):
+            for rows in read_batches(path, self.batch_size):
+                urls = [r["url"] for r in rows]
+                done = self.store.complete_page_urls(self.run_id, urls)
+                # a recrawl's page is the newer fetch of a stored URL: written again
+                todo = [r for r in rows if r.get("recrawled") or r["url"] not in done]
+                skipped += len(rows) - len(todo)
+                if todo:
+                    self.store.save_crawl_batch(self.run_id, todo)
+                    replayed += len(todo)
+            path.unlink()
+        # a killed writer's spool (its own file per process): its pages were in the journal
+        for spool in self.jobdir.glob(f"spool-run{self.run_id}-*.jsonl"):
+            spool.unlink(missing_ok=True)
+        if replayed or skipped:
+            log.warning("stored %d pages that the interrupted crawl had not written (%d in its "
+                        "journal were stored already)", replayed, skipped)  # fmt: skip
+        if self.stats is not None and (replayed or skipped):
+            self.stats.set_value("topicrawl/storage/journal_replayed", replayed)
+            self.stats.set_value("topicrawl/storage/journal_already_stored", skipped)
 
     def _unstored_sent_urls(self) -> list[str]:
         """URLs sent to download (FetchOnceMiddleware's JOBDIR file) whose page was never
@@ -404,8 +422,7 @@ class StorePipeline:
             window.add(accepted)
         self.buffer.append(row)
         if self.journal is not None:
-            self.journal.write(spill_line(self.run_id, row))
-            self.journal.flush()
+            self.journal.append(row)
         if len(self.buffer) >= self.batch_size:
             self.flush()
         scorer = getattr(spider, "scorer", None)
@@ -446,6 +463,8 @@ class StorePipeline:
         if replaced:
             self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
             self.store.add_duplicates(self.run_id, replaced)
+        if self.journal is not None:  # committed: the batch's journal segment goes
+            self.journal.written()
         if self.lease is not None:  # the pages are in the database: their leases end
             try:
                 self.lease.stored((row["url"] for row in batch), count=self._lease_counts)
@@ -464,6 +483,8 @@ class StorePipeline:
         assert self.writer is not None
         batch, self.buffer = self.buffer, []
         replaced, self.replaced = self.replaced, []
+        if self.journal is not None:  # before put: the writer may commit it at once
+            self.journal.seal()
         self.writer.put(batch, replaced)
         if self.writer.full and not self._paused and not self._closing and self.crawler is not None:
             engine = self.crawler.engine
@@ -485,8 +506,7 @@ class StorePipeline:
 
     def watch(self) -> None:
         """Every second on the event loop: the writer's figures into the stats (the progress
-        line names an outage), the engine resumed when the writer caught up, the JOBDIR
-        journal emptied when everything in it is written."""
+        line names an outage), the engine resumed when the writer caught up."""
         writer = self.writer
         if writer is None:
             return
@@ -495,9 +515,6 @@ class StorePipeline:
             self._resume_engine()
             log.info("database writes caught up (%d pages waiting): crawl resumed",
                      writer.pending)  # fmt: skip
-        if self.journal is not None and not self.buffer and writer.pending == 0:
-            self.journal.truncate(0)
-            self.journal.seek(0)
 
     def _sync_stats(self) -> None:
         writer = self.writer
@@ -508,6 +525,8 @@ class StorePipeline:
         self.stats.set_value("topicrawl/storage/waiting", writer.pending + len(self.buffer))
         self.stats.set_value("topicrawl/storage/spooled", writer.spooled)
         self.stats.set_value("topicrawl/storage/failed_batches", writer.failed_attempts)
+        if self.journal is not None:
+            self.stats.set_value("topicrawl/storage/journal_segments", self.journal.sealed)
         if self.lease is not None and self.lease.taken_back:
             self.stats.set_value("topicrawl/frontier/lease_taken_back", self.lease.taken_back)
         since = writer.outage_since
@@ -528,8 +547,6 @@ class StorePipeline:
         self.writer = None
         batch = [row for rows, _ in left for row in rows]
         if not batch:
-            if self.journal is not None and not self.buffer:
-                self.journal.truncate(0)
             return
         writer_error = self._writer_error
         disk_full = writer_error is not None and is_disk_full(writer_error)
@@ -554,8 +571,8 @@ class StorePipeline:
             f"and wait in {path}: when the database is back, run "
             f"{command()} import-spill {path}",
         )
-        if self.journal is not None and not self.buffer:  # the spill file keeps them now
-            self.journal.truncate(0)
+        if self.journal is not None:  # the spill file keeps them now
+            self.journal.release_all()
 
     def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
         """Corpus text, document meta and the reason the cleaner dropped the page (or None)."""

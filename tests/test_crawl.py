@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_crawl
 
+from crawler.journal import journal_segments
 from models.store import Store
 from sitegen.server import ServerProcess
 
@@ -197,9 +198,18 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
         assert 30 <= first < len(expected), err[-2000:]
         if how == "SIGINT":
             assert store.get_run(run.id).stats["finish_reason"] == "shutdown"
+            assert journal_segments(tmp_path / "job") == [], "a clean close empties it"
         else:  # killed: no clean close, no frontier index written
             assert not store.get_run(run.id).stats
             assert not (tmp_path / "job" / "requests.queue" / "active.json").exists()
+            # the pages the kill left unwritten are in the journal, and only those
+            journaled = sum(
+                1
+                for path in journal_segments(tmp_path / "job")
+                for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            )
+            assert journaled < first, "segments of committed batches are deleted"
     finally:
         slow.stop()
     result = run_crawl(proxy, truth["seeds"]["portal"], politics_topic, db, settings=settings)
@@ -223,6 +233,7 @@ def test_interrupted_crawl_resumes_without_storing_a_page_twice(
     for trap in truth["traps"]:
         assert len([u for u in resumed if u.startswith(trap)]) <= 30
     assert store.get_run(run.id).stats["finish_reason"] == "finished"
+    assert journal_segments(tmp_path / "job") == [], "the journal is stored and gone"
 
 
 def test_robots_holds_for_many_first_requests_to_one_host(
