@@ -1,0 +1,111 @@
+"""Page-relevance ceiling of a single-topic site: which on-topic articles the page model rejects.
+
+    python bench/page_ceiling.py [--category 时政] [--topic topics/shizheng.toml]
+                                 [--webs a0,a1,a2,a3,a4,b0,b1] [--scale large] [--show 10]
+
+Offline, no crawl: builds each web (``a3`` = family a, seed 3; into ``bench/out/web_ceiling``,
+rebuilt for each web), extracts every article page as the crawler does (``decode_html``,
+``extract_page``) and scores it with the topic's page relevance (the shipped scorer; the
+Algorithm 3 factor is 1, as on a single-topic site whose sample has no majority structure).
+Prints, per web: the on-topic articles of the category's single-topic site under the page
+threshold (its page-relevance ceiling: the best corpus recall any discovery can reach there)
+with the parts of their score (formula 3 and classifier P of the description and the text),
+and over every article page of the web the precision and recall at the threshold and at the
+lowest threshold that would accept every on-topic article of that site (what admitting them
+by threshold would cost).
+
+Nothing is tuned here: the topic file is used as shipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from relevance.linkscore import PageInfo  # noqa: E402
+from relevance.priority import SemanticLinkScorer  # noqa: E402
+from relevance.topic import load_topic  # noqa: E402
+from sitegen.build import article_bodies, build_web  # noqa: E402
+from topicrawl.extract import decode_html, extract_page  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+
+
+def precision_recall(
+    scores: list[float], labels: list[bool], threshold: float
+) -> tuple[float, float]:
+    """Precision and recall of ``score >= threshold`` over labelled pages."""
+    sel = [y for s, y in zip(scores, labels, strict=True) if s >= threshold]
+    pos = sum(labels)
+    return (sum(sel) / len(sel) if sel else 0.0), (sum(sel) / pos if pos else 0.0)
+
+
+def ceiling(web: str, category: str, scorer: SemanticLinkScorer, threshold: float, *,
+            scale: str, show: int) -> dict[str, object]:  # fmt: skip
+    """Score every article page of one web; the single-topic site's rejected articles."""
+    family, seed = web[0], int(web[1:])
+    out = OUT / "web_ceiling"
+    truth = build_web(out, scale=scale, seed=seed, family=family)
+    domain = next(s for s in truth["sites"]
+                  if s["kind"] == "domain" and category in s["categories"])  # fmt: skip
+    host = urlsplit(domain["home"]).hostname
+    pages, labels, hosts = [], [], []
+    for url, page, body, header in article_bodies(out, truth):
+        html, _ = decode_html(body, header)
+        ex = extract_page(html, url)
+        pages.append(PageInfo(url, ex.title, ex.description, ex.keywords, ex.text))
+        labels.append(page["category"] == category)
+        hosts.append(urlsplit(url).hostname)
+    scores = [scorer.page_relevance(p) for p in pages]
+    site = [i for i, h in enumerate(hosts) if h == host and labels[i]]
+    rejected = sorted((i for i in site if scores[i] < threshold), key=lambda i: scores[i])
+    need = min(scores[i] for i in site)
+    p, r = precision_recall(scores, labels, threshold)
+    p_need, r_need = precision_recall(scores, labels, need)
+    print(f"\n{web} ({host}): {len(site)} {category} articles on the site, "
+          f"{len(rejected)} under {threshold} -> ceiling {1 - len(rejected) / len(site):.3f}; "
+          f"whole web ({len(pages)} articles, {sum(labels)} {category}): at {threshold} "
+          f"precision {p:.3f} recall {r:.3f}; at {need:.3f} (all of the site) "
+          f"precision {p_need:.3f} recall {r_need:.3f}")  # fmt: skip
+    for i in rejected[:show]:
+        pg = pages[i]
+        _, f3, prob = scorer.relevance_texts([scorer.description_text(pg), pg.text])
+        pr = ["-" if x is None else f"{x:.3f}" for x in prob]
+        title = pg.title.split("—")[0].split("_")[0][:40]
+        print(f"  {scores[i]:.3f}  info f3 {f3[0]:.3f} P {pr[0]}  text f3 {f3[1]:.3f} P {pr[1]}"
+              f"  {len(pg.text)} chars  {title}")  # fmt: skip
+    return {"web": web, "site": len(site), "rejected": len(rejected), "precision": p,
+            "recall": r, "need": need, "precision_need": p_need, "recall_need": r_need}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--category", default="时政")
+    ap.add_argument("--topic", default=str(ROOT / "topics" / "shizheng.toml"))
+    ap.add_argument("--webs", default="a0,a1,a2,a3,a4,b0,b1")
+    ap.add_argument("--scale", default="large")
+    ap.add_argument("--show", type=int, default=10, help="rejected articles listed per web")
+    args = ap.parse_args(argv)
+    topic = load_topic(args.topic)
+    scorer = SemanticLinkScorer.from_topic(topic)
+    rows = [ceiling(w, args.category, scorer, topic.page_threshold, scale=args.scale,
+                    show=args.show) for w in args.webs.split(",")]  # fmt: skip
+    print(
+        "\n| web | site articles | under threshold | ceiling | web precision / recall at "
+        "threshold | lowest site score | web precision / recall there |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['web']} | {r['site']} | {r['rejected']} | "
+              f"{1 - r['rejected'] / r['site']:.3f} | {r['precision']:.3f} / {r['recall']:.3f} | "
+              f"{r['need']:.3f} | {r['precision_need']:.3f} / {r['recall_need']:.3f} |")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
