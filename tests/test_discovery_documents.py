@@ -109,6 +109,31 @@ def test_documents_hold_the_article_text(extras_web):
         assert url in group and any(truth["pages"][u]["kind"] == "article" for u in group)
 
 
+def test_pdf_placeholder_metadata_is_no_description():
+    """ReportLab writes "(unspecified)" as the subject and "(anonymous)" as the title when
+    none is set: neither is metadata to score (the subject was scored as the description)."""
+    import io
+
+    from reportlab.pdfgen import canvas
+
+    def pdf(**info: str) -> bytes:
+        buf = io.BytesIO()
+        doc = canvas.Canvas(buf, invariant=1)
+        for key, value in info.items():
+            getattr(doc, f"set{key.title()}")(value)
+        doc.drawString(72, 720, "Cabinet meets on reform.")
+        doc.showPage()
+        doc.save()
+        return buf.getvalue()
+
+    plain = extract_document(pdf(), "pdf")
+    assert (plain.title, plain.description, plain.keywords) == ("Cabinet meets on reform.", "", "")
+    named = extract_document(pdf(title="Reform", subject="State Council", keywords="reform"),
+                             "pdf")  # fmt: skip
+    assert (named.title, named.description, named.keywords) == ("Reform", "State Council",
+                                                                 "reform")  # fmt: skip
+
+
 def test_server_answers_conditional_requests(extras_web):
     web, truth = extras_web
     url = truth["feeds"][truth["sites"][0]["host"]]

@@ -31,6 +31,15 @@ SUFFIXES = {".pdf": PDF, ".docx": DOCX}
 _PARA_END = re.compile(r"[。！？；：!?;:」』”’）)】.]\s*$")
 _CJK_EDGE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _SPACE = re.compile(r"[ \t\u00a0]+")
+#: document-info values that PDF producers write when the author set none (ReportLab's
+#: "anonymous" title and "unspecified" subject, "untitled", "unknown"): no metadata
+PLACEHOLDERS = frozenset({"untitled", "unknown", "anonymous", "unspecified", "none", "n/a"})
+
+
+def _info(value: object) -> str:
+    """A document-info string, whitespace collapsed; empty for a producer's placeholder."""
+    text = _SPACE.sub(" ", str(value or "")).strip()
+    return "" if text.strip("()").lower() in PLACEHOLDERS else text
 
 
 def document_format(content_type: str | None, url: str = "") -> str | None:
@@ -100,14 +109,15 @@ def extract_pdf(body: bytes, *, max_pages: int = 200, max_chars: int = 500_000) 
         lines += chunk.splitlines() + [""]
     text = reflow(lines)[:max_chars]
     info = reader.metadata or {}
-    title = _SPACE.sub(" ", str(info.get("/Title") or "")).strip()
+    title = _info(info.get("/Title"))
     first = text.split("\n", 1)[0]
-    if not title or title.lower() in ("untitled", "unknown"):
+    if not title:
         title = first[:200]
     if first.strip() == title:  # the title drawn as the first line is not body text
         text = text.split("\n", 1)[1] if "\n" in text else ""
-    description = str(info.get("/Subject") or "").strip()
-    keywords = str(info.get("/Keywords") or "").strip()
+    # a placeholder subject ("unspecified") would be scored as the page's description
+    description = _info(info.get("/Subject"))
+    keywords = _info(info.get("/Keywords"))
     published = _pdf_date(info.get("/CreationDate"))
     return Extracted(title, description, keywords, text, published, detect_language(text or title))
 
@@ -119,7 +129,7 @@ def extract_docx(body: bytes, *, max_chars: int = 500_000) -> Extracted:
 
     document = docx.Document(io.BytesIO(body))
     props = document.core_properties
-    title = (props.title or "").strip()
+    title = _info(props.title)
     paras: list[str] = []
     size = 0
     for para in document.paragraphs:
@@ -140,8 +150,8 @@ def extract_docx(body: bytes, *, max_chars: int = 500_000) -> Extracted:
     published = props.created.date().isoformat() if props.created else None
     return Extracted(
         title,
-        (props.subject or "").strip(),
-        (props.keywords or "").strip(),
+        _info(props.subject),
+        _info(props.keywords),
         text,
         published,
         detect_language(text or title),
