@@ -13,9 +13,11 @@ For each sampled article, rendered on one site:
   moved paragraph breaks, edited characters, rewritten title) on a site with another
   template;
 * negative (label 0): another article of the same category;
-* hard negatives (label 0): a reprint cut to its first half (``cut_half``) and a reprint
-  with long added commentary (``add_commentary``) — different pages by the feature-code
-  paper's definition.
+* positive (label 1, kind ``commentary``): a reprint with long added commentary
+  (``add_commentary``) — it contains the article, so it is a duplicate by issue 17, item 3
+  (label 0, a hard negative by the feature-code paper's definition, before that issue: sets
+  built earlier are labelled so, and their figures are not comparable);
+* hard negative (label 0): a reprint cut to its first half (``cut_half``).
 
 For each real page with a main text: the real page against a reprint of its text on a test
 web template (label 1), and against another real page (label 0).
@@ -117,7 +119,8 @@ def build(out: Path, *, per_category: int = 20, seed: int = 1, real_pages: bool 
             rep_site = rng.choice(other_sites)
             rep_path = w.page(f"{art.id}-rep", render(rep, rep_site, rng, rng.sample(articles, 10)))
             w.pair(orig, rep_path, 1, "reprint")
-            w.groups.append({"original": orig, "copies": [rep_path], "category": cat})
+            group = {"original": orig, "copies": [rep_path], "category": cat}
+            w.groups.append(group)
             neg = rng.choice([a for a in pool if a.id != art.id])
             neg_path = w.page(
                 f"{art.id}-neg-{neg.id}",
@@ -136,7 +139,8 @@ def build(out: Path, *, per_category: int = 20, seed: int = 1, real_pages: bool 
                 f"{art.id}-comm",
                 render(comm, rng.choice(other_sites), rng, rng.sample(articles, 10)),
             )
-            w.pair(orig, comm_path, 0, "commentary")
+            w.pair(orig, comm_path, 1, "commentary")  # issue 17, item 3: a copy
+            group["copies"].append(comm_path)
     if real_pages:
         _real_pairs(w, rng, sites, articles)
     w.close()

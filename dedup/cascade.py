@@ -31,8 +31,8 @@ from topicrawl.errors import ConfigError
 
 #: The default chain: the exact hash, then SpotSigs, then containment (dedup/containment.py:
 #: a reprint with extra material of its own, which resemblance misses). The title + summary
-#: check is cheap but matches hard negatives (half an article, an article with long
-#: commentary keep the title): see docs/benchmarks/dedup.md before putting it first.
+#: check is cheap but matches hard negatives (half an article keeps the title): see
+#: docs/benchmarks/dedup.md before putting it first.
 DEFAULT_METHODS = ("exact", "spotsigs", "containment")
 KEEP_POLICIES = ("first", "longer", "earlier")
 

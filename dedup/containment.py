@@ -10,11 +10,14 @@ material, the lower the resemblance, while the copied article is all there. Brod
 over the shingle sets S, and estimates it from the MOD-m sample of each set (the shingles
 whose hash is 0 mod m), which keeps the ratio unbiased.
 
-Here a new page B is a duplicate of a stored document A when c(A, B) ≥ ``threshold`` and the
-material of B that is not in A is at most ``max_extra`` of B (1 − |S(A) ∩ S(B)| / |S(B)|). The
-second bound (on the samples and on the lengths in letters; a copy is also at least
-``threshold`` of A's length, so a page holding half of A's text twice is no copy) keeps apart an article followed by a long commentary of its own — a different
-page, the dedup sets' ``commentary`` hard negative — from a reprint with a few extras.
+Here a new page B is a duplicate of a stored document A when c(A, B) ≥ ``threshold`` and B
+is at least ``threshold`` of A's length in letters (so a page holding half of A's text twice
+is no copy), **whatever B adds**: issue 17, item 3 ("a document that contains most of an
+accepted document is a duplicate"). A reprint followed by a long commentary, sidebar or
+spliced block of other articles is therefore a duplicate of its source (the dedup sets'
+``commentary`` pairs are labelled so since then). ``max_extra`` (off by default) restores
+the older bound: the material of B not in A is at most ``max_extra`` of B
+(1 − |S(A) ∩ S(B)| / |S(B)|, on the samples and on the lengths).
 
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
@@ -95,7 +98,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     """Stored documents contained in the query (see the module docstring); the match score is
     the containment c(stored, query).
 
-    Options: ``threshold`` (0.8), ``max_extra`` (0.4), ``k`` (8 letters), ``m`` (4),
+    Options: ``threshold`` (0.8), ``max_extra`` (None: no limit on added material; a share
+    in [0, 1) bounds it), ``k`` (8 letters), ``m`` (4),
     ``posting_factor`` (4: posting keys are the hashes ≡ 0 mod m·posting_factor),
     ``min_sample`` (20: shorter documents are not indexed), ``clean`` (true).
     """
@@ -107,7 +111,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         storage: IndexStorage,
         *,
         threshold: float = 0.8,
-        max_extra: float = 0.4,
+        max_extra: float | None = None,
         k: int = 8,
         m: int = 4,
         posting_factor: int = 4,
@@ -116,11 +120,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         **params: Any,
     ):
         super().__init__(storage, **params)
-        if not 0 < threshold <= 1 or not 0 <= max_extra < 1:
-            raise ConfigError("containment threshold must be in (0, 1], max_extra in [0, 1)")
+        if not 0 < threshold <= 1 or (max_extra is not None and not 0 <= max_extra < 1):
+            raise ConfigError(
+                "containment threshold must be in (0, 1], max_extra in [0, 1) or null (no limit)"
+            )
         if k < 2 or m < 1 or posting_factor < 1 or min_sample < 1:
             raise ConfigError("containment k ≥ 2, m ≥ 1, posting_factor ≥ 1, min_sample ≥ 1")
-        self.threshold, self.max_extra = float(threshold), float(max_extra)
+        self.threshold = float(threshold)
+        self.max_extra = None if max_extra is None else float(max_extra)
         self.k, self.m, self.posting_m = int(k), int(m), int(m) * int(posting_factor)
         self.min_sample, self.clean = int(min_sample), bool(clean)
         self._last: tuple[str, Sample] | None = None
@@ -147,12 +154,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not common or len(stored.hashes) < self.min_sample:
             return 0.0
         c = common / len(stored.hashes)
-        extra = 1.0 - common / len(query.hashes)
-        if c < self.threshold or extra > self.max_extra:
-            return 0.0
-        # the same bounds on the lengths, which repeated passages do not inflate: a copy is
-        # at least ``threshold`` of the stored text long and adds at most ``max_extra``
+        # a copy is at least ``threshold`` of the stored text long (on the lengths, which
+        # repeated passages do not inflate)
         n_q, n_s = query.length, stored.length
-        if n_q < self.threshold * n_s or n_q * (1.0 - self.max_extra) > n_s:
+        if c < self.threshold or n_q < self.threshold * n_s:
             return 0.0
+        if self.max_extra is not None:  # the optional bound on added material
+            extra = 1.0 - common / len(query.hashes)
+            if extra > self.max_extra or n_q * (1.0 - self.max_extra) > n_s:
+                return 0.0
         return c

@@ -5,7 +5,9 @@ strings for large-scale Chinese web-page deduplication): take the ``L`` Chinese 
 of a 句号 (。) as the page's *feature code*; two pages are duplicates when their codes match
 and their lengths are close, ``longer / shorter <= a`` (``a = 1.10``).  The length test is
 what makes a reprint cut to its first half, or one with a long added commentary, a
-*different* page: it shares the code but not the length.
+*different* page: it shares the code but not the length. (The cascade follows issue 17,
+item 3 instead: a page that contains most of an accepted document, commentary and all, is
+its duplicate; the containment stage catches it.)
 
 Tolerant matching (the HIT paper's rule as implemented here): two codes match when on each
 side the two ``L``-unit strings have a common subsequence of length ``>= L - tol``

@@ -34,8 +34,8 @@ learn-antecedents``), chain c=1 at spot distance d=1.
 
 The score of a match is the exact multiset Jaccard similarity. The detector's default
 τ = 0.5 lies in the range (0.45–0.65) that gives the best F1 on the tuning templates of the
-real-page set and in paper 004's best range (0.35–0.5); a half article or an article with
-long commentary (J ≈ 0.5) is containment, issue 17's. See docs/benchmarks/dedup.md.
+real-page set and in paper 004's best range (0.35–0.5); an article with long
+commentary (J ≈ 0.5) is a duplicate caught by containment (issue 17), a half article none. See docs/benchmarks/dedup.md.
 :class:`SpotSigsLSHIndex` (the default index) replaces the partitions by a MinHash LSH
 candidate stage with the same exact verification.
 """

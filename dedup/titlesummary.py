@@ -30,8 +30,9 @@ Length guard (ours, not the meta-search method's, which never sees the text): wi
 that factor (Chinese characters, or words for English; see
 :func:`dedup.featurecode.text_length`) are not duplicates even with the same title and lead.
 A reprint cut to its first half or followed by a long commentary keeps the title and the lead
-but is a different page (the feature-code paper's definition); without the guard this first
-stage of the cascade would drop them all.  ``max_length_ratio=None`` is the pure method.
+but is a different page by the feature-code paper's definition (the cascade calls the
+commentary page a copy since issue 17 and catches it by containment); without the guard this
+first stage of the cascade would match every half article.  ``max_length_ratio=None`` is the pure method.
 
 Works for any language written with letters or Chinese characters (``Doc.lang`` is not used:
 bigrams of an English title are letter pairs, which Dice handles as well).

@@ -108,7 +108,9 @@ class Placed:
     dup_group: str | None = None
     reprint_of: str | None = None
     anomaly: str | None = None
-    near_miss: str | None = None  # "half" | "commentary": a hard negative of near_miss_of
+    # "half" (a hard negative of near_miss_of) | "commentary" (a duplicate of it since issue
+    # 17: relabelled in the ground truth by ``commentary_as_copies``)
+    near_miss: str | None = None
     near_miss_of: str | None = None
     attachments: list[tuple[str, str]] = field(default_factory=list)
     extra: list[tuple[str, str]] = field(default_factory=list)
@@ -649,6 +651,7 @@ def build_web(
         _add_discovery(w, sites, by_site, gzip_host=portals[0].host)
 
     # -- ground truth
+    commentary_as_copies(w.pages, dup_groups, near_misses)
     traps = [s.url("/calendar/") for s in sites]
     disallowed = sorted(u for u in w.pages if urlsplit(u).path.startswith(DISALLOWED_PREFIXES))
     truth = {
@@ -702,6 +705,31 @@ def build_web(
     )
     (out_dir / "webmeta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
     return truth
+
+
+def commentary_as_copies(
+    pages: dict[str, dict], dup_groups: dict[str, list[str]], near_misses: dict[str, str]
+) -> None:
+    """Relabel, in the ground truth only, each ``commentary`` page (a reprint followed by a
+    long added commentary, :func:`sitegen.reprint.add_commentary`) as a duplicate of its
+    source: issue 17, item 3 (a page that contains most of an accepted document is a
+    duplicate). The page joins the source's duplicate group (a new ``c…`` group when the
+    source had none) with ``reprint_of`` = the source and ``reprint_extras`` = "commentary",
+    and leaves ``near_misses`` (which keeps the ``half`` hard negatives). Pages are unchanged.
+    """
+    for url, source in list(near_misses.items()):
+        page = pages[url]
+        if page.get("near_miss") != "commentary":
+            continue
+        group = pages[source].get("dup_group")
+        if group is None:
+            group = f"c{sum(g.startswith('c') for g in dup_groups) + 1:04d}"
+            pages[source]["dup_group"] = group
+            dup_groups[group] = [source]
+        dup_groups[group].append(url)
+        page.update(dup_group=group, reprint_of=source, near_miss=None, near_miss_of=None,
+                    reprint_extras="commentary")  # fmt: skip
+        del near_misses[url]
 
 
 def topic_targets(truth: dict, category: str) -> set[str]:

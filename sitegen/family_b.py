@@ -47,6 +47,7 @@ from sitegen.build import (
     _rng,
     _select,
     _Writer,
+    commentary_as_copies,
     url_file,
 )
 from sitegen.reprint import add_commentary, cut_half, make_reprint
@@ -648,6 +649,7 @@ def build_web_b(
     if paper is not None:
         _add_real_pages_b(w, paper, chromes[paper.host], conf["real_pages"], friends_all)
 
+    commentary_as_copies(w.pages, dup_groups, near_misses)
     traps = [s.url("/feed/") for s in sites]
     disallowed = sorted(u for u in w.pages if urlsplit(u).path.startswith(DISALLOWED_PREFIXES_B))
     truth = {

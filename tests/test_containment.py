@@ -1,6 +1,6 @@
 """The containment stage of the dedup cascade: a page that contains most of an accepted
-document (compared after cleaning) is its duplicate; half an article or an article with a
-long commentary of its own is not."""
+document (compared after cleaning) is its duplicate, whatever it adds (issue 17, item 3);
+half an article is not."""
 
 from __future__ import annotations
 
@@ -66,12 +66,22 @@ def test_boilerplate_is_cleaned_before_comparing():
     assert raw.query(Doc(text(*ARTICLE, *boiler, *boiler))) == []  # uncleaned, the lines count
 
 
-def test_half_an_article_and_long_commentary_are_not_duplicates():
+def test_half_an_article_is_not_a_duplicate_an_article_with_long_commentary_is():
     det = ContainmentDetector(MemoryStorage())
     det.add("orig", Doc(text(*ARTICLE)))
     assert det.query(Doc(text(*ARTICLE[:2]))) == []  # half: does not contain the original
+    assert det.query(Doc(text(*ARTICLE[:2], *ARTICLE[:2]))) == []  # half twice: too short
     commentary = text(*ARTICLE, "【网友评论】", *OTHER, *OTHER[:2])  # more new than copied
-    assert det.query(Doc(commentary)) == []
+    [m] = det.query(Doc(commentary))
+    assert (m.doc_id, m.method) == ("orig", "containment") and m.score >= 0.95
+
+
+def test_max_extra_still_bounds_the_added_material_when_set():
+    det = ContainmentDetector(MemoryStorage(), max_extra=0.4)
+    det.add("orig", Doc(text(*ARTICLE)))
+    assert det.query(Doc(text(*ARTICLE, "【网友评论】", *OTHER, *OTHER[:2]))) == []
+    assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
+    assert ContainmentDetector(MemoryStorage()).max_extra is None  # off by default
 
 
 def test_default_cascade_ends_with_containment_and_reports_it():
@@ -98,7 +108,9 @@ def test_features_survive_storage_and_removal():
     assert det.query(Doc(text(*ARTICLE, SIDEBAR))) == []
 
 
-@pytest.mark.parametrize("opts", [{"threshold": 0}, {"max_extra": 1.0}, {"k": 1}, {"nope": 1}])
+@pytest.mark.parametrize(
+    "opts", [{"threshold": 0}, {"max_extra": 1.0}, {"max_extra": -0.1}, {"k": 1}, {"nope": 1}]
+)
 def test_bad_options_are_config_errors(opts):
     with pytest.raises(ConfigError):
         ContainmentDetector(MemoryStorage(), **opts)

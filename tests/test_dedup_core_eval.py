@@ -186,7 +186,10 @@ def test_neardup_set_builder_smoke(tmp_path):
     w = mod.build(tmp_path, per_category=1, seed=3, real_pages=False)
     kinds = [p["kind"] for p in w.pairs]
     assert sorted(set(kinds)) == ["commentary", "cut-half", "reprint", "same-category"]
-    assert kinds.count("reprint") == 10 and sum(p["label"] for p in w.pairs) == 10
+    # positives: the reprints and, since issue 17 (item 3), the reprints with commentary
+    assert kinds.count("reprint") == kinds.count("commentary") == 10
+    assert {p["kind"] for p in w.pairs if p["label"]} == {"reprint", "commentary"}
+    assert sum(p["label"] for p in w.pairs) == 20
     pairs = load_pairs(tmp_path / "pairs.jsonl")
     assert all(p.a.is_file() and p.b.is_file() for p in pairs)
     rep = next(p for p in pairs if p.label == 1)

@@ -89,7 +89,8 @@ LONG = "\n".join(
 )
 
 
-def test_hard_negatives_fail_the_length_rule_and_reprints_pass_multi():
+def test_half_and_commentary_pages_fail_the_papers_length_rule_reprints_pass_multi():
+    """The paper's rule; the cascade calls the commentary page a copy (issue 17, item 3)."""
     original = _article(LONG)
     rng = random.Random(7)
     half = cut_half(original).text

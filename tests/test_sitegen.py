@@ -135,7 +135,9 @@ def test_make_reprint_is_a_near_duplicate(articles):
     assert make_reprint(a, random.Random(2)) != r
 
 
-def test_hard_negatives(articles):
+def test_cut_half_and_add_commentary(articles):
+    """Half an article (a hard negative) and an article plus a commentary at least as long
+    (a copy since issue 17, item 3: it contains the article)."""
     a = max(articles[:50], key=lambda x: len(x.text))
     half = cut_half(a)
     n_a, n_h = len("".join(a.paragraphs)), len("".join(half.paragraphs))
@@ -230,18 +232,24 @@ def test_reprints_are_recorded(web):
     _, truth = web
     groups = truth["dup_groups"]
     assert len(groups) >= 10
+    commentary = 0
     for gid, urls in groups.items():
         assert len(urls) >= 2
         pages = [truth["pages"][u] for u in urls]
         assert {p["dup_group"] for p in pages} == {gid}
-        assert len({p["article_id"] for p in pages}) == 1
         assert len({p["category"] for p in pages}) == 1
-        assert len({p["host"] for p in pages}) == len(urls), "reprints live on other sites"
         assert all(p["reprint_of"] == urls[0] for p in pages[1:])
+        assert all(p["host"] != pages[0]["host"] for p in pages[1:]), "copies on other sites"
+        # a reprint followed by a long commentary is a copy too (issue 17, item 3)
+        plain = [p for p in pages if not p.get("reprint_extras")]
+        commentary += len(pages) - len(plain)
+        assert len({p["article_id"] for p in plain}) == 1
+        assert len({p["host"] for p in plain}) == len(plain), "reprints live on other sites"
+    assert commentary == 2
     for url, orig in truth["near_misses"].items():
         page = truth["pages"][url]
         assert page["dup_group"] is None and page["near_miss_of"] == orig
-        assert page["near_miss"] in ("half", "commentary")
+        assert page["near_miss"] == "half"
 
 
 def _links(out: Path, truth: dict, url: str) -> list[tuple[str, str]]:
@@ -524,14 +532,16 @@ def test_family_b_ground_truth_shape(web_b):
     templates = {s["host"]: s["template"] for s in truth["sites"]}
     for gid, urls in truth["dup_groups"].items():
         pages = [truth["pages"][u] for u in urls]
-        assert {p["dup_group"] for p in pages} == {gid} and len(
-            {p["article_id"] for p in pages}
-        ) == 1
-        assert len({templates[p["host"]] for p in pages}) == len(urls)
+        plain = [p for p in pages if not p.get("reprint_extras")]  # commentary copies apart
+        assert {p["dup_group"] for p in pages} == {gid}
+        assert len({p["article_id"] for p in plain}) == 1
+        assert len({templates[p["host"]] for p in plain}) == len(plain)
     assert truth["near_misses"]
     for url, orig in truth["near_misses"].items():
         assert truth["pages"][url]["dup_group"] is None
         assert truth["pages"][url]["near_miss_of"] == orig
+        assert truth["pages"][url]["near_miss"] == "half"
+    assert sum(p.get("reprint_extras") == "commentary" for p in truth["pages"].values()) == 2
 
 
 def test_family_b_differs_from_family_a(web, web_b):
