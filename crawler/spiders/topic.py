@@ -263,8 +263,9 @@ class TopicSpider(scrapy.Spider):
         #: answer (TOPICRAWL_REDIS_RETRY_SECONDS), asking again every ``budget_poll`` seconds
         self.budget_retry_seconds = 30.0
         self.budget_poll = 1.0
-        self._budget_outage: float | None = None  # when the pages began to wait (monotonic)
-        self._budget_waiting = 0  # pages waiting for the shared counter now
+        #: when the first page found the shared counter unreachable (monotonic; None while
+        #: Redis answers): a page arriving later in the outage waits only what is left of it
+        self._budget_outage: float | None = None
         #: scale-out: this worker's leases on the requests it holds (crawler.lease)
         self.lease: Any = None
         self.scorer: LinkScorer | None = None
@@ -504,22 +505,26 @@ class TopicSpider(scrapy.Spider):
         count whose reply was lost is not counted twice). New requests wait at the fetch-once
         set meanwhile (crawler.middlewares.FetchOnceMiddleware). Past ``budget_retry_seconds`` the
         crawl is ending with ``redis_unreachable``: :data:`BUDGET_UNREACHABLE`, the page is
-        not parsed and its lease stays in Redis, so the resume fetches it again. Counted as
+        not parsed and its lease stays in Redis, so the resume fetches it again (the budget
+        runs from the outage's first failed take, not each page's). Counted as
         ``topicrawl/pages/budget_waited`` (pages that waited),
         ``topicrawl/pages/budget_wait_seconds`` and ``topicrawl/pages/budget_unreachable``."""
         errors = (*self.pages_redis_errors, *(self.lease.errors if self.lease else ()))
         stats = self.crawler.stats
-        start: float | None = None
+        waited = False
         while True:
             try:
                 n = self._take(meta, url, alone=False)
             except errors as exc:
                 now = time.monotonic()
-                if start is None:
-                    start = now
-                    self._began_waiting(exc)
-                if now - start >= self.budget_retry_seconds:
-                    self._ended_waiting()
+                if not waited:
+                    waited = True
+                    stats.inc_value("topicrawl/pages/budget_waited")
+                if self._budget_outage is None:  # counted from the first page that failed
+                    self._budget_outage = now
+                    log.warning("Redis unreachable (%s): downloaded pages wait for the shared "
+                                "page budget (up to %gs)", exc, self.budget_retry_seconds)  # fmt: skip
+                if now - self._budget_outage >= self.budget_retry_seconds:
                     stats.inc_value("topicrawl/pages/budget_unreachable")
                     then = ("it is fetched again on resume" if (meta or {}).get(LEASE) else
                             "it is lost with the requests held in memory")  # fmt: skip
@@ -528,24 +533,11 @@ class TopicSpider(scrapy.Spider):
                     return BUDGET_UNREACHABLE
                 await sleep(self.budget_poll)
                 continue
-            if start is not None:
-                self._ended_waiting()
+            if self._budget_outage is not None:  # the first count after an outage
+                stats.inc_value("topicrawl/pages/budget_wait_seconds",
+                                round(time.monotonic() - self._budget_outage))  # fmt: skip
+                self._budget_outage = None
             return n
-
-    def _began_waiting(self, exc: Exception) -> None:
-        self.crawler.stats.inc_value("topicrawl/pages/budget_waited")
-        self._budget_waiting += 1
-        if self._budget_outage is None:
-            self._budget_outage = time.monotonic()
-            log.warning("Redis unreachable (%s): downloaded pages wait for the shared page "
-                        "budget (up to %gs)", exc, self.budget_retry_seconds)  # fmt: skip
-
-    def _ended_waiting(self) -> None:
-        self._budget_waiting -= 1
-        if self._budget_waiting == 0 and self._budget_outage is not None:
-            self.crawler.stats.inc_value("topicrawl/pages/budget_wait_seconds",
-                                         round(time.monotonic() - self._budget_outage))  # fmt: skip
-            self._budget_outage = None
 
     def _give_back(self, n: int) -> None:
         """Undo the INCR of a page refused as over budget (at most down to the budget)."""
