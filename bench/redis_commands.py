@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         found = re.findall(r"'topicrawl/pages/fetched': (\d+)", log.read_text(errors="replace"))
         fetched += int(found[-1]) if found else 0
     trips = round_trips(monitor_log)
+    shutil.rmtree(tmp, ignore_errors=True)
     total, sent = sum(stats.values()), sum(trips.values())
     print(f"root {a.root}: {a.workers} workers, exit {codes}, {fetched} pages fetched in "
           f"{took:.0f} s; {sent} round trips ({sent / max(fetched, 1):.1f} a page), "
