@@ -146,7 +146,18 @@ class CrawlProgress:
             # pages fetched but not yet in the database, and how long it has refused writes
             "storage_waiting": stats.get_value("topicrawl/storage/waiting", 0),
             "database_down_s": stats.get_value("topicrawl/storage/outage_seconds", 0),
+            # scale-out: how long the shared frontier's Redis has not answered (0: it answers)
+            "redis_down_s": self.redis_down_seconds(),
         }
+
+    def redis_down_seconds(self) -> int:
+        """Seconds the scale-out's Redis has not answered, as the scheduler saw it
+        (``crawler.scheduler.RedisScheduler.outage_since``); 0 while it answers or without a
+        scale-out."""
+        engine = self.crawler.engine
+        scheduler = getattr(getattr(engine, "_slot", None), "scheduler", None)
+        since = getattr(scheduler, "outage_since", None)
+        return int(time.monotonic() - since) if since is not None else 0
 
     def line(self, snap: dict[str, float | int | str]) -> str:
         """The progress figures a person reads, on one short line."""
@@ -164,6 +175,9 @@ class CrawlProgress:
             f"  DATABASE DOWN {int(snap['database_down_s']) // 60}:"
             f"{int(snap['database_down_s']) % 60:02d}, {snap['storage_waiting']} pages waiting"
             if snap.get("database_down_s") else ""
+        ) + (
+            f"  REDIS DOWN {int(snap['redis_down_s']) // 60}:{int(snap['redis_down_s']) % 60:02d}"
+            if snap.get("redis_down_s") else ""
         )
 
     def show_status(self, spider: Spider) -> None:

@@ -78,8 +78,11 @@ end
 #: count a page under its lease: KEYS inflight, pages, frontier; ARGV id, entry, entry as
 #: requeued (sent), count (0/1), limit (-1: none), debt (pages counted while Redis was down),
 #: entry as requeued (not sent). Returns the page number (1 when not counting), 0 over budget,
-#: -1 lease lost for good.
+#: -1 lease lost for good. The mark ``c:<id>`` holds the number: a call sent again after a
+#: lost reply (a Redis outage) returns it and counts nothing twice.
 _TAKE = _BACK + """
+local taken = redis.call('HGET', KEYS[1], 'c:' .. ARGV[1])
+if taken then return tonumber(taken) end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   if not back(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[7]) then return -1 end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 's:' .. ARGV[1], 1)
@@ -93,7 +96,7 @@ if ARGV[4] == '1' then
     return 0
   end
 end
-redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], 1)
+redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], n)
 return n
 """
 #: a counted page will not be stored (it broke): KEYS inflight, pages; ARGV id, count (0/1).

@@ -59,9 +59,6 @@ DOWNLOADER_MIDDLEWARES = {
     # calibrated mode: a queued link whose score fell as the crawl learned goes back (issue 10)
     "crawler.middlewares.LinkRescoreMiddleware": 40,
     "crawler.middlewares.FetchOnceMiddleware": 50,
-    # scale-out: a downloaded page waits while the shared page budget's Redis is down, so
-    # the budget stays exact (its process_response runs last, next to the spider)
-    "crawler.middlewares.SharedBudgetWaitMiddleware": 10,
     "crawler.middlewares.RobotsTxtMiddleware": 100,
     # the trap guard's path-shape budget, as a request leaves the frontier
     "crawler.middlewares.PathTrapMiddleware": 120,

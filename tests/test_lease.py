@@ -490,3 +490,16 @@ def test_no_reclaim_for_a_lease_period_after_an_outage_this_worker_saw(crawl):
     assert other.reclaim() == 0  # within a lease period of the outage's end
     time.sleep(1.1)
     assert other.reclaim() == 1  # a heartbeat still missing a lease period later: dead
+
+
+@pytest.mark.redis
+def test_a_take_sent_again_after_a_lost_reply_counts_once(crawl):
+    """A Redis outage can lose the reply of a take that Redis executed; the page's callback
+    sends it again (TopicSpider.take_shared_page): the same number, counted once."""
+    client, prefix = crawl
+    lease = _worker(client, prefix, "w")
+    client.zadd(lease.frontier_key, {_entry("http://a.cn/1"): 0})
+    _, lid = lease.pop()
+    assert lease.take(lid, "http://a.cn/1", count=True, limit=10) == 1
+    assert lease.take(lid, "http://a.cn/1", count=True, limit=10) == 1
+    assert int(client.get(lease.pages_key)) == 1

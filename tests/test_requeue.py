@@ -88,7 +88,7 @@ def test_fetched_url_is_never_requeued(topic_file):
     target = HOME + "politics/b.html"
     assert not found(spider, HOME, target, 0.2).dont_filter
     body = b"<html><title>t</title><body>text</body></html>"
-    list(spider.parse(HtmlResponse(target, body=body, encoding="utf-8", request=Request(target))))
+    list(spider.parse_page(HtmlResponse(target, body=body, encoding="utf-8", request=Request(target))))
     assert not found(spider, HOME + "x.html", target, 1.0).dont_filter
     assert spider.crawler.stats.get_value("topicrawl/links/requeued") is None
 

@@ -8,8 +8,9 @@ scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from crawler.middlewares import (
     TrapRefused,
     redis_errors,
     scaleout_redis,
+    sleep,
 )
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
@@ -51,6 +53,9 @@ FETCHED = 1 << 62
 BROKEN_LOGGED = 5
 #: ``TopicSpider.take_page``: another worker owns the request now (crawler.lease)
 LEASE_LOST = -1
+#: ``TopicSpider.take_shared_page``: Redis did not answer within its retry budget (the crawl
+#: is ending with ``redis_unreachable``); the page is left to the resume
+BUDGET_UNREACHABLE = -2
 
 
 def meta_url(response: Response) -> str:
@@ -254,6 +259,13 @@ class TopicSpider(scrapy.Spider):
         self.pages_redis: Any = None
         self.pages_redis_errors: tuple[type[Exception], ...] = ()
         self.pages_key = "topicrawl:topic:pages"
+        #: scale-out: how long a page waits for the shared counter while Redis does not
+        #: answer (TOPICRAWL_REDIS_RETRY_SECONDS), asking again every ``budget_poll`` seconds
+        self.budget_retry_seconds = 30.0
+        self.budget_poll = 1.0
+        #: when the first page found the shared counter unreachable (monotonic; None while
+        #: Redis answers): a page arriving later in the outage waits only what is left of it
+        self._budget_outage: float | None = None
         #: scale-out: this worker's leases on the requests it holds (crawler.lease)
         self.lease: Any = None
         self.scorer: LinkScorer | None = None
@@ -302,6 +314,7 @@ class TopicSpider(scrapy.Spider):
         if spider.max_pages is not None:
             key = s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages")
             spider.share_page_budget(scaleout_redis(s), key % {"spider": spider.name})
+            spider.budget_retry_seconds = s.getfloat("TOPICRAWL_REDIS_RETRY_SECONDS", 30.0)
         spider.lease = lease_of(crawler)
         spider.documents = s.getbool("TOPICRAWL_DOCUMENTS_ENABLED", True)
         spider.max_document_pages = max(1, s.getint("TOPICRAWL_MAX_DOCUMENT_PAGES", 200))
@@ -432,16 +445,35 @@ class TopicSpider(scrapy.Spider):
         budget is the crawl's; a page refused as over budget gives its count back (DECR),
         so the counter never passes the budget. If Redis does not answer, this worker counts
         alone (logged, ``topicrawl/pages/budget_unshared``) and adds the pages it took
-        meanwhile to the shared counter once Redis answers again.
+        meanwhile to the shared counter once Redis answers again (the crawl's callback waits
+        instead: :meth:`take_shared_page`).
 
         With a lease (``meta``: the response's, crawler.lease) the count marks the lease in
         the same script; :data:`LEASE_LOST` when another worker owns the request now."""
+        try:
+            return self._take(meta, url, alone=True)
+        except self.pages_redis_errors as exc:
+            self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
+            log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
+        if self.max_pages is not None and self.pages_seen >= self.max_pages:
+            return None
+        self.pages_seen += 1
+        if self.pages_redis is not None:
+            self._budget_debt += 1
+        return self.pages_seen
+
+    def _take(self, meta: dict[str, Any] | None, url: str, *, alone: bool) -> int | None:
+        """One try at :meth:`take_page`'s shared count; raises the Redis error when the
+        shared counter does not answer (a lease that does not answer counts without it when
+        ``alone``)."""
         lease_id = (meta or {}).get(LEASE)
         if self.lease is not None and lease_id:
             try:
                 n = self.lease.take(lease_id, url, count=self.pages_redis is not None,
                                     limit=self.max_pages, debt=self._budget_debt)  # fmt: skip
             except self.lease.errors as exc:
+                if not alone:
+                    raise
                 log.warning("lease of %s not marked (%s): counting without it", url, exc)
             else:
                 if n == -1:
@@ -452,24 +484,60 @@ class TopicSpider(scrapy.Spider):
                 self.pages_seen += 1
                 return n if self.pages_redis is not None else self.pages_seen
         if self.pages_redis is not None:
-            try:
-                n = int(self.pages_redis.incrby(self.pages_key, 1 + self._budget_debt))
-            except self.pages_redis_errors as exc:
-                self.crawler.stats.inc_value("topicrawl/pages/budget_unshared")
-                log.warning("page budget's Redis counter unavailable (%s): counting alone", exc)
-            else:
-                self._budget_debt = 0
-                if n > self.max_pages:
-                    self._give_back(n)
-                    return None
-                self.pages_seen += 1
-                return n
+            n = int(self.pages_redis.incrby(self.pages_key, 1 + self._budget_debt))
+            self._budget_debt = 0
+            if n > self.max_pages:
+                self._give_back(n)
+                return None
+            self.pages_seen += 1
+            return n
         if self.max_pages is not None and self.pages_seen >= self.max_pages:
             return None
         self.pages_seen += 1
-        if self.pages_redis is not None:
-            self._budget_debt += 1
         return self.pages_seen
+
+    async def take_shared_page(self, meta: dict[str, Any] | None = None,
+                               url: str = "") -> int | None:  # fmt: skip
+        """:meth:`take_page` for the scale-out's shared budget: while Redis does not answer
+        the page waits and asks again every ``budget_poll`` seconds, so it takes its number
+        from the shared counter and the budget stays exact through an outage (issue 11: no
+        extra round trip while Redis answers; the lease script's count is idempotent, so a
+        count whose reply was lost is not counted twice). New requests wait at the fetch-once
+        set meanwhile (crawler.middlewares.FetchOnceMiddleware). Past ``budget_retry_seconds`` the
+        crawl is ending with ``redis_unreachable``: :data:`BUDGET_UNREACHABLE`, the page is
+        not parsed and its lease stays in Redis, so the resume fetches it again (the budget
+        runs from the outage's first failed take, not each page's). Counted as
+        ``topicrawl/pages/budget_waited`` (pages that waited),
+        ``topicrawl/pages/budget_wait_seconds`` and ``topicrawl/pages/budget_unreachable``."""
+        errors = (*self.pages_redis_errors, *(self.lease.errors if self.lease else ()))
+        stats = self.crawler.stats
+        waited = False
+        while True:
+            try:
+                n = self._take(meta, url, alone=False)
+            except errors as exc:
+                now = time.monotonic()
+                if not waited:
+                    waited = True
+                    stats.inc_value("topicrawl/pages/budget_waited")
+                if self._budget_outage is None:  # counted from the first page that failed
+                    self._budget_outage = now
+                    log.warning("Redis unreachable (%s): downloaded pages wait for the shared "
+                                "page budget (up to %gs)", exc, self.budget_retry_seconds)  # fmt: skip
+                if now - self._budget_outage >= self.budget_retry_seconds:
+                    stats.inc_value("topicrawl/pages/budget_unreachable")
+                    then = ("it is fetched again on resume" if (meta or {}).get(LEASE) else
+                            "it is lost with the requests held in memory")  # fmt: skip
+                    log.warning("%s not counted: the page budget's Redis did not answer for "
+                                "%gs; %s", url, self.budget_retry_seconds, then)  # fmt: skip
+                    return BUDGET_UNREACHABLE
+                await sleep(self.budget_poll)
+                continue
+            if self._budget_outage is not None:  # the first count after an outage
+                stats.inc_value("topicrawl/pages/budget_wait_seconds",
+                                round(time.monotonic() - self._budget_outage))  # fmt: skip
+                self._budget_outage = None
+            return n
 
     def _give_back(self, n: int) -> None:
         """Undo the INCR of a page refused as over budget (at most down to the budget)."""
@@ -666,7 +734,20 @@ class TopicSpider(scrapy.Spider):
             request=response.request,
         ), codec
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+    async def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
+        """The pages' callback: in the scale-out with a page budget the page first takes its
+        number from the shared counter, waiting out a Redis outage
+        (:meth:`take_shared_page`); then :meth:`parse_page` yields its item and links."""
+        if self.pages_redis is None or response.status in _REDIRECTS or response.status == 304:
+            return self.parse_page(response)
+        number = await self.take_shared_page(response.meta, meta_url(response))
+        return self.parse_page(response, number, taken=True)
+
+    def parse_page(self, response: Response, number: int | None = None, *,
+                   taken: bool = False) -> Iterator[Any]:  # fmt: skip
+        """Extract, score and yield a page (:class:`~crawler.items.PageItem`) and its links.
+        ``taken``: :meth:`parse` took the page's ``number`` in the budget (None: over
+        budget) already; else it is taken here (:meth:`take_page`)."""
         stats = self.crawler.stats
         if response.status in _REDIRECTS:  # only requests sent again after a kill get here
             yield from self._follow_recovered_redirect(response)
@@ -674,7 +755,10 @@ class TopicSpider(scrapy.Spider):
         if response.status == 304:  # recrawl: not modified since the stored copy
             stats.inc_value("topicrawl/recrawl/not_modified")
             return
-        number = self.take_page(response.meta, meta_url(response))
+        if not taken:
+            number = self.take_page(response.meta, meta_url(response))
+        if number == BUDGET_UNREACHABLE:  # the crawl ends: the resume fetches it again
+            return
         if number == LEASE_LOST:  # reclaimed while this worker was slow: another has it
             log.debug("%s is fetched by another worker now (this one was too slow)", response.url)
             return

@@ -64,3 +64,59 @@ def test_budget_is_exact_through_an_outage(redis_url, tmp_path):
         assert int(client.get(key)) == 5
     finally:
         client.delete(key)
+
+
+@pytest.mark.redis
+def test_a_page_waits_for_the_shared_budget_through_an_outage(redis_url, tmp_path, monkeypatch):
+    """The callback's take (TopicSpider.take_shared_page) asks Redis once while it answers;
+    while it does not the page waits and then takes its number from the shared counter
+    (nothing counted alone); past the retry budget it gives up and is not counted."""
+    import asyncio
+
+    import crawler.spiders.topic as topic_module
+    from crawler.spiders.topic import BUDGET_UNREACHABLE, TopicSpider
+
+    calls: list[str] = []
+
+    class Counting(FlakyRedis):
+        def __getattr__(self, name):
+            calls.append(name)
+            return super().__getattr__(name)
+
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
+    client = redis.Redis.from_url(redis_url)
+    key = f"topicrawl_test_{uuid.uuid4().hex[:8]}:pages"
+    flaky = Counting(client)
+    spider = TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=3)
+    spider.share_page_budget(flaky, key)
+    spider.pages_redis_errors = (redis.RedisError,)
+    spider.crawler = type("C", (), {"stats": _Stats()})()
+    spider.budget_retry_seconds, spider.budget_poll = 0.3, 0.05
+
+    async def back_after(seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        flaky.down = False
+
+    async def outage() -> list[int | None]:
+        first = await spider.take_shared_page()
+        flaky.down = True
+        waited, _ = await asyncio.gather(spider.take_shared_page(), back_after(0.12))
+        flaky.down = True
+        gave_up = await spider.take_shared_page()
+        flaky.down = False
+        return [first, waited, gave_up, await spider.take_shared_page(),
+                await spider.take_shared_page()]  # fmt: skip
+
+    monkeypatch.setattr(topic_module, "sleep", asyncio.sleep)
+    try:
+        calls.clear()
+        assert asyncio.run(outage()) == [1, 2, BUDGET_UNREACHABLE, 3, None]
+        assert int(client.get(key)) == 3  # the budget, exact: nothing counted alone
+    finally:
+        client.delete(key)
+    stats = spider.crawler.stats.values
+    assert stats["topicrawl/pages/budget_waited"] == 2
+    assert stats["topicrawl/pages/budget_unreachable"] == 1
+    assert "topicrawl/pages/budget_unshared" not in stats
+    assert calls[0] == "incrby" and calls.count("ping") == 0  # no PING: one INCR a page

@@ -12,19 +12,24 @@ asserted: they are the benchmark's (docs/benchmarks/faults.md).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
-import subprocess
 import time
 import uuid
-from collections.abc import Callable
-from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, crawl_command, delete_prefix
+from conftest import delete_prefix
 from tcpproxy import TcpProxy
+from workers import (
+    fetched_rate,
+    final_stat,
+    last_fetch,
+    start_workers,
+    stop_all,
+    wait_for,
+    worker_fetched,
+)
 
 from models.store import Store
 from sitegen.server import ServerProcess
@@ -34,34 +39,6 @@ MAX_PAGES = 200  # the crawl's budget; the small web (with its calendars) has mo
 RUN_ID = 78
 NORMAL = 10  # seconds both workers crawl before the cut
 LATENCY_MS = 2000  # the test web's latency: a crawl slow enough to span the outage
-
-
-def final_stat(log: str, key: str) -> int:
-    """The last value of an integer stat in a worker's log (0 when absent)."""
-    found = re.findall(rf"'{re.escape(key)}': (\d+)", log)
-    return int(found[-1]) if found else 0
-
-
-def progress(log: str) -> list[tuple[float, int]]:
-    """``(epoch seconds, pages fetched)`` of a worker's ``progress`` lines (one a second)."""
-    return [(dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp(), int(m[2]))
-            for m in re.finditer(r"(\S+ \S+) \[crawler.extensions\] INFO: progress "
-                                 r".*?fetched=(\d+)", log)]  # fmt: skip
-
-
-def fetched_rate(logs: list[str], start: float, end: float) -> float:
-    """Pages per second fetched by all workers between two epoch times (from the progress
-    lines: the store writes in batches, so its count jumps)."""
-    total = 0
-    for log in logs:
-        inside = [n for t, n in progress(log) if start <= t <= end]
-        total += inside[-1] - inside[0] if inside else 0
-    return total / max(end - start, 1e-9)
-
-
-def last_fetch(logs: list[str]) -> float:
-    """Epoch time of the last progress line that shows a new page (the budget spent)."""
-    return max(t for log in logs for (_, n), (t, m) in pairwise(progress(log)) if m > n)
 
 
 @pytest.mark.redis
@@ -89,30 +66,13 @@ def test_a_30s_redis_outage_loses_no_page_and_keeps_the_budget(
     }
     Store.from_url(pg_url).close()  # the schema, before the workers race to make it
 
-    def worker_fetched(log: Path) -> int:
-        found = re.findall(r"INFO: progress .*?fetched=(\d+)", log.read_text(errors="replace"))
-        return int(found[-1]) if found else 0
-
-    def wait_for(what: str, ready: Callable[[], bool], limit: float = 180) -> None:
-        deadline = time.monotonic() + limit
-        while not ready():
-            assert time.monotonic() < deadline, f"{what} after {limit:.0f} s"
-            time.sleep(0.5)
-
     web = ServerProcess(small_web, latency_ms=LATENCY_MS)
     logs = [tmp_path / f"worker{w}.log" for w in range(2)]
-    procs: list[subprocess.Popen[bytes]] = []
+    procs = []
     try:
-        for log in logs:
-            cmd, env = crawl_command(web.url, seeds, politics_topic, pg_url,
-                                     args={"run_id": RUN_ID, "max_pages": MAX_PAGES},
-                                     settings=settings)  # fmt: skip
-            env.update(TOPICRAWL_REDIS_URL=via_proxy, TOPICRAWL_REDIS_PREFIX=prefix)
-            with log.open("w") as fh:
-                procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env,
-                                              stdout=subprocess.DEVNULL, stderr=fh))  # fmt: skip
-            # the second starts once the first has made the run
-            wait_for("no spider opened", lambda log=log: "Spider opened" in log.read_text())
+        procs = start_workers(logs, web.url, seeds, politics_topic, pg_url, redis_url=via_proxy,
+                              prefix=prefix, args={"run_id": RUN_ID, "max_pages": MAX_PAGES},
+                              settings=settings)  # fmt: skip
         wait_for("a worker fetched nothing", lambda: min(map(worker_fetched, logs)) >= 3)
         both, both_wall = time.monotonic(), time.time()
         wait_for("", lambda: time.monotonic() - both >= NORMAL)
@@ -128,9 +88,7 @@ def test_a_30s_redis_outage_loses_no_page_and_keeps_the_budget(
         codes = [p.wait() for p in procs]
         ended_wall = time.time()
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+        stop_all(procs)
         web.stop()
         proxy.close()
         delete_prefix(redis.Redis.from_url(redis_url), prefix)
