@@ -91,7 +91,7 @@ def test_a_page_waits_for_the_shared_budget_through_an_outage(redis_url, tmp_pat
     spider = TopicSpider(seeds="http://a.cn/", topic=str(topic), max_pages=3)
     spider.share_page_budget(flaky, key)
     spider.pages_redis_errors = (redis.RedisError,)
-    spider.crawler = type("C", (), {"stats": _Stats()})()
+    spider.crawler = type("C", (), {"stats": CountingStats()})()
     spider.budget_retry_seconds, spider.budget_poll = 0.3, 0.05
 
     async def back_after(seconds: float) -> None:
