@@ -96,11 +96,10 @@ def test_two_workers_share_the_frontier_and_fetch_each_page_once(
     # a broken page (the web's stub PDFs) is fetched but not stored
     broken = sum(final_stat(t, "topicrawl/pages/broken") for t in texts)
     assert sum(fetched) - broken == len(urls) == len(set(urls)), "a page fetched by both workers"
-    # links were re-queued in the shared frontier; the shared fetched set kept each URL to
-    # one download across both workers
-    requeued = sum(final_stat(t, "topicrawl/links/requeued") for t in texts)
-    superseded = sum(final_stat(t, "topicrawl/links/requeue_superseded") for t in texts)
-    assert requeued > 0 and superseded > 0
+    # whether a link is found again under a better anchor before its first entry is popped
+    # depends on how the two workers interleave (0 re-queues in about 1 run in 4), so the
+    # re-queue path across workers is checked deterministically in
+    # test_a_url_requeued_in_the_shared_frontier_is_downloaded_once_by_all_workers
 
     def trapped(found):
         return {u for u in found if any(u.startswith(t) for t in truth["traps"])}
@@ -116,6 +115,34 @@ def _dead_redis():
 
     return redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
 
+
+
+@pytest.mark.redis
+def test_a_url_requeued_in_the_shared_frontier_is_downloaded_once_by_all_workers(redis_keys):
+    """A link found again with a higher priority is queued a second time (``dont_filter``):
+    whichever worker pops the second entry after another worker sent the first drops it."""
+    import hashlib
+
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+
+    from crawler.middlewares import FetchOnceMiddleware
+
+    client, prefix = redis_keys
+    stats = [CountingStats(), CountingStats()]
+    workers = [FetchOnceMiddleware(s, lambda r: hashlib.sha1(r.url.encode()).digest(),
+                                   redis=client, key=f"{prefix}:topic:fetched")
+               for s in stats]  # fmt: skip
+    url = "http://news.example.cn/politics/a.html"
+    assert workers[0].process_request(Request(url, priority=200)) is None  # sent
+    requeued = Request(url, priority=600, dont_filter=True)
+    with pytest.raises(IgnoreRequest):
+        workers[1].process_request(requeued)
+    with pytest.raises(IgnoreRequest):  # and the first worker's own later copy too
+        workers[0].process_request(requeued)
+    assert [s.values.get("topicrawl/links/requeue_superseded") for s in stats] == [1, 1]
+    assert workers[1].process_request(Request(url + "?p=2")) is None  # another URL passes
+    assert client.scard(f"{prefix}:topic:fetched") == 2
 
 @pytest.mark.redis
 def test_trap_guard_limit_holds_for_all_workers_together(redis_url):
