@@ -207,6 +207,75 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any], skip_seconds: fl
     return "\n".join(out) + "\n"
 
 
+#: what each big structure is, by the start of its path: per URL by design (grows with the
+#: frontier or the index), or bounded (and by what); the attribution table prints it
+KINDS: tuple[tuple[str, str], ...] = ()
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+def _kind(path: str) -> str:
+    return next((kind for prefix, kind in KINDS if path.startswith(prefix)), "?")
+
+
+def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
+    """The markdown table of ``--trace-memory``: growth of RSS from the first sample after
+    ``skip_seconds`` to the last, split into the big structures (by path), SQLite, glibc's
+    freed-but-kept heap and the residual no structure explains (MB and MB per hour), then
+    the object types whose counts grew most."""
+    rows = [r for r in rows if r["seconds"] >= skip_seconds] or rows[-1:]
+    if len(rows) < 2:
+        return "- memory attribution: fewer than 2 samples\n"
+    a, b = rows[0], rows[-1]
+    hours = max((b["seconds"] - a["seconds"]) / 3600, 1e-9)
+    d_rss = b["rss_mb"] - a["rss_mb"]
+    lines = [f"Memory attribution from {a['seconds'] / 60:.1f} to {b['seconds'] / 60:.1f} min "
+             f"after the spider opened (pages fetched {a['fetched']:,} → {b['fetched']:,}; "
+             f"a sample took {max(r['sample_seconds'] for r in rows):.1f} s at most):", "",
+             "| structure | kind | length | MB | growth MB | MB/h |", "|---|---|---|---|---|---|"]  # fmt: skip
+    paths = set(a["structures"]) | set(b["structures"])
+    growth: list[tuple[float, str]] = []
+    for p in paths:
+        n0, mb0 = a["structures"].get(p, (0, 0.0))
+        n1, mb1 = b["structures"].get(p, (0, 0.0))
+        growth.append((mb1 - mb0, p))
+    explained = 0.0
+    for dmb, p in sorted(growth, reverse=True):
+        n0, mb0 = a["structures"].get(p, (0, 0.0))
+        n1, mb1 = b["structures"].get(p, (0, 0.0))
+        explained += dmb
+        if abs(dmb) >= 0.5 or (mb1 >= 1 and abs(n1 - n0) > 0) or p.endswith("()") and n1 > n0:
+            lines.append(f"| `{p}` | {_kind(p)} | {n0:,} → {n1:,} | {mb1:.1f} | {dmb:+.1f} | "
+                         f"{dmb / hours:+.0f} |")  # fmt: skip
+    d_sql = b["sqlite_mb"] - a["sqlite_mb"]
+    ma, mb = a.get("malloc") or {}, b.get("malloc") or {}
+    d_free = mb.get("free_kept", 0.0) - ma.get("free_kept", 0.0)
+    d_use = mb.get("in_use", 0.0) - ma.get("in_use", 0.0)
+    resid = d_rss - explained - d_sql - d_free
+    lines += [
+        f"| all structures above and below 0.5 MB | | | | {explained:+.1f} | "
+        f"{explained / hours:+.0f} |",
+        f"| SQLite (`sqlite3_memory_used`) | page caches | | {b['sqlite_mb']:.1f} | "
+        f"{d_sql:+.1f} | {d_sql / hours:+.0f} |",
+        f"| glibc heap freed but kept (`mallinfo2` fordblks) | fragmentation | | "
+        f"{mb.get('free_kept', 0.0):.1f} | {d_free:+.1f} | {d_free / hours:+.0f} |",
+        f"| **residual** (RSS growth less the rows above) | | | | **{resid:+.1f}** | "
+        f"**{resid / hours:+.0f}** |",
+        f"| RSS | | | {b['rss_mb']:.0f} | {d_rss:+.1f} | {d_rss / hours:+.0f} |",
+        "",
+        f"glibc heap in use {ma.get('in_use', 0.0):.0f} → {mb.get('in_use', 0.0):.0f} MB "
+        f"({d_use:+.1f}); Python's allocated blocks {a['py_blocks']:,} → {b['py_blocks']:,}.",
+        "Objects tracked by the garbage collector whose count grew most: "
+        + ", ".join(
+            f"{t} {b['types'].get(t, 0) - a['types'].get(t, 0):+,}"
+            for t in sorted(b["types"], key=lambda t: a["types"].get(t, 0) - b["types"][t])[:12]
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                          text=True, check=False)  # fmt: skip
@@ -226,12 +295,17 @@ def crawl_command(args: argparse.Namespace, work: Path, db_url: str) -> list[str
         "TOPICRAWL_PROGRESS_SNAPSHOTS": True,
         "LOG_FILE": str(work / "crawl.log"), "LOG_LEVEL": "INFO", "TOPICRAWL_SUMMARY": False,
     }  # fmt: skip
-    if args.trace:
+    if args.trace or args.trace_memory:
         from crawler import settings as project
 
-        ext = {**project.EXTENSIONS, "bench.soak_trace.TraceMallocSamples": 900}
-        settings |= {"EXTENSIONS": json.dumps(ext), "SOAK_TRACE_FILE": str(work / "trace.txt"),
-                     "SOAK_TRACE_SECONDS": args.every}  # fmt: skip
+        ext = dict(project.EXTENSIONS)
+        if args.trace:
+            ext["bench.soak_trace.TraceMallocSamples"] = 900
+            settings["SOAK_TRACE_FILE"] = str(work / "trace.txt")
+        if args.trace_memory:
+            ext["bench.soak_trace.MemoryAttribution"] = 901
+            settings["SOAK_MEMORY_FILE"] = str(work / "memory.jsonl")
+        settings |= {"EXTENSIONS": json.dumps(ext), "SOAK_TRACE_SECONDS": args.every}
     for k, v in settings.items():
         cmd += ["-s", f"{k}={v}"]
     return cmd
@@ -312,6 +386,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", action="store_true",
                     help="tracemalloc in the crawl: the growing allocation sites per sample "
                          "in WORKDIR/trace.txt (slower)")  # fmt: skip
+    ap.add_argument("--trace-memory", action="store_true",
+                    help="the big structures reachable from the crawler and modules, glibc's "
+                         "heap, SQLite and object counts every sample in WORKDIR/memory.jsonl, "
+                         "and the attribution table of the growth after --skip-minutes")  # fmt: skip
     ap.add_argument(
         "--report",
         type=Path,
@@ -334,10 +412,15 @@ def main(argv: list[str] | None = None) -> int:
             "minutes": samples[-1]["seconds"] / 60, "date": "?", "commit": "?", "load": "?",
             "command": "?"}  # fmt: skip
         text = report(samples, meta, args.skip_minutes * 60)
+        mem = args.report.parent / "memory.jsonl"
+        if mem.exists():
+            text += "\n" + attribution(_jsonl(mem), args.skip_minutes * 60)
     else:
         samples, meta = run(args)
         text = report(samples, meta, args.skip_minutes * 60)
         work = Path(meta["work"])
+        if (work / "memory.jsonl").exists():
+            text += "\n" + attribution(_jsonl(work / "memory.jsonl"), args.skip_minutes * 60)
         (work / "report.md").write_text(text, encoding="utf-8")
         if not args.keep:
             for name in ("soak.db", "soak.db-wal", "soak.db-shm"):
