@@ -253,7 +253,9 @@ def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
     ma, mb = a.get("malloc") or {}, b.get("malloc") or {}
     d_free = mb.get("free_kept", 0.0) - ma.get("free_kept", 0.0)
     d_use = mb.get("in_use", 0.0) - ma.get("in_use", 0.0)
-    resid = d_rss - explained - d_sql - d_free
+    pa, pb = a.get("pymalloc") or {}, b.get("pymalloc") or {}
+    d_pyfree = pb.get("free", 0.0) - pa.get("free", 0.0)
+    resid = d_rss - explained - d_sql - d_free - d_pyfree
     lines += [
         f"| all structures above and below 0.5 MB | | | | {explained:+.1f} | "
         f"{explained / hours:+.0f} |",
@@ -261,12 +263,16 @@ def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
         f"{d_sql:+.1f} | {d_sql / hours:+.0f} |",
         f"| glibc heap freed but kept (`mallinfo2` fordblks) | fragmentation | | "
         f"{mb.get('free_kept', 0.0):.1f} | {d_free:+.1f} | {d_free / hours:+.0f} |",
+        f"| Python's arenas, free blocks and pools (`sys._debugmallocstats`) | fragmentation "
+        f"| | {pb.get('free', 0.0):.1f} | {d_pyfree:+.1f} | {d_pyfree / hours:+.0f} |",
         f"| **residual** (RSS growth less the rows above) | | | | **{resid:+.1f}** | "
         f"**{resid / hours:+.0f}** |",
         f"| RSS | | | {b['rss_mb']:.0f} | {d_rss:+.1f} | {d_rss / hours:+.0f} |",
         "",
         f"glibc heap in use {ma.get('in_use', 0.0):.0f} → {mb.get('in_use', 0.0):.0f} MB "
-        f"({d_use:+.1f}); Python's allocated blocks {a['py_blocks']:,} → {b['py_blocks']:,}.",
+        f"({d_use:+.1f}); Python's arenas {pa.get('arenas', 0.0):.0f} → "
+        f"{pb.get('arenas', 0.0):.0f} MB, its allocated blocks {a['py_blocks']:,} → "
+        f"{b['py_blocks']:,}.",
         "Objects tracked by the garbage collector whose count grew most: "
         + ", ".join(
             f"{t} {b['types'].get(t, 0) - a['types'].get(t, 0):+,}"

@@ -13,7 +13,10 @@ import functools
 import gc
 import json
 import logging
+import os
+import re
 import sys
+import tempfile
 import time
 import tracemalloc
 import types
@@ -126,6 +129,30 @@ def malloc_mb() -> dict[str, float]:
     m = fn()
     return {"in_use": (m.uordblks + m.hblkhd) / 2**20, "free_kept": m.fordblks / 2**20,
             "heap": (m.arena + m.hblkhd) / 2**20}  # fmt: skip
+
+
+def pymalloc_mb() -> dict[str, float]:
+    """Python's small-object allocator (``sys._debugmallocstats``, read through a temporary
+    file in place of fd 2), in MB: ``arenas`` (mmapped apart from glibc's heap), ``in_use``
+    (allocated blocks), ``free`` (available blocks and unused pools in those arenas)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read()
+
+    def num(pattern: str) -> float:
+        m = re.search(pattern + r"\s*=\s*([\d,]+)", text)
+        return int(m.group(1).replace(",", "")) / 2**20 if m else 0.0
+
+    return {"arenas": num(r"arenas \* \d+ bytes/arena"), "in_use": num("# bytes in allocated blocks"),
+            "free": num("# bytes in available blocks") + num(r"unused pools \* \d+ bytes")}  # fmt: skip
 
 
 def _children(obj: Any) -> list[tuple[str, Any]]:
@@ -277,7 +304,7 @@ class MemoryAttribution:
         roots = {"crawler": self.crawler, "spider": getattr(self.crawler, "spider", None)}
         row: dict[str, Any] = {
             "seconds": round(t0 - self.start), "rss_mb": _rss_mb(), "sqlite_mb": _sqlite_mb(),
-            "malloc": malloc_mb(), "py_blocks": sys.getallocatedblocks(),
+            "malloc": malloc_mb(), "pymalloc": pymalloc_mb(), "py_blocks": sys.getallocatedblocks(),
             "fetched": stats.get("response_received_count", 0),
             "structures": {**big_structures(roots), **module_structures(), **lru_caches()},
             "types": dict(type_counts().most_common(60)),
