@@ -73,6 +73,8 @@ EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
     # scale-out: idle workers wait until the whole crawl has been idle (crawler/idle.py)
     "crawler.idle.SharedIdleClose": 510,
+    # malloc_trim(0) every TOPICRAWL_MALLOC_TRIM_INTERVAL s: freed heap back to the system
+    "crawler.memory.MallocTrim": 520,
 }
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
@@ -190,6 +192,8 @@ TOPICRAWL_HARVEST_FLOOR = 0.0
 TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.02"))
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
+#: seconds between two glibc malloc_trim(0) calls (crawler/memory.py); 0: never
+TOPICRAWL_MALLOC_TRIM_INTERVAL = 60
 
 # -- WARC capture (issue 15, crawler/warc.py) --------------------------------------------------
 #: Directory of the WARC/1.1 capture (request + response record of every fetch, one gzip
