@@ -39,6 +39,9 @@ SCHEDULER_PRIORITY_QUEUE = "crawler.queues.DurablePriorityQueue"
 #: even after kill -9 (crawler/queues.py).
 SCHEDULER_DISK_QUEUE = "crawler.queues.DurableLifoQueue"
 SCHEDULER_START_DISK_QUEUE = "crawler.queues.DurableFifoQueue"
+#: SQLite page cache of each priority's queue, KiB (SQLite's default is 2,000 KiB a
+#: connection, one connection per priority: hundreds of MB for a large frontier)
+TOPICRAWL_QUEUE_CACHE_KB = 128
 DEPTH_PRIORITY = 0
 DEPTH_STATS_VERBOSE = True
 

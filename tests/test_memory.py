@@ -51,3 +51,16 @@ def test_reservoir_keeps_bags_and_trains():
         m.observe(["经济", "发展", f"词{i}"] if i % 2 else ["体育", "比赛"], 0.9 if i % 2 else 0.0)
     assert isinstance(m.pages[0][0], tuple) and m.ready
     assert m.terms["经济"][1] > 0 > m.terms["体育"][1]
+
+
+def test_frontier_queue_page_cache_is_small(tmp_path):
+    from scrapy import Request
+
+    from crawler.queues import DurableLifoQueue
+
+    crawler = get_crawler(settings_dict={"TOPICRAWL_QUEUE_CACHE_KB": 64})
+    q = DurableLifoQueue(crawler, str(tmp_path / "q"))
+    assert q._db.execute("PRAGMA cache_size").fetchone()[0] == -64
+    q.push(Request("http://example.cn/a"))
+    assert len(q) == 1 and q.pop().url == "http://example.cn/a" and len(q) == 0
+    q.close()
