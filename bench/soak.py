@@ -207,9 +207,25 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any], skip_seconds: fl
     return "\n".join(out) + "\n"
 
 
-#: what each big structure is, by the start of its path: per URL by design (grows with the
+#: what each big structure is, by a part of its path: per URL by design (grows with the
 #: frontier or the index), or bounded (and by what); the attribution table prints it
-KINDS: tuple[tuple[str, str], ...] = ()
+KINDS: tuple[tuple[str, str], ...] = (
+    ("scheduler.df.", "per URL seen (Scrapy's dupefilter)"),
+    ("spider.best_priority", "per URL seen"),
+    (".sent", "per URL fetched (fetch-once)"),
+    ("trap_guard", "per page (text digests, query variants)"),
+    ("page_model.pages", "bounded: ≤ 5,000 pages (`max_pages`)"),
+    ("page_model.terms", "bounded: the reservoir's words"),
+    ("page_model.fixed", "fixed: the topic's examples"),
+    ("scorer._words", "bounded: ≤ 100,000 texts (`memo_size`, then emptied)"),
+    ("._aff", "bounded: ≤ 2,000,000 words (`cache_size`, then emptied)"),
+    ("extract._keep", "bounded: ≤ 500,000 words"),
+    ("extract._excluded", "fixed: dictionary words"),
+    ("link_model.", "bounded: ≤ 200,000 features (`max_features`)"),
+    ("._memo", "bounded: ≤ 100,000 URLs (then emptied)"),
+    ("dedup", "per indexed document"),
+    ("()", "bounded: `lru_cache` maxsize"),
+)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -217,7 +233,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _kind(path: str) -> str:
-    return next((kind for prefix, kind in KINDS if path.startswith(prefix)), "?")
+    return next((kind for part, kind in KINDS if part in path), "?")
 
 
 def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
