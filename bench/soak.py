@@ -262,7 +262,7 @@ def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
         n0, mb0 = a["structures"].get(p, (0, 0.0))
         n1, mb1 = b["structures"].get(p, (0, 0.0))
         explained += dmb
-        if abs(dmb) >= 0.5 or (mb1 >= 1 and abs(n1 - n0) > 0) or p.endswith("()") and n1 > n0:
+        if abs(dmb) >= 0.5 or (mb1 >= 1 and n1 != n0):
             lines.append(f"| `{p}` | {_kind(p)} | {n0:,} → {n1:,} | {mb1:.1f} | {dmb:+.1f} | "
                          f"{dmb / hours:+.0f} |")  # fmt: skip
     d_sql = b["sqlite_mb"] - a["sqlite_mb"]
@@ -418,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SAMPLES",
         help="print the table and fit of an earlier run's samples.jsonl, no crawl",
     )
+    ap.add_argument("--until-minutes", type=float, default=0.0,
+                    help="with --report: only the samples up to this minute (compare a long "
+                         "run's start with a short one)")  # fmt: skip
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory's database (it is deleted otherwise; the "
                          "samples, log and report stay)")  # fmt: skip
@@ -428,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{', '.join(missing)} not found under {data_dir() / 'corpus'}: set "
                  "TOPICRAWL_DATA to the shared data directory")  # fmt: skip
     if args.report:
-        samples = [json.loads(line) for line in args.report.read_text().splitlines() if line]
+        until = args.until_minutes * 60 + 30 if args.until_minutes else float("inf")
+        samples = [s for s in _jsonl(args.report) if s["seconds"] <= until]
         meta_file = args.report.parent / "meta.json"
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {
             "minutes": samples[-1]["seconds"] / 60, "date": "?", "commit": "?", "load": "?",
@@ -436,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         text = report(samples, meta, args.skip_minutes * 60)
         mem = args.report.parent / "memory.jsonl"
         if mem.exists():
-            text += "\n" + attribution(_jsonl(mem), args.skip_minutes * 60)
+            rows = [r for r in _jsonl(mem) if r["seconds"] <= until]
+            text += "\n" + attribution(rows, args.skip_minutes * 60)
     else:
         samples, meta = run(args)
         text = report(samples, meta, args.skip_minutes * 60)
