@@ -237,16 +237,16 @@ def _kind(path: str) -> str:
 
 
 def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
-    """The markdown table of ``--trace-memory``: growth of RSS from the first sample after
-    ``skip_seconds`` to the last, split into the big structures (by path), SQLite, glibc's
-    freed-but-kept heap and the residual no structure explains (MB and MB per hour), then
-    the object types whose counts grew most."""
+    """The markdown table of ``--trace-memory``, from the first sample after ``skip_seconds``
+    to the last: the big structures (by path) and their growth; then RSS split into the
+    structures, SQLite, Python's free blocks, the residual in use that no structure explains
+    and the freed heap kept resident, each with its growth and trend (MB per hour); then the
+    object types whose counts grew most."""
     rows = [r for r in rows if r["seconds"] >= skip_seconds] or rows[-1:]
     if len(rows) < 2:
         return "- memory attribution: fewer than 2 samples\n"
     a, b = rows[0], rows[-1]
     hours = max((b["seconds"] - a["seconds"]) / 3600, 1e-9)
-    d_rss = b["rss_mb"] - a["rss_mb"]
     lines = [f"Memory attribution from {a['seconds'] / 60:.1f} to {b['seconds'] / 60:.1f} min "
              f"after the spider opened (pages fetched {a['fetched']:,} → {b['fetched']:,}; "
              f"a sample took {max(r['sample_seconds'] for r in rows):.1f} s at most):", "",
@@ -257,36 +257,54 @@ def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
         n0, mb0 = a["structures"].get(p, (0, 0.0))
         n1, mb1 = b["structures"].get(p, (0, 0.0))
         growth.append((mb1 - mb0, p))
-    explained = 0.0
     for dmb, p in sorted(growth, reverse=True):
         n0, mb0 = a["structures"].get(p, (0, 0.0))
         n1, mb1 = b["structures"].get(p, (0, 0.0))
-        explained += dmb
         if abs(dmb) >= 0.5 or (mb1 >= 1 and n1 != n0):
             lines.append(f"| `{p}` | {_kind(p)} | {n0:,} → {n1:,} | {mb1:.1f} | {dmb:+.1f} | "
                          f"{dmb / hours:+.0f} |")  # fmt: skip
-    d_sql = b["sqlite_mb"] - a["sqlite_mb"]
+    # every sample split: RSS = in use (Python's arenas + glibc's heap in use) + the rest
+    # (freed heap still resident, code); in use = structures + SQLite + Python's free blocks
+    # + the residual in use that no structure explains (pages in flight, parse trees…)
+    parts: dict[str, list[float]] = {k: [] for k in ("structures", "sqlite", "pyfree", "resid",
+                                                     "kept", "rss")}  # fmt: skip
+    for r in rows:
+        in_use = (r.get("pymalloc") or {}).get("arenas", 0.0) + (r.get("malloc") or {}).get(
+            "in_use", 0.0)
+        st = sum(v[1] for v in r["structures"].values())
+        pyfree = (r.get("pymalloc") or {}).get("free", 0.0)
+        parts["structures"].append(st)
+        parts["sqlite"].append(r["sqlite_mb"])
+        parts["pyfree"].append(pyfree)
+        parts["resid"].append(in_use - st - r["sqlite_mb"] - pyfree)
+        parts["kept"].append(r["rss_mb"] - in_use)
+        parts["rss"].append(r["rss_mb"])
+    h = np.array([r["seconds"] / 3600 for r in rows])
+
+    def row(name: str, kind: str, key: str) -> str:
+        v = parts[key]
+        slope = float(np.polyfit(h, v, 1)[0]) if len(v) > 2 else (v[-1] - v[0]) / hours
+        return (f"| {name} | {kind} | | {v[-1]:.1f} | {v[-1] - v[0]:+.1f} | {slope:+.0f} "
+                f"(min {min(v):.0f}, max {max(v):.0f}) |")  # fmt: skip
+
     ma, mb = a.get("malloc") or {}, b.get("malloc") or {}
-    d_free = mb.get("free_kept", 0.0) - ma.get("free_kept", 0.0)
-    d_use = mb.get("in_use", 0.0) - ma.get("in_use", 0.0)
     pa, pb = a.get("pymalloc") or {}, b.get("pymalloc") or {}
-    d_pyfree = pb.get("free", 0.0) - pa.get("free", 0.0)
-    resid = d_rss - explained - d_sql - d_free - d_pyfree
     lines += [
-        f"| all structures above and below 0.5 MB | | | | {explained:+.1f} | "
-        f"{explained / hours:+.0f} |",
-        f"| SQLite (`sqlite3_memory_used`) | page caches | | {b['sqlite_mb']:.1f} | "
-        f"{d_sql:+.1f} | {d_sql / hours:+.0f} |",
-        f"| glibc heap freed but kept (`mallinfo2` fordblks) | fragmentation | | "
-        f"{mb.get('free_kept', 0.0):.1f} | {d_free:+.1f} | {d_free / hours:+.0f} |",
-        f"| Python's arenas, free blocks and pools (`sys._debugmallocstats`) | fragmentation "
-        f"| | {pb.get('free', 0.0):.1f} | {d_pyfree:+.1f} | {d_pyfree / hours:+.0f} |",
-        f"| **residual** (RSS growth less the rows above) | | | | **{resid:+.1f}** | "
-        f"**{resid / hours:+.0f}** |",
-        f"| RSS | | | {b['rss_mb']:.0f} | {d_rss:+.1f} | {d_rss / hours:+.0f} |",
+        row("all structures (above and below 0.5 MB)", "", "structures"),
+        row("SQLite (`sqlite3_memory_used`)", "page caches", "sqlite"),
+        row("Python's arenas: free blocks and pools (`sys._debugmallocstats`)", "fragmentation",
+            "pyfree"),  # fmt: skip
+        row("**residual in use**: Python's arenas + glibc heap in use (`mallinfo2`) less the "
+            "rows above", "pages in flight, parse trees, anything unlisted", "resid"),  # fmt: skip
+        row("RSS less the memory in use", "freed heap kept resident, code", "kept"),
+        row("RSS", "", "rss"),
         "",
-        f"glibc heap in use {ma.get('in_use', 0.0):.0f} → {mb.get('in_use', 0.0):.0f} MB "
-        f"({d_use:+.1f}); Python's arenas {pa.get('arenas', 0.0):.0f} → "
+        "In the last six rows MB/h is the least-squares slope over every sample (with the "
+        "range seen), in the structures' rows the growth divided by the hours between the "
+        "first sample and the last.",
+        f"glibc heap in use {ma.get('in_use', 0.0):.0f} → {mb.get('in_use', 0.0):.0f} MB, "
+        f"freed but kept (fordblks, resident or trimmed) {ma.get('free_kept', 0.0):.0f} → "
+        f"{mb.get('free_kept', 0.0):.0f} MB; Python's arenas {pa.get('arenas', 0.0):.0f} → "
         f"{pb.get('arenas', 0.0):.0f} MB, its allocated blocks {a['py_blocks']:,} → "
         f"{b['py_blocks']:,}.",
         "Objects tracked by the garbage collector whose count grew most: "
