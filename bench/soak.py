@@ -1,7 +1,7 @@
 """Soak: a long focused crawl of an endless local web with hostile pages mixed in (issue 11).
 
     nice python bench/soak.py [--minutes 30] [--every 60] [--topic FILE] [--db-url URL]
-                              [--write docs/benchmarks/soak.md] [--trace]
+                              [--write docs/benchmarks/soak.md] [--trace] [--trace-memory]
     python bench/soak.py --report WORKDIR/samples.jsonl      # the table and fit again
 
 The web is :mod:`sitegen.hostile` ``--endless --distinct``: endless news articles (the
@@ -29,6 +29,14 @@ memory beside the RSS, and the allocation sites that grew most since the first s
 what RSS gains beyond the traced growth is outside Python's allocator (SQLite's page caches,
 lxml, freed memory the C allocator keeps). Tracing slows the crawl and adds memory of its
 own. Nothing is asserted.
+
+``--trace-memory`` adds ``bench.soak_trace.MemoryAttribution`` instead (no tracemalloc: the
+crawl runs at full speed between samples, a sample stops it 2–10 s): every sample, the
+containers of 1,000 items or more reachable from the crawler, the spider and module globals
+(length, deep size), the ``lru_cache`` sizes, SQLite, glibc's heap, Python's arenas and the
+object counts by type, in ``WORKDIR/memory.jsonl``; the report adds the attribution table
+(:func:`attribution`): each structure's growth and kind (:data:`KINDS`), and RSS split into
+structures, SQLite, Python's free blocks, the residual in use and the freed heap kept.
 """
 
 from __future__ import annotations
