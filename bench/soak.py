@@ -1,7 +1,7 @@
 """Soak: a long focused crawl of an endless local web with hostile pages mixed in (issue 11).
 
     nice python bench/soak.py [--minutes 30] [--every 60] [--topic FILE] [--db-url URL]
-                              [--write docs/benchmarks/soak.md] [--trace]
+                              [--write docs/benchmarks/soak.md] [--trace] [--trace-memory]
     python bench/soak.py --report WORKDIR/samples.jsonl      # the table and fit again
 
 The web is :mod:`sitegen.hostile` ``--endless --distinct``: endless news articles (the
@@ -30,6 +30,14 @@ memory beside the RSS, and the allocation sites that grew most since the first s
 what RSS gains beyond the traced growth is outside Python's allocator (SQLite's page caches,
 lxml, freed memory the C allocator keeps). Tracing slows the crawl and adds memory of its
 own. Nothing is asserted.
+
+``--trace-memory`` adds ``bench.soak_trace.MemoryAttribution`` instead (no tracemalloc: the
+crawl runs at full speed between samples, a sample stops it 2–10 s): every sample, the
+containers of 1,000 items or more reachable from the crawler, the spider and module globals
+(length, deep size), the ``lru_cache`` sizes, SQLite, glibc's heap, Python's arenas and the
+object counts by type, in ``WORKDIR/memory.jsonl``; the report adds the attribution table
+(:func:`attribution`): each structure's growth and kind (:data:`KINDS`), and RSS split into
+structures, SQLite, Python's free blocks, the residual in use and the freed heap kept.
 """
 
 from __future__ import annotations
@@ -211,6 +219,115 @@ def report(samples: list[dict[str, Any]], meta: dict[str, Any], skip_seconds: fl
     return "\n".join(out) + "\n"
 
 
+#: what each big structure is, by a part of its path: per URL by design (grows with the
+#: frontier or the index), or bounded (and by what); the attribution table prints it
+KINDS: tuple[tuple[str, str], ...] = (
+    ("scheduler.df.", "per URL seen (Scrapy's dupefilter)"),
+    ("spider.best_priority", "per URL seen"),
+    (".sent", "per URL fetched (fetch-once)"),
+    ("trap_guard", "per page (text digests, query variants)"),
+    ("page_model.pages", "bounded: ≤ 5,000 pages (`max_pages`)"),
+    ("page_model.terms", "bounded: the reservoir's words"),
+    ("page_model.fixed", "fixed: the topic's examples"),
+    ("scorer._words", "bounded: ≤ 100,000 texts (`memo_size`, then emptied)"),
+    ("._aff", "bounded: ≤ 2,000,000 words (`cache_size`, then emptied)"),
+    ("extract._keep", "bounded: ≤ 500,000 words"),
+    ("extract._excluded", "fixed: dictionary words"),
+    ("link_model.", "bounded: ≤ 200,000 features (`max_features`)"),
+    ("._memo", "bounded: ≤ 100,000 URLs (then emptied)"),
+    ("dedup", "per indexed document"),
+    ("()", "bounded: `lru_cache` maxsize"),
+)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+def _kind(path: str) -> str:
+    return next((kind for part, kind in KINDS if part in path), "?")
+
+
+def attribution(rows: list[dict[str, Any]], skip_seconds: float = 0.0) -> str:
+    """The markdown table of ``--trace-memory``, from the first sample after ``skip_seconds``
+    to the last: the big structures (by path) and their growth; then RSS split into the
+    structures, SQLite, Python's free blocks, the residual in use that no structure explains
+    and the freed heap kept resident, each with its growth and trend (MB per hour); then the
+    object types whose counts grew most."""
+    rows = [r for r in rows if r["seconds"] >= skip_seconds] or rows[-1:]
+    if len(rows) < 2:
+        return "- memory attribution: fewer than 2 samples\n"
+    a, b = rows[0], rows[-1]
+    hours = max((b["seconds"] - a["seconds"]) / 3600, 1e-9)
+    lines = [f"Memory attribution from {a['seconds'] / 60:.1f} to {b['seconds'] / 60:.1f} min "
+             f"after the spider opened (pages fetched {a['fetched']:,} → {b['fetched']:,}; "
+             f"a sample took {max(r['sample_seconds'] for r in rows):.1f} s at most):", "",
+             "| structure | kind | length | MB | growth MB | MB/h |", "|---|---|---|---|---|---|"]  # fmt: skip
+    paths = set(a["structures"]) | set(b["structures"])
+    growth: list[tuple[float, str]] = []
+    for p in paths:
+        n0, mb0 = a["structures"].get(p, (0, 0.0))
+        n1, mb1 = b["structures"].get(p, (0, 0.0))
+        growth.append((mb1 - mb0, p))
+    for dmb, p in sorted(growth, reverse=True):
+        n0, mb0 = a["structures"].get(p, (0, 0.0))
+        n1, mb1 = b["structures"].get(p, (0, 0.0))
+        if abs(dmb) >= 0.5 or (mb1 >= 1 and n1 != n0):
+            lines.append(f"| `{p}` | {_kind(p)} | {n0:,} → {n1:,} | {mb1:.1f} | {dmb:+.1f} | "
+                         f"{dmb / hours:+.0f} |")  # fmt: skip
+    # every sample split: RSS = in use (Python's arenas + glibc's heap in use) + the rest
+    # (freed heap still resident, code); in use = structures + SQLite + Python's free blocks
+    # + the residual in use that no structure explains (pages in flight, parse trees…)
+    parts: dict[str, list[float]] = {k: [] for k in ("structures", "sqlite", "pyfree", "resid",
+                                                     "kept", "rss")}  # fmt: skip
+    for r in rows:
+        in_use = (r.get("pymalloc") or {}).get("arenas", 0.0) + (r.get("malloc") or {}).get(
+            "in_use", 0.0)
+        st = sum(v[1] for v in r["structures"].values())
+        pyfree = (r.get("pymalloc") or {}).get("free", 0.0)
+        parts["structures"].append(st)
+        parts["sqlite"].append(r["sqlite_mb"])
+        parts["pyfree"].append(pyfree)
+        parts["resid"].append(in_use - st - r["sqlite_mb"] - pyfree)
+        parts["kept"].append(r["rss_mb"] - in_use)
+        parts["rss"].append(r["rss_mb"])
+    h = np.array([r["seconds"] / 3600 for r in rows])
+
+    def row(name: str, kind: str, key: str) -> str:
+        v = parts[key]
+        slope = float(np.polyfit(h, v, 1)[0]) if len(v) > 2 else (v[-1] - v[0]) / hours
+        return (f"| {name} | {kind} | | {v[-1]:.1f} | {v[-1] - v[0]:+.1f} | {slope:+.0f} "
+                f"(min {min(v):.0f}, max {max(v):.0f}) |")  # fmt: skip
+
+    ma, mb = a.get("malloc") or {}, b.get("malloc") or {}
+    pa, pb = a.get("pymalloc") or {}, b.get("pymalloc") or {}
+    lines += [
+        row("all structures (above and below 0.5 MB)", "", "structures"),
+        row("SQLite (`sqlite3_memory_used`)", "page caches", "sqlite"),
+        row("Python's arenas: free blocks and pools (`sys._debugmallocstats`)", "fragmentation",
+            "pyfree"),  # fmt: skip
+        row("**residual in use**: Python's arenas + glibc heap in use (`mallinfo2`) less the "
+            "rows above", "pages in flight, parse trees, anything unlisted", "resid"),  # fmt: skip
+        row("RSS less the memory in use", "freed heap kept resident, code", "kept"),
+        row("RSS", "", "rss"),
+        "",
+        "In the last six rows MB/h is the least-squares slope over every sample (with the "
+        "range seen), in the structures' rows the growth divided by the hours between the "
+        "first sample and the last.",
+        f"glibc heap in use {ma.get('in_use', 0.0):.0f} → {mb.get('in_use', 0.0):.0f} MB, "
+        f"freed but kept (fordblks, resident or trimmed) {ma.get('free_kept', 0.0):.0f} → "
+        f"{mb.get('free_kept', 0.0):.0f} MB; Python's arenas {pa.get('arenas', 0.0):.0f} → "
+        f"{pb.get('arenas', 0.0):.0f} MB, its allocated blocks {a['py_blocks']:,} → "
+        f"{b['py_blocks']:,}.",
+        "Objects tracked by the garbage collector whose count grew most: "
+        + ", ".join(
+            f"{t} {b['types'].get(t, 0) - a['types'].get(t, 0):+,}"
+            for t in sorted(b["types"], key=lambda t: a["types"].get(t, 0) - b["types"][t])[:12]
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                          text=True, check=False)  # fmt: skip
@@ -230,12 +347,17 @@ def crawl_command(args: argparse.Namespace, work: Path, db_url: str) -> list[str
         "TOPICRAWL_PROGRESS_SNAPSHOTS": True,
         "LOG_FILE": str(work / "crawl.log"), "LOG_LEVEL": "INFO", "TOPICRAWL_SUMMARY": False,
     }  # fmt: skip
-    if args.trace:
+    if args.trace or args.trace_memory:
         from crawler import settings as project
 
-        ext = {**project.EXTENSIONS, "bench.soak_trace.TraceMallocSamples": 900}
-        settings |= {"EXTENSIONS": json.dumps(ext), "SOAK_TRACE_FILE": str(work / "trace.txt"),
-                     "SOAK_TRACE_SECONDS": args.every}  # fmt: skip
+        ext = dict(project.EXTENSIONS)
+        if args.trace:
+            ext["bench.soak_trace.TraceMallocSamples"] = 900
+            settings["SOAK_TRACE_FILE"] = str(work / "trace.txt")
+        if args.trace_memory:
+            ext["bench.soak_trace.MemoryAttribution"] = 901
+            settings["SOAK_MEMORY_FILE"] = str(work / "memory.jsonl")
+        settings |= {"EXTENSIONS": json.dumps(ext), "SOAK_TRACE_SECONDS": args.every}
     for k, v in settings.items():
         cmd += ["-s", f"{k}={v}"]
     return cmd
@@ -317,12 +439,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", action="store_true",
                     help="tracemalloc in the crawl: the growing allocation sites per sample "
                          "in WORKDIR/trace.txt (slower)")  # fmt: skip
+    ap.add_argument("--trace-memory", action="store_true",
+                    help="the big structures reachable from the crawler and modules, glibc's "
+                         "heap, SQLite and object counts every sample in WORKDIR/memory.jsonl, "
+                         "and the attribution table of the growth after --skip-minutes")  # fmt: skip
     ap.add_argument(
         "--report",
         type=Path,
         metavar="SAMPLES",
         help="print the table and fit of an earlier run's samples.jsonl, no crawl",
     )
+    ap.add_argument("--until-minutes", type=float, default=0.0,
+                    help="with --report: only the samples up to this minute (compare a long "
+                         "run's start with a short one)")  # fmt: skip
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory's database (it is deleted otherwise; the "
                          "samples, log and report stay)")  # fmt: skip
@@ -333,16 +462,23 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{', '.join(missing)} not found under {data_dir() / 'corpus'}: set "
                  "TOPICRAWL_DATA to the shared data directory")  # fmt: skip
     if args.report:
-        samples = [json.loads(line) for line in args.report.read_text().splitlines() if line]
+        until = args.until_minutes * 60 + 30 if args.until_minutes else float("inf")
+        samples = [s for s in _jsonl(args.report) if s["seconds"] <= until]
         meta_file = args.report.parent / "meta.json"
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {
             "minutes": samples[-1]["seconds"] / 60, "date": "?", "commit": "?", "load": "?",
             "command": "?"}  # fmt: skip
         text = report(samples, meta, args.skip_minutes * 60)
+        mem = args.report.parent / "memory.jsonl"
+        if mem.exists():
+            rows = [r for r in _jsonl(mem) if r["seconds"] <= until]
+            text += "\n" + attribution(rows, args.skip_minutes * 60)
     else:
         samples, meta = run(args)
         text = report(samples, meta, args.skip_minutes * 60)
         work = Path(meta["work"])
+        if (work / "memory.jsonl").exists():
+            text += "\n" + attribution(_jsonl(work / "memory.jsonl"), args.skip_minutes * 60)
         (work / "report.md").write_text(text, encoding="utf-8")
         if not args.keep:
             for name in ("soak.db", "soak.db-wal", "soak.db-shm"):

@@ -29,12 +29,19 @@ _PRIO_FILE = re.compile(r"^(-?\d+)s?$")  # a priority's queue, or its start queu
 class _Durable:
     """A queuelib SQLite queue of Scrapy requests, one committed transaction per push or pop.
     WAL with ``synchronous=OFF``: a killed process loses nothing (the operating system holds
-    the writes); only a crash of the machine can, and no fsync slows the crawl."""
+    the writes); only a crash of the machine can, and no fsync slows the crawl.
+
+    Each priority is a queue with its own connection, and SQLite's default page cache is
+    2 MB a connection: a frontier spread over a few hundred priorities held a few hundred MB
+    of cache (the soak's memory growing with its frontier). A push or pop touches only the
+    table's last pages, so the cache is ``TOPICRAWL_QUEUE_CACHE_KB`` (128 KiB) a queue."""
 
     _db: Any
 
     def __init__(self, crawler: Any, key: str):
         super().__init__(crawler, key)  # type: ignore[call-arg]
+        cache_kb = crawler.settings.getint("TOPICRAWL_QUEUE_CACHE_KB", 128) if crawler else 128
+        self._db.execute(f"PRAGMA cache_size=-{max(cache_kb, 16)}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=OFF")
         self._size = super().__len__()  # type: ignore[misc]

@@ -39,6 +39,9 @@ SCHEDULER_PRIORITY_QUEUE = "crawler.queues.DurablePriorityQueue"
 #: even after kill -9 (crawler/queues.py).
 SCHEDULER_DISK_QUEUE = "crawler.queues.DurableLifoQueue"
 SCHEDULER_START_DISK_QUEUE = "crawler.queues.DurableFifoQueue"
+#: SQLite page cache of each priority's queue, KiB (SQLite's default is 2,000 KiB a
+#: connection, one connection per priority: hundreds of MB for a large frontier)
+TOPICRAWL_QUEUE_CACHE_KB = 128
 DEPTH_PRIORITY = 0
 DEPTH_STATS_VERBOSE = True
 
@@ -70,6 +73,8 @@ EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
     # scale-out: idle workers wait until the whole crawl has been idle (crawler/idle.py)
     "crawler.idle.SharedIdleClose": 510,
+    # malloc_trim(0) every TOPICRAWL_MALLOC_TRIM_INTERVAL s: freed heap back to the system
+    "crawler.memory.MallocTrim": 520,
 }
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
@@ -187,6 +192,8 @@ TOPICRAWL_HARVEST_FLOOR = 0.0
 TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.02"))
 #: Seconds between progress log lines (0: none).
 TOPICRAWL_PROGRESS_INTERVAL = 30
+#: seconds between two glibc malloc_trim(0) calls (crawler/memory.py); 0: never
+TOPICRAWL_MALLOC_TRIM_INTERVAL = 60
 
 # -- WARC capture (issue 15, crawler/warc.py) --------------------------------------------------
 #: Directory of the WARC/1.1 capture (request + response record of every fetch, one gzip

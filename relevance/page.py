@@ -29,6 +29,7 @@ scoring a text costs a segmentation plus dictionary lookups.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -67,7 +68,9 @@ def memoised_words(
     if found is None:
         if len(memo) >= size:
             memo.clear()
-        found = memo[text] = extract(text)
+        # interned: a word is one string however many memoised texts (and the word filter,
+        # and the self-training reservoir) hold it
+        found = memo[text] = [sys.intern(w) for w in extract(text)]
     return found
 
 

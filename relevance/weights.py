@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -87,6 +88,9 @@ def read_documents(paths: Sequence[str | Path], *, label: str | None = None) -> 
 _TAG_GROUPS: dict[str, str] | None = None
 _WORD_TAGS: dict[str, str] | None = None
 _EXCLUDED: dict[frozenset, frozenset] = {}
+#: words whose keep-or-drop verdict :class:`CandidateExtractor` remembers (≈ 100 B each);
+#: later words are decided again each time
+KEEP_CACHE_SIZE = 500_000
 
 
 def jieba_tag_groups() -> dict[str, str]:
@@ -210,8 +214,8 @@ class CandidateExtractor:
                 k = tag in self.pos
             else:
                 k = True
-            if len(self._keep) < 500_000:
-                self._keep[w] = k
+            if len(self._keep) < KEEP_CACHE_SIZE:
+                self._keep[sys.intern(w)] = k
         return k
 
     def __call__(self, text: str) -> list[str]:
