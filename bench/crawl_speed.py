@@ -11,7 +11,7 @@ commit to compare with), so code before and after a change is timed in the same 
 The order inside a round rotates, so a load trend does not favour one run. Prints per run
 the crawl phase (the spider's ``start_time`` to ``finish_time``), pages/s, harvest over the
 first N, corpus precision and recall, and the ratio of pages/s to paper mode's per round and
-over the totals, with the load average; crawls' logs stay in ``bench/out/harvest-runs/``.
+over the totals, with the load average, and the CPU time of each crawl process; crawls' logs stay in ``bench/out/harvest-runs/``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -36,9 +37,10 @@ from sitegen.server import ServerProcess, crawl_command  # noqa: E402
 
 
 def run_crawl(spec: CrawlSpec, code: Path, seeds: list[str], budget: int, proxy: str,
-              concurrency: int, run_dir: Path, name: str) -> tuple[Path, float]:  # fmt: skip
+              concurrency: int, run_dir: Path, name: str) -> tuple[Path, float, float]:  # fmt: skip
     """One ``scrapy crawl topic`` with the code of ``code`` (its working directory comes
-    first on ``sys.path``); returns its database and wall time."""
+    first on ``sys.path``); returns its database, wall time and CPU time (user + system, of
+    the whole process: less sensitive than wall time to the load of a shared machine)."""
     db = run_dir / f"{name}.db"
     settings = {
         "TOPICRAWL_DB_URL": f"sqlite:///{db}",
@@ -53,12 +55,13 @@ def run_crawl(spec: CrawlSpec, code: Path, seeds: list[str], budget: int, proxy:
     }
     cmd, env = crawl_command(proxy, seeds, spec.topic, args={"max_pages": budget},
                              settings=settings)  # fmt: skip
-    t0 = time.perf_counter()
+    t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if proc.returncode != 0 or not db.exists():
         raise RuntimeError(f"crawl {name} failed ({proc.returncode})\n{proc.stderr[-2000:]}")
-    return db, wall
+    return db, wall, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,19 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"web family {args.family} seed {args.seed}, portal, budget {budget}, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     results: dict[str, list[RunFigures]] = {label: [] for label, _, _ in runs}
+    cpus: dict[str, list[float]] = {label: [] for label, _, _ in runs}
     with ServerProcess(web_dir) as proxy:
         for r in range(args.pairs):
             order = runs[r % len(runs) :] + runs[: r % len(runs)]
             for label, spec, code in order:
-                db, wall = run_crawl(spec, code, seeds, budget, proxy.url, args.concurrency,
+                db, wall, cpu = run_crawl(spec, code, seeds, budget, proxy.url, args.concurrency,
                                      run_dir, f"{label}-{r}")  # fmt: skip
                 fig = measure(db, wall, web="portal", label=label, truth=truth,
                               category=args.category, targets=targets, budget=budget,
                               page_threshold=load_topic(spec.topic).page_threshold,
                               single_topic_hosts=set())  # fmt: skip
                 results[label].append(fig)
+                cpus[label].append(cpu)
                 print(f"round {r + 1} {label:18s} crawl {fig.crawl_s:6.1f} s  "
-                      f"{fig.fetched / fig.crawl_s:5.2f} pages/s  wall {wall:6.1f} s  "
+                      f"{fig.fetched / fig.crawl_s:5.2f} pages/s  wall {wall:6.1f} s  cpu {cpu:5.1f} s  "
                       f"harvest@N {fig.harvest_first_n:.3f}  precision "
                       f"{fig.corpus_precision:.3f}  recall {fig.corpus_recall:.3f}  "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
@@ -121,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         ]
         print(f"{label:18s} {rate:5.2f} pages/s over {len(figs)} crawls; × paper: "
               f"{rate / (sum(p.fetched for p in paper) / sum(p.crawl_s for p in paper)):.2f} "
-              f"(rounds {', '.join(f'{x:.2f}' for x in ratios)})")  # fmt: skip
+              f"(rounds {', '.join(f'{x:.2f}' for x in ratios)}); process CPU "
+              f"{sum(cpus[label]) / len(figs):.1f} s a crawl, "
+              f"{1000 * sum(cpus[label]) / sum(f.fetched for f in figs):.0f} ms a page")  # fmt: skip
     return 0
 
 
