@@ -868,6 +868,39 @@ class RequestDeferred(IgnoreRequest):
     """A request put back into the frontier with a lower priority (not an error)."""
 
 
+#: meta key: the request was re-scored as it left the local frontier (crawler.queues)
+RESCORED = "topicrawl_rescored"
+
+
+def rescored_request(
+    request: Request, scorer: Any, *, margin: float = 0.1, max_deferrals: int = 2
+) -> Request | None:
+    """The request again with a lower priority when its link's score with the current models
+    (``scorer.rescore``) fell by more than ``margin``; None when it keeps its turn (a seed,
+    the paper's scorer, a retry or recovered request, one already deferred
+    ``max_deferrals`` times, or a score that did not fall that far)."""
+    from relevance.linkscore import quantize
+
+    rescore = getattr(scorer, "rescore", None)
+    meta = request.meta
+    old = meta.get("link_score")
+    deferred = meta.get("topicrawl_deferred", 0)
+    if rescore is None or not isinstance(old, dict) or deferred >= max_deferrals:
+        return None
+    if "features" not in old or meta.get("retry_times") or meta.get(RECOVERED):
+        return None
+    new = rescore(old, meta.get("anchor") or "")
+    if new is None or new >= float(old.get("p", 0.0)) - margin:
+        return None
+    link_score = {**old, "p": round(new, 4), "score": new, "rescored_from": old.get("p")}
+    meta = {k: v for k, v in meta.items() if k != RESCORED}
+    return request.replace(
+        priority=quantize(new),
+        dont_filter=True,
+        meta={**meta, "link_score": link_score, "topicrawl_deferred": deferred + 1},
+    )
+
+
 class LinkRescoreMiddleware:
     """Re-ranks the frontier lazily as the crawl learns (issue 10, calibrated mode).
 
@@ -878,8 +911,12 @@ class LinkRescoreMiddleware:
     with the current models when it leaves the queue (``scorer.rescore``: a dictionary
     lookup per feature), and when its score fell by more than ``TOPICRAWL_RESCORE_MARGIN``
     it goes back into the queue with the new priority (``topicrawl/links/deferred``) — at most
-    ``TOPICRAWL_RESCORE_MAX`` times, so nothing waits forever. The request re-enters through
-    the scheduler, so with the scrapy-redis scale-out it goes back into the shared queue.
+    ``TOPICRAWL_RESCORE_MAX`` times, so nothing waits forever (:func:`rescored_request`).
+
+    The local frontier (:class:`crawler.queues.DurablePriorityQueue`) does this in place as
+    it pops, without the engine round trip (marking the request ``RESCORED``); this
+    middleware re-scores what it did not: the scale-out's shared queue, where the deferred
+    request re-enters through the scheduler, so it goes back into the shared Redis queue.
     Requests without a learned breakdown (seeds, the paper's scorer) pass untouched.
     """
 
@@ -894,25 +931,14 @@ class LinkRescoreMiddleware:
                    max_deferrals=s.getint("TOPICRAWL_RESCORE_MAX", 2))  # fmt: skip
 
     def process_request(self, request: Request) -> None:
-        from relevance.linkscore import quantize
-
-        rescore = getattr(getattr(self.crawler.spider, "scorer", None), "rescore", None)
-        meta = request.meta
-        old = meta.get("link_score")
-        deferred = meta.get("topicrawl_deferred", 0)
-        if rescore is None or not isinstance(old, dict) or deferred >= self.max_deferrals:
+        if request.meta.get(RESCORED):
             return None
-        if "features" not in old or meta.get("retry_times") or meta.get(RECOVERED):
+        scorer = getattr(self.crawler.spider, "scorer", None)
+        again = rescored_request(request, scorer, margin=self.margin,
+                                 max_deferrals=self.max_deferrals)  # fmt: skip
+        if again is None:
             return None
-        new = rescore(old, meta.get("anchor") or "")
-        if new is None or new >= float(old.get("p", 0.0)) - self.margin:
-            return None
-        link_score = {**old, "p": round(new, 4), "score": new, "rescored_from": old.get("p")}
-        again = request.replace(
-            priority=quantize(new),
-            dont_filter=True,
-            meta={**meta, "link_score": link_score, "topicrawl_deferred": deferred + 1},
-        )
         self.crawler.stats.inc_value("topicrawl/links/deferred")
         self.crawler.engine.crawl(again)
+        new = again.meta["link_score"]["p"]
         raise RequestDeferred(f"deferred with priority {new:.3f}: {request.url}")

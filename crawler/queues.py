@@ -21,9 +21,13 @@ from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import PriorityQueue as ScrapyRedisPriorityQueue
 
+from crawler.middlewares import RESCORED, rescored_request
+
 log = logging.getLogger(__name__)
 
 _PRIO_FILE = re.compile(r"^(-?\d+)s?$")  # a priority's queue, or its start queue ("…s")
+#: Requests a pop of the local frontier defers at most before it returns one as it is
+MAX_DEFERRED_PER_POP = 100
 
 
 class _Durable:
@@ -89,6 +93,33 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
         super().__init__(
             crawler, downstream_queue_cls, key, sorted(found), start_queue_cls=start_queue_cls
         )
+        s = crawler.settings
+        self.rescore_margin = s.getfloat("TOPICRAWL_RESCORE_MARGIN", 0.1)
+        self.rescore_max = s.getint("TOPICRAWL_RESCORE_MAX", 2)
+
+    def pop(self) -> Any:
+        """The best request, re-scored in place (issue 10, calibrated mode): a request whose
+        link score fell by more than ``TOPICRAWL_RESCORE_MARGIN`` with the current models
+        goes back into this queue with its new priority and the next one is popped — the
+        deferral of :class:`crawler.middlewares.LinkRescoreMiddleware` without its round trip
+        through the engine, the downloader middlewares and the spider's errback (about six
+        per fetched page). The request returned is marked ``RESCORED``, so the middleware
+        lets it pass."""
+        scorer = getattr(getattr(self.crawler, "spider", None), "scorer", None)
+        if getattr(scorer, "rescore", None) is None:  # the paper's scorer: nothing to re-score
+            return super().pop()
+        for _ in range(MAX_DEFERRED_PER_POP):
+            request = super().pop()
+            if request is None:
+                return None
+            again = rescored_request(request, scorer, margin=self.rescore_margin,
+                                     max_deferrals=self.rescore_max)  # fmt: skip
+            if again is None:
+                request.meta[RESCORED] = True
+                return request
+            self.push(again)
+            self.crawler.stats.inc_value("topicrawl/links/deferred")
+        return super().pop()
 
 
 # -- the shared frontier of the scale-out (scrapy-redis) ----------------------------------------

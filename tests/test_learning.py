@@ -225,6 +225,39 @@ def test_rescore_middleware_defers_a_link_whose_score_fell():
     assert mw.process_request(seed) is None
 
 
+def test_frontier_rescores_in_place_as_it_pops():
+    from scrapy import Request
+    from scrapy.settings import Settings
+    from scrapy.squeues import LifoMemoryQueue
+
+    from crawler.middlewares import RESCORED, LinkRescoreMiddleware
+    from crawler.queues import DurablePriorityQueue
+
+    stats = {}
+    scores = {"http://a.cn/low": 0.2, "http://a.cn/high": 0.75}
+    scorer = SimpleNamespace(rescore=lambda link, anchor: scores[link["url"]])
+    crawler = SimpleNamespace(
+        settings=Settings({"TOPICRAWL_RESCORE_MAX": 1}),
+        spider=SimpleNamespace(scorer=scorer),
+        stats=SimpleNamespace(inc_value=lambda k: stats.__setitem__(k, stats.get(k, 0) + 1)),
+    )
+    q = DurablePriorityQueue(crawler, LifoMemoryQueue, "")
+    for url, p in (("http://a.cn/low", 900), ("http://a.cn/high", 800)):
+        meta = {"anchor": "x", "link_score": {"url": url, "p": p / 1000, "parent": 0.5,
+                                              "features": ["h:a"]}}  # fmt: skip
+        q.push(Request(url, priority=p, meta=meta))
+    q.push(Request("http://a.cn/", priority=100, meta={"link_score": {"seed": True}}))
+    first = q.pop()  # /low fell from 0.9 to 0.2: back in the queue, below /high
+    assert first.url == "http://a.cn/high" and first.meta[RESCORED]
+    assert stats == {"topicrawl/links/deferred": 1}
+    low = q.pop()
+    assert low.url == "http://a.cn/low" and low.priority == 200
+    assert low.meta["link_score"]["rescored_from"] == 0.9 and low.meta["topicrawl_deferred"] == 1
+    assert q.pop().url == "http://a.cn/" and q.pop() is None
+    mw = LinkRescoreMiddleware(SimpleNamespace(spider=crawler.spider), max_deferrals=5)
+    assert mw.process_request(first) is None  # re-scored by the frontier: not again
+
+
 def test_topic_learn_writes_the_model_into_the_topic(tmp_path):
     from models.store import Store
     from topicrawl.cli import main
