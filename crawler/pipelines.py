@@ -280,6 +280,8 @@ class StorePipeline:
 
     def _reload_history(self, spider: Spider) -> None:
         scorer = getattr(spider, "scorer", None)
+        if getattr(spider, "url_sample_restored", False):  # from JOBDIR (crawler.sharedlearn)
+            return
         if scorer is not None and self.store is not None and self.run_id is not None:
             for url in self.store.iter_history(self.run_id):
                 scorer.observe_accepted(url)
