@@ -283,8 +283,13 @@ class StorePipeline:
         if getattr(spider, "url_sample_restored", False):  # from JOBDIR (crawler.sharedlearn)
             return
         if scorer is not None and self.store is not None and self.run_id is not None:
+            # a shared sample (scale-out) holds the run's URLs already: only the local copy
+            local = getattr(getattr(scorer, "structure", None), "add_local", None)
             for url in self.store.iter_history(self.run_id):
-                scorer.observe_accepted(url)
+                if local is not None:
+                    local(url)
+                else:
+                    scorer.observe_accepted(url)
 
     def close_spider(self, spider: Spider | None = None) -> Any:
         """Wait (off the event loop) for the writer, at most ``close_wait`` seconds of

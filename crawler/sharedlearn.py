@@ -191,6 +191,11 @@ class SharedStructureSample:
         if len(self.pending) >= self.refresh_adds:
             self.refresh()
 
+    def add_local(self, url: str) -> None:
+        """Add to the worker's own sample only (a resumed run's history: the shared reservoir
+        has those URLs already)."""
+        self.local.add(url)
+
     def current(self) -> StructureSample | PerHostStructureSample:
         """The sample to score with: the shared copy (refreshed when due) or the local one."""
         if self.clock() >= self._due:
