@@ -376,6 +376,7 @@ class TopicSpider(scrapy.Spider):
         if hasattr(st, "reservoir"):
             out["topicrawl/urlsample/unshared"] = st.failures
             out["topicrawl/urlsample/malformed"] = st.malformed
+            out["topicrawl/urlsample/shared_reads"] = st.refreshes
         sh = getattr(self.scorer, "shared", None)
         if sh is not None:
             out["topicrawl/learning/unshared"] = sh.failures
