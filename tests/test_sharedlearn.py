@@ -296,3 +296,30 @@ def test_a_malformed_jobdir_state_is_refused_whole(tmp_path, corrupt):
     assert load_learned(tmp_path, after) == {}
     assert not after.page_model.ready and not after.link_model.weights
     assert after.structure.samples == {}
+
+
+def test_a_resumed_jobdir_crawl_starts_from_its_learned_state(proxy, small_web, tmp_path):
+    """A calibrated crawl saves its learned models in JOBDIR at close; the resumed crawl
+    loads them (it does not learn anew from nothing)."""
+    from conftest import run_crawl
+
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    topic = tmp_path / "t.toml"
+    topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n"会议" = 1.0\n"主席" = 1.0\n'
+                     '"外交" = 1.0\n"政府" = 1.0\n', encoding="utf-8")  # fmt: skip
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    settings = {"JOBDIR": str(tmp_path / "job")}
+    first = run_crawl(proxy, truth["seeds"]["portal"], topic, db, args={"max_pages": 30},
+                      settings=settings)  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    state = json.loads((tmp_path / "job" / LEARNED_FILE).read_text(encoding="utf-8"))
+    assert state["page_model"]["seen"] >= 30 and len(state["page_model"]["pages"]) >= 30
+    assert state["link_model"]["observed"] > 0
+    second = run_crawl(proxy, truth["seeds"]["portal"], topic, db, args={"max_pages": 45},
+                       settings=settings)  # fmt: skip
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "learned state restored from JOBDIR: {'page_model': 1, 'link_model': 1}" in (
+        second.stderr
+    )
+    again = json.loads((tmp_path / "job" / LEARNED_FILE).read_text(encoding="utf-8"))
+    assert again["page_model"]["seen"] > state["page_model"]["seen"]
