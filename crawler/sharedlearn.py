@@ -11,8 +11,8 @@
   (the counts of its most frequent words) and its link outcomes to one capped Redis stream
   and applies the other workers' entries, so every worker trains on the pages of all
   (Nigam et al. 2000's self-training and ACHE's online link learning, over the whole crawl).
-* :func:`save_learned` / :func:`load_learned`: the models' JSON state and the local URL
-  sample in ``JOBDIR/topicrawl-learned.json``.
+* :func:`save_learned` / :func:`load_learned`: the models' JSON state, the local URL
+  sample and the worker's position in the shared stream in ``JOBDIR/topicrawl-learned.json``.
 
 Every byte read from Redis or the JOBDIR file is data to validate: sizes are bounded before
 they are read (Lua filters over-long values), values are checked and refused (counted in
@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 import uuid
 from collections import Counter
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 MAX_URL = 2048
 #: longest host name (a field of the sample hash is ``host\nslot``)
 MAX_HOST = 300
+_WORKER = re.compile(r"[0-9a-zA-Z_-]{1,64}")
+_STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 #: JOBDIR file of the learned state
 LEARNED_FILE = "topicrawl-learned.json"
 #: the largest JOBDIR learned-state file read back
@@ -365,7 +368,8 @@ class SharedLearningStream:
                 reply = self.client.xread({self.key: self.last_id}, count=self.batch)
                 entries = reply[0][1] if reply else []
                 for entry_id, fields in entries:
-                    self.last_id = entry_id
+                    self.last_id = (entry_id.decode() if isinstance(entry_id, bytes)
+                                    else str(entry_id))  # fmt: skip
                     applied += self._apply(fields, page_model, link_model)
                 if len(entries) < self.batch:
                     break
@@ -471,6 +475,9 @@ def save_learned(jobdir: str | Path, scorer: Any) -> Path | None:
     urls = sample_state(getattr(scorer, "structure", None))
     if urls is not None:
         state["url_sample"] = urls
+    shared = getattr(scorer, "shared", None)
+    if isinstance(shared, SharedLearningStream):  # where this worker was in the stream
+        state["stream"] = {"worker": shared.worker, "last_id": shared.last_id}
     if len(state) == 1:
         return None
     path = Path(jobdir) / LEARNED_FILE
@@ -503,8 +510,18 @@ def load_learned(jobdir: str | Path, scorer: Any) -> dict[str, int]:
         page_state = None
         if page_model is not None and "page_model" in state:
             page_state = page_model.parse_state(state["page_model"])
+        shared = getattr(scorer, "shared", None)
+        stream = state.get("stream") if isinstance(shared, SharedLearningStream) else None
+        if stream is not None:  # the examples applied before are not applied again
+            worker, last_id = stream.get("worker"), stream.get("last_id")
+            if not (isinstance(worker, str) and _WORKER.fullmatch(worker)
+                    and isinstance(last_id, str) and _STREAM_ID.fullmatch(last_id)):  # fmt: skip
+                raise ValueError("bad stream position")
         if structure is not None and "url_sample" in state:
             out["url_sample"] = load_sample_state(structure, state["url_sample"])
+        if stream is not None:
+            shared.worker, shared.last_id = stream["worker"], stream["last_id"]
+            out["stream"] = 1
         if page_state is not None:
             page_model.apply_state(page_state)
             out["page_model"] = 1

@@ -323,3 +323,48 @@ def test_a_resumed_jobdir_crawl_starts_from_its_learned_state(proxy, small_web, 
     )
     again = json.loads((tmp_path / "job" / LEARNED_FILE).read_text(encoding="utf-8"))
     assert again["page_model"]["seen"] > state["page_model"]["seen"]
+
+
+@pytest.mark.redis
+def test_the_spider_shares_its_sample_and_models_in_a_scale_out(redis_keys):
+    from scrapy.settings import Settings
+
+    from crawler.spiders.topic import TopicSpider
+
+    client, prefix = redis_keys
+    scorer = SimpleNamespace(structure=structure(), shared=None,
+                             page_model=SelfTrainingPageModel(), link_model=None)  # fmt: skip
+    spider = SimpleNamespace(scorer=scorer, name="topic")
+    settings = Settings({"TOPICRAWL_REDIS_PREFIX": prefix})
+    TopicSpider.share_learning(spider, client, settings)
+    assert isinstance(scorer.structure, SharedStructureSample)
+    assert scorer.structure.reservoir.keys[1] == f"{prefix}:topic:urlsample:sample"
+    assert scorer.shared.key == f"{prefix}:topic:learn"
+    TopicSpider.share_learning(spider, client, settings)  # idempotent: not wrapped twice
+    assert isinstance(scorer.structure.local, PerHostStructureSample)
+    alone = SimpleNamespace(scorer=SimpleNamespace(structure=structure()), name="topic")
+    TopicSpider.share_learning(alone, None, settings)  # no scale-out: nothing shared
+    assert isinstance(alone.scorer.structure, PerHostStructureSample)
+    scorer.structure.failures = 2
+    assert TopicSpider.shared_learning_stats(spider) == {"topicrawl/urlsample/unshared": 2}
+
+
+@pytest.mark.redis
+def test_a_resumed_worker_does_not_apply_the_stream_twice(redis_keys, tmp_path):
+    client, prefix = redis_keys
+    key = f"{prefix}:learn"
+    other = SharedLearningStream(client, key, worker="other", clock=Clock())
+    for words, ev in pages(6, 3):
+        other.publish_page(words, ev, None)
+    other.sync()
+    me = SharedLearningStream(client, key, worker="me", clock=Clock())
+    scorer = SimpleNamespace(page_model=SelfTrainingPageModel(), link_model=None, shared=me)
+    me.sync(scorer.page_model)
+    assert scorer.page_model.seen == 6
+    save_learned(tmp_path, scorer)
+    again = SimpleNamespace(page_model=SelfTrainingPageModel(), link_model=None,
+                            shared=SharedLearningStream(client, key, clock=Clock()))  # fmt: skip
+    assert load_learned(tmp_path, again) == {"page_model": 1, "stream": 1}
+    assert again.shared.worker == "me" and again.shared.last_id == me.last_id
+    again.shared.sync(again.page_model)
+    assert again.page_model.seen == 6  # the 6 pages restored, none applied twice
