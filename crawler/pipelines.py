@@ -280,9 +280,13 @@ class StorePipeline:
 
     def _reload_history(self, spider: Spider) -> None:
         scorer = getattr(spider, "scorer", None)
-        if getattr(spider, "url_sample_restored", False):  # from JOBDIR (crawler.sharedlearn)
-            return
         if scorer is not None and self.store is not None and self.run_id is not None:
+            if getattr(spider, "url_sample_restored", False):
+                from crawler.sharedlearn import reset_sample
+
+                # the run's history is complete, the JOBDIR copy (crawler.sharedlearn) may be
+                # up to a minute old after a kill: the history wins
+                reset_sample(getattr(scorer, "structure", None))
             # a shared sample (scale-out) holds the run's URLs already: only the local copy
             local = getattr(getattr(scorer, "structure", None), "add_local", None)
             for url in self.store.iter_history(self.run_id):

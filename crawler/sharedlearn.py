@@ -462,6 +462,16 @@ def load_sample_state(sample: Any, state: Any) -> int:
     return sum(len(u) for u, _ in restored.values())
 
 
+def reset_sample(sample: Any) -> None:
+    """Empty the local Algorithm 3 sample (its local sample when shared)."""
+    sample = getattr(sample, "local", sample)
+    if isinstance(sample, PerHostStructureSample):
+        sample.samples.clear()
+    elif isinstance(sample, StructureSample):
+        sample.sample, sample.seen = [], 0
+        sample._memo.clear()
+
+
 def save_learned(jobdir: str | Path, scorer: Any) -> Path | None:
     """Write the scorer's learned models (JSON state, the page model with its training
     pages) and its local URL sample to ``JOBDIR/topicrawl-learned.json`` (atomically)."""

@@ -17,6 +17,7 @@ from crawler.sharedlearn import (
     SharedLearningStream,
     SharedStructureSample,
     load_learned,
+    reset_sample,
     save_learned,
 )
 from relevance.learning.linkmodel import OnlineLinkModel
@@ -277,6 +278,8 @@ def test_a_shared_sample_saves_its_local_sample(tmp_path):
     again = SharedStructureSample(structure(), reservoir=None, clock=Clock())
     assert load_learned(tmp_path, SimpleNamespace(structure=again)) == {"url_sample": 1}
     assert again.local.samples["h.example"].sample == ["http://h.example/news/1.html"]
+    reset_sample(again)  # a run with a store replays its complete history instead
+    assert again.local.samples == {}
 
 
 @pytest.mark.parametrize("corrupt", [
