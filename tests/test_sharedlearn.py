@@ -348,8 +348,12 @@ def test_the_spider_shares_its_sample_and_models_in_a_scale_out(redis_keys):
     alone = SimpleNamespace(scorer=SimpleNamespace(structure=structure()), name="topic")
     TopicSpider.share_learning(alone, None, settings)  # no scale-out: nothing shared
     assert isinstance(alone.scorer.structure, PerHostStructureSample)
+    scorer.structure.add("http://h.example/news/1.html")  # queued: 1 < 20 accepted URLs
+    TopicSpider.flush_shared(spider)  # at close: sent
+    assert client.hlen(f"{prefix}:topic:urlsample:sample") == 1
     scorer.structure.failures = 2
-    assert TopicSpider.shared_learning_stats(spider) == {"topicrawl/urlsample/unshared": 2}
+    assert TopicSpider.shared_learning_stats(spider) == {"topicrawl/urlsample/unshared": 2,
+                                                         "topicrawl/urlsample/shared_reads": 1}
 
 
 @pytest.mark.redis

@@ -299,6 +299,7 @@ class TopicSpider(scrapy.Spider):
             )
         spider.share_learning(scaleout_redis(s) if s.getbool("TOPICRAWL_SHARED_LEARNING", True)
                               else None, s)  # fmt: skip
+        crawler.signals.connect(spider.flush_shared, signal=signals.spider_closed)
         spider.jobdir = s.get("JOBDIR") or None
         if spider.jobdir:
             spider.restore_learned()
@@ -344,6 +345,17 @@ class TopicSpider(scrapy.Spider):
                                           or getattr(scorer, "link_model", None) is not None):
             scorer.shared = SharedLearningStream(client, f"{prefix}:learn", sync_seconds=every)
 
+    def flush_shared(self, spider: Any = None, reason: str = "") -> None:
+        """At close: send the accepted URLs and training examples still queued for the
+        other workers (Redis errors are counted, never raised)."""
+        st = getattr(self.scorer, "structure", None)
+        if hasattr(st, "reservoir"):
+            st.refresh()
+        sh = getattr(self.scorer, "shared", None)
+        if sh is not None:
+            sh.sync(getattr(self.scorer, "page_model", None),
+                    getattr(self.scorer, "link_model", None))  # fmt: skip
+
     def restore_learned(self) -> None:
         """A resumed JOBDIR crawl starts from the learned models and URL sample it saved."""
         from crawler.sharedlearn import load_learned
@@ -352,7 +364,8 @@ class TopicSpider(scrapy.Spider):
         restored = load_learned(self.jobdir, self.scorer)
         if restored:
             log.info("learned state restored from JOBDIR: %s", restored)
-        #: the URL sample came back from JOBDIR: StorePipeline does not replay the run's history
+        #: the URL sample came back from JOBDIR (StorePipeline replaces it by the run's
+        #: stored history when there is one)
         self.url_sample_restored = "url_sample" in restored
         self.crawler.signals.connect(self.save_learned, signal=signals.spider_closed)
 
