@@ -4,6 +4,7 @@ and one PostgreSQL database, crawling the large local web served with a per-requ
 
     python bench/scale.py [--workers 1,2,4,8] [--pages 800] [--latency-ms 200]
                           [--concurrency 2] [--topic topics/shizheng.toml] [--bloom]
+                          [--sharing off,on]
 
 Each worker count crawls the same seeds with the same shared page budget (``max_pages``,
 one Redis counter), into a fresh PostgreSQL database and a fresh Redis key prefix. Reported:
@@ -16,6 +17,9 @@ one Redis counter), into a fresh PostgreSQL database and a fresh Redis key prefi
   (the topic's category), so that more workers are seen to collect the same corpus;
 - CPU seconds of the workers, of the PostgreSQL backends of the crawl's database, and of the
   Redis server (the whole server: it is shared with whatever else runs on the machine).
+
+``--sharing off,on`` runs every worker count twice, side by side: without and with the
+shared URL sample and learned models (``TOPICRAWL_SHARED_LEARNING``, crawler.sharedlearn).
 
 Every process is ``nice``d. Target (issue 16): 4 workers ≥ 3.5× one worker.
 """
@@ -93,7 +97,7 @@ def log_time(log: str, marker: str, last: bool = False) -> dt.datetime | None:
     return found
 
 
-def run_workers(n: int, args, web: Path, truth: dict, proxy: str) -> dict:
+def run_workers(n: int, args, web: Path, truth: dict, proxy: str, sharing: bool = True) -> dict:
     import psycopg
     import redis
 
@@ -115,6 +119,7 @@ def run_workers(n: int, args, web: Path, truth: dict, proxy: str) -> dict:
         "TOPICRAWL_DEDUP_BACKEND": json.dumps({"type": "redis", "url": REDIS,
                                                "namespace": f"{prefix}:dedup"}),
     }  # fmt: skip
+    settings["TOPICRAWL_SHARED_LEARNING"] = sharing
     if args.bloom:
         settings.update(TOPICRAWL_SEEN_BLOOM=True, TOPICRAWL_SEEN_BLOOM_CAPACITY=1_000_000)
     pg = PgCpu(db_name)
@@ -137,7 +142,7 @@ def run_workers(n: int, args, web: Path, truth: dict, proxy: str) -> dict:
         codes = [p.wait() for p in procs]
         wall = time.perf_counter() - t0
         texts = [log.read_text() for log in logs]
-    keep = OUT / "logs" / f"scale-{n}"
+    keep = OUT / "logs" / f"scale-{n}{'' if sharing else '-unshared'}"
     keep.mkdir(parents=True, exist_ok=True)
     for w, text in enumerate(texts):  # for a look at each worker afterwards
         (keep / f"worker{w}.log").write_text(text, encoding="utf-8")
@@ -183,6 +188,7 @@ def run_workers(n: int, args, web: Path, truth: dict, proxy: str) -> dict:
     on = docs & targets
     return {
         "workers": n,
+        "sharing": sharing,
         "per_worker": per_worker,
         "pages": len(pages),
         "window_s": window,
@@ -211,23 +217,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--category", default="时政")
     ap.add_argument("--bloom", action="store_true", help="seen sets as Bloom filters")
     ap.add_argument("--web", type=Path, default=OUT / "web_large")
+    ap.add_argument("--sharing", default="on",
+                    help="off,on: each worker count without and with the shared learning")
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     rows = []
     with ServerProcess(args.web, latency_ms=args.latency_ms) as server:
         for n in [int(x) for x in args.workers.split(",")]:
-            r = run_workers(n, args, args.web, truth, server.url)
-            rows.append(r)
-            print(json.dumps(r), flush=True)
-    one = rows[0]["pages_per_s"]
+            for share in args.sharing.split(","):
+                r = run_workers(n, args, args.web, truth, server.url, share.strip() == "on")
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+    one = {r["sharing"]: r["pages_per_s"] for r in rows if r["workers"] == rows[0]["workers"]}
     print(f"\n{args.pages}-page budget, {args.latency_ms:g} ms a request, {args.concurrency} "
           f"concurrent requests a worker; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores\n")
-    print("| workers | pages/s (all workers crawling) | × one worker | window | corpus "
-          "precision | corpus recall | worker CPU s | PostgreSQL CPU s | Redis CPU s (whole "
-          "server) |\n|---|---|---|---|---|---|---|---|---|")
+    print("| workers | shared learning | pages/s (all workers crawling) | × one worker | window "
+          "| corpus precision | corpus recall | worker CPU s | PostgreSQL CPU s | Redis CPU s "
+          "(whole server) |\n|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['workers']} | {r['pages_per_s']:.1f} | {r['pages_per_s'] / one:.2f}× | "
+        base = one.get(r["sharing"]) or r["pages_per_s"]
+        print(f"| {r['workers']} | {'on' if r['sharing'] else 'off'} | {r['pages_per_s']:.1f} | "
+              f"{r['pages_per_s'] / base:.2f}× | "
               f"{r['window_pages']} pages in {r['window_s']:.0f} s | {r['precision']:.3f} | "
               f"{r['recall']:.3f} | {r['worker_cpu_s']:.0f} | {r['pg_cpu_s']:.1f} | "
               f"{r['redis_cpu_s']:.1f} |")

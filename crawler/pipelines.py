@@ -281,8 +281,19 @@ class StorePipeline:
     def _reload_history(self, spider: Spider) -> None:
         scorer = getattr(spider, "scorer", None)
         if scorer is not None and self.store is not None and self.run_id is not None:
+            if getattr(spider, "url_sample_restored", False):
+                from crawler.sharedlearn import reset_sample
+
+                # the run's history is complete, the JOBDIR copy (crawler.sharedlearn) may be
+                # up to a minute old after a kill: the history wins
+                reset_sample(getattr(scorer, "structure", None))
+            # a shared sample (scale-out) holds the run's URLs already: only the local copy
+            local = getattr(getattr(scorer, "structure", None), "add_local", None)
             for url in self.store.iter_history(self.run_id):
-                scorer.observe_accepted(url)
+                if local is not None:
+                    local(url)
+                else:
+                    scorer.observe_accepted(url)
 
     def close_spider(self, spider: Spider | None = None) -> Any:
         """Wait (off the event loop) for the writer, at most ``close_wait`` seconds of

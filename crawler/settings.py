@@ -255,6 +255,12 @@ if REDIS_URL:
     #: crawler.lease: each worker's requests in flight (``<this>:inflight:<worker>``), its
     #: heartbeat (``<this>:alive:<worker>``) and the workers' registry (``<this>:workers``).
     TOPICRAWL_LEASE_PREFIX = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s"
+    #: crawler.sharedlearn: Algorithm 3's URL sample as one Redis reservoir
+    #: (<prefix>:<spider>:urlsample:*) and the learned models' training examples in one capped
+    #: stream (<prefix>:<spider>:learn); False: each worker learns alone (as before).
+    TOPICRAWL_SHARED_LEARNING = True
+    #: seconds between a worker's refreshes of its copy of the shared sample and stream
+    TOPICRAWL_SHARED_REFRESH_SECONDS = 2.0
     TOPICRAWL_DEDUP_BACKEND = {
         "type": "redis",
         "url": REDIS_URL,

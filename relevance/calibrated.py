@@ -59,6 +59,9 @@ class CalibratedLinkScorer:
         self.alpha, self.beta, self.threshold = alpha, beta, threshold
         self.memo_size, self.memo_chars = memo_size, memo_chars
         self.labels: UserLabels | None = None
+        #: scale-out: the stream of training examples shared with the other workers
+        #: (crawler.sharedlearn.SharedLearningStream), set by the spider
+        self.shared: Any = None
         self._words: dict[str, list[str]] = {}
         self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
         self._last_features: tuple[float, float, float] = (0.0, 0.0, 0.0)  # of the last page
@@ -165,11 +168,19 @@ class CalibratedLinkScorer:
             assert self._last is not None
             words, lit = self._last[2], self._last[3]
         label = self.labels.lookup(page.url) if self.labels else None
+        shared = self.shared
         if self.page_model is not None:
             self.page_model.observe(words, lit, label)
+            if shared is not None:
+                shared.publish_page(words, lit, label)
         if self.link_model is not None and link and link.get("features"):
             outcome = relevance if label is None else float(label)
-            self.link_model.observe(float(link.get("prior", 0.5)), link["features"], outcome)
+            prior = float(link.get("prior", 0.5))
+            self.link_model.observe(prior, link["features"], outcome)
+            if shared is not None:
+                shared.publish_link(prior, link["features"], outcome)
+        if shared is not None and shared.due():  # the other workers' pages and outcomes
+            shared.sync(self.page_model, self.link_model)
 
     def set_labels(self, labels: UserLabels) -> None:
         """A user's labels (the console's): they override the pseudo-label of a page and the

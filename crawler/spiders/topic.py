@@ -286,6 +286,11 @@ class TopicSpider(scrapy.Spider):
         #: Best priority issued per request fingerprint; FETCHED once the page was parsed.
         self.best_priority: dict[bytes, int] = {}
         self._state_restored = False
+        #: JOBDIR (from_crawler): the learned state is saved there and restored on resume
+        self.jobdir: str | None = None
+        self.url_sample_restored = False
+        self.learned_save_seconds = 60.0
+        self._learned_saved_at = time.monotonic()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
@@ -303,6 +308,12 @@ class TopicSpider(scrapy.Spider):
                 s.get("TOPICRAWL_AFFINITY_REDIS") or None,
                 s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
             )
+        spider.share_learning(scaleout_redis(s) if s.getbool("TOPICRAWL_SHARED_LEARNING", True)
+                              else None, s)  # fmt: skip
+        crawler.signals.connect(spider.flush_shared, signal=signals.spider_closed)
+        spider.jobdir = s.get("JOBDIR") or None
+        if spider.jobdir:
+            spider.restore_learned()
         spider.harvest_window = HarvestWindow(s.getint("TOPICRAWL_HARVEST_WINDOW"))
         spider.shared_frontier = s.get("SCHEDULER") == "crawler.scheduler.RedisScheduler"
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
@@ -325,6 +336,78 @@ class TopicSpider(scrapy.Spider):
         if spider.recrawl:
             spider.load_recrawl(s.get("TOPICRAWL_DB_URL") or None)
         return spider
+
+    # -- shared and kept learning (crawler.sharedlearn) -------------------------------------
+    def share_learning(self, client: Any, settings: Any) -> None:
+        """Scale-out: Algorithm 3's URL sample becomes one reservoir in Redis, and the learned
+        models of calibrated mode learn from every worker's pages (crawler.sharedlearn)."""
+        if client is None or self.scorer is None:
+            return
+        from crawler.sharedlearn import RedisURLReservoir, SharedLearningStream
+        from crawler.sharedlearn import SharedStructureSample as Shared
+
+        prefix = f"{settings.get('TOPICRAWL_REDIS_PREFIX') or 'topicrawl'}:{self.name}"
+        every = settings.getfloat("TOPICRAWL_SHARED_REFRESH_SECONDS", 2.0)
+        structure = getattr(self.scorer, "structure", None)
+        if structure is not None and not isinstance(structure, Shared):
+            reservoir = RedisURLReservoir(client, f"{prefix}:urlsample", n=structure.n)
+            self.scorer.structure = Shared(structure, reservoir, refresh_seconds=every)
+        scorer: Any = self.scorer
+        if hasattr(scorer, "shared") and (getattr(scorer, "page_model", None) is not None
+                                          or getattr(scorer, "link_model", None) is not None):
+            scorer.shared = SharedLearningStream(client, f"{prefix}:learn", sync_seconds=every)
+
+    def flush_shared(self, spider: Any = None, reason: str = "") -> None:
+        """At close: send the accepted URLs and training examples still queued for the
+        other workers (Redis errors are counted, never raised)."""
+        st = getattr(self.scorer, "structure", None)
+        if hasattr(st, "reservoir"):
+            st.refresh()
+        sh = getattr(self.scorer, "shared", None)
+        if sh is not None:
+            sh.sync(getattr(self.scorer, "page_model", None),
+                    getattr(self.scorer, "link_model", None))  # fmt: skip
+
+    def restore_learned(self) -> None:
+        """A resumed JOBDIR crawl starts from the learned models and URL sample it saved."""
+        from crawler.sharedlearn import load_learned
+
+        assert self.jobdir is not None
+        restored = load_learned(self.jobdir, self.scorer)
+        if restored:
+            log.info("learned state restored from JOBDIR: %s", restored)
+        #: the URL sample came back from JOBDIR (StorePipeline replaces it by the run's
+        #: stored history when there is one)
+        self.url_sample_restored = "url_sample" in restored
+        self.crawler.signals.connect(self.save_learned, signal=signals.spider_closed)
+
+    def save_learned(self, spider: Any = None, reason: str = "") -> None:
+        """Write the learned state to JOBDIR (at close, and every
+        ``learned_save_seconds`` while crawling)."""
+        from crawler.sharedlearn import save_learned
+
+        self._learned_saved_at = time.monotonic()
+        if self.jobdir and self.scorer is not None:
+            try:
+                save_learned(self.jobdir, self.scorer)
+            except OSError as exc:
+                log.warning("learned state not saved in JOBDIR: %s", exc)
+
+    def shared_learning_stats(self) -> dict[str, int]:
+        """Counters of the shared URL sample and learning stream (failures: Redis errors,
+        the worker used its own; malformed: entries refused)."""
+        out: dict[str, int] = {}
+        st = getattr(self.scorer, "structure", None)
+        if hasattr(st, "reservoir"):
+            out["topicrawl/urlsample/unshared"] = st.failures
+            out["topicrawl/urlsample/malformed"] = st.malformed
+            out["topicrawl/urlsample/shared_reads"] = st.refreshes
+        sh = getattr(self.scorer, "shared", None)
+        if sh is not None:
+            out["topicrawl/learning/unshared"] = sh.failures
+            out["topicrawl/learning/malformed"] = sh.malformed
+            out["topicrawl/learning/applied_from_others"] = sh.applied
+        return {k: v for k, v in out.items() if v}
 
     # -- recrawl (topicrawl recrawl --run N) -------------------------------------------------
     def load_recrawl(self, db_url: str | None) -> None:
@@ -837,6 +920,10 @@ class TopicSpider(scrapy.Spider):
         failures = getattr(getattr(self.scorer, "relevance", None), "shared_failures", 0)
         if failures:  # the shared word cache failed: computed locally, counted
             stats.set_value("topicrawl/cache/affinity_unshared", failures)
+        for key, value in self.shared_learning_stats().items():
+            stats.set_value(key, value)
+        if self.jobdir and time.monotonic() - self._learned_saved_at > self.learned_save_seconds:
+            self.save_learned()
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = relevance >= self.topic.page_threshold
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")

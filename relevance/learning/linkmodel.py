@@ -15,13 +15,14 @@ score from the topic words and the page model, :mod:`relevance.calibrated`):
 trained by stochastic gradient descent on the log loss with the fetched page's relevance as
 a soft label, w_f ← w_f − η·(P − y) − η·ρ·w_f (L2). With no feature learned yet the score is
 the prior. Scoring is a dictionary lookup per feature; the weights are a bounded dict (the
-least-updated half is dropped when it overflows) and JSON state, shared by nothing: each
-scrapy-redis worker learns from the pages it fetches (the features travel with the request,
-so any worker can learn from any link).
+least-updated half is dropped when it overflows) and JSON state. In a scrapy-redis scale-out every worker
+applies the outcomes of the others too (``crawler.sharedlearn.SharedLearningStream``; the
+features travel with the request, so any worker can learn from any link).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -113,7 +114,12 @@ class OnlineLinkModel(LearnedModel):
     def from_state(cls, state: dict[str, Any]) -> OnlineLinkModel:
         model = cls(learning_rate=float(state.get("learning_rate", 0.3)),
                     l2=float(state.get("l2", 1e-4)))  # fmt: skip
-        model.weights = {str(f): float(v) for f, v in state["weights"].items()}
+        weights = state["weights"]
+        if not isinstance(weights, dict) or len(weights) > model.max_features:
+            raise ValueError("weights: not a dict of at most max_features entries")
+        model.weights = {str(f): float(v) for f, v in weights.items()}
+        if not all(math.isfinite(v) for v in model.weights.values()):
+            raise ValueError("a weight is not finite")
         model.updates = dict.fromkeys(model.weights, 1)
         model.observed = int(state.get("observed", 0))
         return model

@@ -29,11 +29,12 @@ a ``Counter`` a page took ~17 kB (~85 MB; the largest structure of the 30 min so
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from relevance.classifier import term_probabilities
@@ -45,7 +46,11 @@ Bag = tuple[tuple[str, ...], array]
 
 def bag(words: Sequence[str]) -> Bag:
     """The counts of ``words`` as (distinct words, interned; counts as unsigned ints)."""
-    counts = Counter(words)
+    return bag_of_counts(Counter(words))
+
+
+def bag_of_counts(counts: Mapping[str, int]) -> Bag:
+    """A ``{word: count}`` as a :func:`bag`."""
     return tuple(sys.intern(w) for w in counts), array("I", counts.values())
 
 
@@ -117,8 +122,13 @@ class SelfTrainingPageModel(LearnedModel):
         """Add a fetched page (its candidate words and P_lit); retrain every
         ``retrain_every`` pages. A user's ``label`` overrides the pseudo-label of the
         evidence. Returns True when the model was retrained."""
+        return self.observe_counts(Counter(words[: self.max_words]), evidence, label)
+
+    def observe_counts(self, counts: Counter, evidence: float, label: bool | None = None) -> bool:
+        """:meth:`observe` of a page given as word counts (a page another scale-out worker
+        fetched: ``crawler.sharedlearn.SharedLearningStream``)."""
         pseudo = self.label(evidence) if label is None else int(label)
-        item = (bag(words[: self.max_words]), pseudo)
+        item = (bag_of_counts(counts), pseudo)
         self.seen += 1
         if len(self.pages) < self.max_pages:
             self.pages.append(item)
@@ -202,8 +212,10 @@ class SelfTrainingPageModel(LearnedModel):
         return [(w, round(c * idf, 4)) for w, (idf, c) in ranked[:n] if c > 0]
 
     # -- state ------------------------------------------------------------------------------
-    def to_state(self) -> dict[str, Any]:
-        return {
+    def to_state(self, *, pool: bool = False) -> dict[str, Any]:
+        """The model as JSON; with ``pool`` also its training pages (``[counts, label]``) and
+        counters, so that a resumed crawl (JOBDIR) retrains on them."""
+        state: dict[str, Any] = {
             "kind": self.kind,
             "intercept": self.intercept,
             "terms": {w: [round(i, 5), round(c, 5)] for w, (i, c) in self.terms.items()},
@@ -211,6 +223,47 @@ class SelfTrainingPageModel(LearnedModel):
             "seen": self.seen,
             "trained_on": self.trained_on,
         }
+        if pool:
+            state["pages"] = [[bag_counts(b), y] for b, y in self.pages]
+            state["since"] = self.since
+        return state
+
+    def parse_state(self, state: Any) -> dict[str, Any]:
+        """Validate a :meth:`to_state` dict (with or without its pool) for
+        :meth:`apply_state`: finite numbers, at most ``max_pages`` pages of at most
+        ``max_words`` counts (ValueError otherwise)."""
+        if not isinstance(state, dict) or state.get("kind") != self.kind:
+            raise ValueError("not a self-training page model")
+        model = type(self).from_state(state)
+        values = [model.intercept, *(x for pair in model.terms.values() for x in pair)]
+        if not all(math.isfinite(x) for x in values):
+            raise ValueError("a weight is not finite")
+        pages: list[tuple[Bag, int | None]] = []
+        raw = state.get("pages", [])
+        if not isinstance(raw, list) or len(raw) > self.max_pages:
+            raise ValueError("bad pages")
+        for entry in raw:
+            if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], dict):
+                raise ValueError("bad page")
+            counts, y = entry
+            if y not in (None, 0, 1) or isinstance(y, float) or len(counts) > self.max_words:
+                raise ValueError("bad page")
+            if not all(isinstance(w, str) and isinstance(k, int) and not isinstance(k, bool)
+                       and k > 0 for w, k in counts.items()):  # fmt: skip
+                raise ValueError("bad word counts")
+            pages.append((bag_of_counts(counts), y))
+        seen, since = state.get("seen", len(pages)), state.get("since", 0)
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                   for x in (seen, since, model.trainings)):  # fmt: skip
+            raise ValueError("bad counters")
+        return {"model": model, "pages": pages, "seen": max(seen, len(pages)), "since": since}
+
+    def apply_state(self, parsed: dict[str, Any]) -> None:
+        """Take a :meth:`parse_state` result: the trained terms and the training pages."""
+        model = parsed["model"]
+        self.terms, self.intercept = model.terms, model.intercept
+        self.trainings, self.trained_on = model.trainings, model.trained_on
+        self.pages, self.seen, self.since = parsed["pages"], parsed["seen"], parsed["since"]
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> SelfTrainingPageModel:
