@@ -18,13 +18,18 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from conftest import delete_prefix
-from tcpproxy import TcpProxy
-from workers import final_stat, start_workers, stop_all, wait_for, worker_fetched
+from workers import (
+    final_stat,
+    outage_crawl,
+    start_workers,
+    stop_all,
+    wait_for,
+    worker_fetched,
+)
 
 from models.store import Store
 from sitegen.server import ServerProcess
@@ -57,21 +62,9 @@ def test_a_lasting_redis_outage_ends_with_exit_5_and_resumes_without_doubles(
     import redis
 
     truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
-    seeds = truth["seeds"]["portal"]
-    port = int(re.search(r":(\d+)/", redis_url).group(1))
-    proxy = TcpProxy(port)
-    via_proxy = proxy.url(redis_url)
-    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
-    backend = json.dumps({"type": "redis", "url": via_proxy, "namespace": f"{prefix}:dedup"})
-    settings = {
-        "TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
-        "TOPICRAWL_DEDUP_BACKEND": backend,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        "TOPICRAWL_REDIS_RETRY_SECONDS": RETRY,
-        "TOPICRAWL_PROGRESS_INTERVAL": 1,  # the log's progress lines: each worker's pages
-        "TOPICRAWL_PROGRESS_SNAPSHOTS": False,
-        "TOPICRAWL_SPILL_DIR": str(tmp_path / "spill"),
-    }
+    seeds, proxy, via_proxy, prefix, settings = outage_crawl(
+        small_web, redis_url, tmp_path, TOPICRAWL_REDIS_RETRY_SECONDS=RETRY
+    )
     args = {"run_id": RUN_ID, "max_pages": MAX_PAGES}
     Store.from_url(pg_url).close()  # the schema, before the workers race to make it
 

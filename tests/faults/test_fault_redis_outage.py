@@ -12,19 +12,16 @@ asserted: they are the benchmark's (docs/benchmarks/faults.md).
 
 from __future__ import annotations
 
-import json
-import re
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from conftest import delete_prefix
-from tcpproxy import TcpProxy
 from workers import (
     fetched_rate,
     final_stat,
     last_fetch,
+    outage_crawl,
     start_workers,
     stop_all,
     wait_for,
@@ -47,28 +44,16 @@ def test_a_30s_redis_outage_loses_no_page_and_keeps_the_budget(
 ) -> None:
     import redis
 
-    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
-    seeds = truth["seeds"]["portal"]
-    port = int(re.search(r":(\d+)/", redis_url).group(1))
-    proxy = TcpProxy(port)
-    via_proxy = proxy.url(redis_url)
-    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
-    backend = json.dumps({"type": "redis", "url": via_proxy, "namespace": f"{prefix}:dedup"})
-    settings = {
-        "TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
-        "TOPICRAWL_DEDUP_BACKEND": backend,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    seeds, proxy, via_proxy, prefix, settings = outage_crawl(
+        small_web, redis_url, tmp_path,
         # the outage is waited out (the design: a worker ends only past this budget)
-        "TOPICRAWL_REDIS_RETRY_SECONDS": OUTAGE * 4,
+        TOPICRAWL_REDIS_RETRY_SECONDS=OUTAGE * 4,
         # leases of 30 s, not 10: on a loaded machine a worker catching up after the outage
         # (its dedup write-back runs on the event loop) could miss its heartbeat for 10 s and
         # have a counted page reclaimed, the slow-worker case the README lists (one page over
         # the budget): that is the lease's test (tests/test_lease.py), not this one's
-        "TOPICRAWL_LEASE_SECONDS": 30,
-        "TOPICRAWL_PROGRESS_INTERVAL": 1,  # the log's progress lines: each worker's pages
-        "TOPICRAWL_PROGRESS_SNAPSHOTS": False,
-        "TOPICRAWL_SPILL_DIR": str(tmp_path / "spill"),
-    }
+        TOPICRAWL_LEASE_SECONDS=30,
+    )
     Store.from_url(pg_url).close()  # the schema, before the workers race to make it
 
     web = ServerProcess(small_web, latency_ms=LATENCY_MS)

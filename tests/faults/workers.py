@@ -4,15 +4,18 @@ through a :class:`tcpproxy.TcpProxy`, and what their logs say (stats, progress l
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from conftest import ROOT, crawl_command
+from tcpproxy import TcpProxy
 
 
 def final_stat(log: str, key: str) -> int:
@@ -89,3 +92,26 @@ def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def outage_crawl(small_web: Path, redis_url: str, tmp_path: Path,
+                 **settings: Any) -> tuple[list[str], TcpProxy, str, str, dict[str, Any]]:
+    """What a Redis outage test's workers share: the portal seeds of ``small_web``, a proxy
+    to Redis (cut by the test), the Redis URL through it, a unique key prefix and the crawl
+    settings (keyword link scoring, the dedup index in Redis through the proxy, one request
+    a host, a progress line a second in the log, spill files in ``tmp_path``), updated with
+    ``settings``."""
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    proxy = TcpProxy(int(re.search(r":(\d+)/", redis_url).group(1)))
+    via_proxy = proxy.url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    backend = json.dumps({"type": "redis", "url": via_proxy, "namespace": f"{prefix}:dedup"})
+    base = {
+        "TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer",
+        "TOPICRAWL_DEDUP_BACKEND": backend,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "TOPICRAWL_PROGRESS_INTERVAL": 1,  # the log's progress lines: each worker's pages
+        "TOPICRAWL_PROGRESS_SNAPSHOTS": False,
+        "TOPICRAWL_SPILL_DIR": str(tmp_path / "spill"),
+    }
+    return truth["seeds"]["portal"], proxy, via_proxy, prefix, {**base, **settings}
