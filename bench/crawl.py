@@ -51,7 +51,7 @@ from scrapy import Request  # noqa: E402
 from scrapy.exceptions import DropItem  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
 
-from bench.harvest import OUT, ensure_web, write_doc  # noqa: E402
+from bench.harvest import OUT, bench_settings, ensure_web, write_doc  # noqa: E402
 from crawler.items import PageItem  # noqa: E402
 from crawler.pipelines import StorePipeline  # noqa: E402
 from crawler.spiders.topic import _BINARY_SUFFIXES, TopicSpider, host_allowed  # noqa: E402
@@ -288,15 +288,7 @@ def crawl_benchmark(web: Path, truth: dict, topic: str, budget: int, concurrency
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     (OUT / "logs").mkdir(parents=True, exist_ok=True)
-    settings = {
-        "TOPICRAWL_DB_URL": f"sqlite:///{db}",
-        "AUTOTHROTTLE_ENABLED": False,
-        "DOWNLOAD_DELAY": 0,
-        "CONCURRENT_REQUESTS": concurrency,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-        "TOPICRAWL_PROGRESS_INTERVAL": 0,
-        "LOG_FILE": str(OUT / "logs" / f"crawl-speed-{os.getpid()}.log"),
-    }
+    settings = bench_settings(db, concurrency, OUT / "logs" / f"crawl-speed-{os.getpid()}.log")
     with ServerProcess(web) as proxy:
         cmd, env = crawl_command(proxy.url, truth["seeds"]["portal"], topic,
                                  args={"max_pages": budget}, settings=settings)  # fmt: skip

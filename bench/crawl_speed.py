@@ -29,7 +29,14 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harvest import OUT, CrawlSpec, RunFigures, ensure_web, measure  # noqa: E402
+from bench.harvest import (  # noqa: E402
+    OUT,
+    CrawlSpec,
+    RunFigures,
+    bench_settings,
+    ensure_web,
+    measure,
+)
 from bench.topicfiles import CATEGORIES  # noqa: E402
 from relevance.topic import load_topic  # noqa: E402
 from sitegen.build import topic_targets  # noqa: E402
@@ -42,17 +49,7 @@ def run_crawl(spec: CrawlSpec, code: Path, seeds: list[str], budget: int, proxy:
     first on ``sys.path``); returns its database, wall time and CPU time (user + system, of
     the whole process: less sensitive than wall time to the load of a shared machine)."""
     db = run_dir / f"{name}.db"
-    settings = {
-        "TOPICRAWL_DB_URL": f"sqlite:///{db}",
-        "AUTOTHROTTLE_ENABLED": False,
-        "DOWNLOAD_DELAY": 0,
-        "CONCURRENT_REQUESTS": concurrency,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-        "TOPICRAWL_PROGRESS_INTERVAL": 0,
-        "LOG_LEVEL": "INFO",
-        "LOG_FILE": str(run_dir / f"{name}.log"),
-        **spec.settings,
-    }
+    settings = {**bench_settings(db, concurrency, run_dir / f"{name}.log"), **spec.settings}
     cmd, env = crawl_command(proxy, seeds, spec.topic, args={"max_pages": budget},
                              settings=settings)  # fmt: skip
     t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -154,6 +154,21 @@ class CrawlSpec:
     settings: dict[str, object] = field(default_factory=dict)
 
 
+def bench_settings(db: Path, concurrency: int, log_file: Path) -> dict[str, object]:
+    """The settings of a benchmark crawl: SQLite ``db``, ``concurrency`` requests (per host
+    too), no AutoThrottle or delay, no progress lines, an INFO log in ``log_file``."""
+    return {
+        "TOPICRAWL_DB_URL": f"sqlite:///{db}",
+        "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "TOPICRAWL_PROGRESS_INTERVAL": 0,
+        "LOG_LEVEL": "INFO",
+        "LOG_FILE": str(log_file),
+    }
+
+
 def run_crawl(
     spec: CrawlSpec,
     web: str,
@@ -171,17 +186,7 @@ def run_crawl(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     log_file = run_dir / f"{name}.log"
-    settings: dict[str, object] = {
-        "TOPICRAWL_DB_URL": f"sqlite:///{db}",
-        "AUTOTHROTTLE_ENABLED": False,
-        "DOWNLOAD_DELAY": 0,
-        "CONCURRENT_REQUESTS": concurrency,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-        "TOPICRAWL_PROGRESS_INTERVAL": 0,
-        "LOG_LEVEL": "INFO",
-        "LOG_FILE": str(log_file),
-        **spec.settings,
-    }
+    settings = {**bench_settings(db, concurrency, log_file), **spec.settings}
     cmd, env = crawl_command(proxy, seeds, spec.topic, args={"max_pages": budget},
                              settings=settings)  # fmt: skip
     env.update(TOPICRAWL_BENCH_TRUTH=str(truth_file), TOPICRAWL_BENCH_CATEGORY=category)
