@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from crawler.middlewares import redis_errors
 from relevance.urls import PerHostStructureSample, StructureSample, _split
 
 log = logging.getLogger(__name__)
@@ -87,12 +88,6 @@ return out
 
 def _host(url: str) -> str:
     return ".".join(_split(url)[0])
-
-
-def _redis_errors() -> tuple[type[Exception], ...]:
-    from redis import RedisError
-
-    return (RedisError,)
 
 
 class RedisURLReservoir:
@@ -219,7 +214,7 @@ class SharedStructureSample:
                 self.view = self._build(samples)
                 self._version = version
                 self.refreshes += 1
-        except (*_redis_errors(), ValueError, TypeError) as exc:
+        except (*redis_errors(self.reservoir.client), ValueError, TypeError) as exc:
             self.failures += 1
             self.view = None
             self._version = None
@@ -373,7 +368,7 @@ class SharedLearningStream:
                     applied += self._apply(fields, page_model, link_model)
                 if len(entries) < self.batch:
                     break
-        except (*_redis_errors(), ValueError, TypeError, IndexError) as exc:
+        except (*redis_errors(self.client), ValueError, TypeError, IndexError) as exc:
             self.failures += 1
             if self.failures == 1 or self.failures % 100 == 0:
                 log.warning("shared learning stream unavailable, the worker learns alone "
