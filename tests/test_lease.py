@@ -32,6 +32,14 @@ def _worker(client, prefix: str, name: str, stats=None, seconds: float = 5.0) ->
     return lease
 
 
+def _slow_and_other(client, prefix: str) -> tuple[WorkerLease, WorkerLease]:
+    """Two workers: ``slow`` (whose heartbeat the test lets lapse) and ``other``, whose
+    database holds none of the slow one's pages when it reclaims them."""
+    slow, other = _worker(client, prefix, "slow"), _worker(client, prefix, "other")
+    other.stored_check = lambda urls: set()
+    return slow, other
+
+
 def _kill(lease: WorkerLease) -> None:
     """kill -9: the heartbeat is simply not refreshed any more (here: gone at once)."""
     lease.client.delete(lease.alive_key(lease.worker))
@@ -137,9 +145,7 @@ def test_a_live_worker_is_left_alone_and_a_slow_one_takes_back_or_drops(crawl):
 @pytest.mark.redis
 def test_a_broken_page_gives_its_count_back_once(crawl):
     client, prefix = crawl
-    slow = _worker(client, prefix, "slow")
-    other = _worker(client, prefix, "other")
-    other.stored_check = lambda urls: set()
+    slow, other = _slow_and_other(client, prefix)
     client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2"): 0})
     (_, lid1), (_, lid2) = slow.pop(), slow.pop()
     for lid, n in ((lid1, 1), (lid2, 2)):
@@ -344,9 +350,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
 @pytest.mark.redis
 def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_and_counts_it(crawl):
     client, prefix = crawl
-    slow = _worker(client, prefix, "slow")
-    other = _worker(client, prefix, "other")
-    other.stored_check = lambda urls: set()
+    slow, other = _slow_and_other(client, prefix)
     client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2", 1): -1})
     (_, lid2), (_, lid1) = slow.pop(), slow.pop()
     assert slow.take(lid1, "http://a.cn/1", count=True, limit=10) == 1
@@ -434,9 +438,7 @@ def test_a_slow_workers_retry_replaces_its_reclaimed_copy_once(crawl):
     popped that copy already, the retry is dropped. A request the slow worker sent only after
     the reclaim is its own (the plain copy queued then is refused by the fetch-once set)."""
     client, prefix = crawl
-    slow = _worker(client, prefix, "slow")
-    other = _worker(client, prefix, "other")
-    other.stored_check = lambda urls: set()
+    slow, other = _slow_and_other(client, prefix)
     fetched = f"{prefix}:topic:fetched"
     client.zadd(
         slow.frontier_key,
