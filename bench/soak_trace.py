@@ -52,30 +52,31 @@ def _sqlite_mb() -> float:
     return used() / 2**20
 
 
-class TraceMallocSamples:
-    """Writes the top growing allocation sites every ``interval`` seconds."""
+class PeriodicSample:
+    """A Scrapy extension that calls :meth:`sample` every ``interval`` seconds
+    (``SOAK_TRACE_SECONDS``) while the spider is open, writing to the file that the setting
+    :attr:`file_setting` names (not configured without it)."""
 
-    def __init__(self, path: str, interval: float = 60.0, top: int = 15):
+    file_setting = ""
+
+    def __init__(self, crawler: Any, path: str, interval: float = 60.0):
+        self.crawler = crawler
         self.path = Path(path)
         self.interval = interval
-        self.top = top
-        self.first: tracemalloc.Snapshot | None = None
         self.start = time.monotonic()
         self.loop: task.LoopingCall | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> TraceMallocSamples:
-        path = crawler.settings.get("SOAK_TRACE_FILE")
+    def from_crawler(cls, crawler: Any) -> PeriodicSample:
+        path = crawler.settings.get(cls.file_setting)
         if not path:
-            raise NotConfigured("SOAK_TRACE_FILE is not set")
-        ext = cls(path, crawler.settings.getfloat("SOAK_TRACE_SECONDS", 60.0))
+            raise NotConfigured(f"{cls.file_setting} is not set")
+        ext = cls(crawler, path, crawler.settings.getfloat("SOAK_TRACE_SECONDS", 60.0))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
 
     def spider_opened(self, spider: Any) -> None:
-        if not tracemalloc.is_tracing():
-            tracemalloc.start()
         self.start = time.monotonic()
         self.loop = task.LoopingCall(self.sample)
         self.loop.start(self.interval, now=False)
@@ -83,6 +84,28 @@ class TraceMallocSamples:
     def spider_closed(self, spider: Any) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+
+class TraceMallocSamples(PeriodicSample):
+    """Writes the top growing allocation sites every ``interval`` seconds."""
+
+    file_setting = "SOAK_TRACE_FILE"
+    top = 15  # allocation sites a sample writes
+
+    def __init__(self, crawler: Any, path: str, interval: float = 60.0):
+        super().__init__(crawler, path, interval)
+        self.first: tracemalloc.Snapshot | None = None
+
+    def spider_opened(self, spider: Any) -> None:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+        super().spider_opened(spider)
+
+    def spider_closed(self, spider: Any) -> None:
+        super().spider_closed(spider)
         self.sample()
 
     def sample(self) -> None:
@@ -259,38 +282,14 @@ def type_counts() -> Counter[str]:
     return Counter(type(o).__qualname__ for o in gc.get_objects())
 
 
-class MemoryAttribution:
+class MemoryAttribution(PeriodicSample):
     """Every ``interval`` seconds appends one JSON line to ``path``: RSS, glibc's heap
     (in use / freed but kept), SQLite's memory, Python's allocated blocks, the big
     containers reachable from the crawler and from modules (length and deep size), the
     ``lru_cache`` sizes and the counts of tracked objects by type. ``bench/soak.py``
     turns the lines into the attribution table. Each sample stops the crawl ~1–3 s."""
 
-    def __init__(self, crawler: Any, path: str, interval: float = 60.0):
-        self.crawler = crawler
-        self.path = Path(path)
-        self.interval = interval
-        self.start = time.monotonic()
-        self.loop: task.LoopingCall | None = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> MemoryAttribution:
-        path = crawler.settings.get("SOAK_MEMORY_FILE")
-        if not path:
-            raise NotConfigured("SOAK_MEMORY_FILE is not set")
-        ext = cls(crawler, path, crawler.settings.getfloat("SOAK_TRACE_SECONDS", 60.0))
-        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
-        return ext
-
-    def spider_opened(self, spider: Any) -> None:
-        self.start = time.monotonic()
-        self.loop = task.LoopingCall(self.sample)
-        self.loop.start(self.interval, now=False)
-
-    def spider_closed(self, spider: Any) -> None:
-        if self.loop is not None and self.loop.running:
-            self.loop.stop()
+    file_setting = "SOAK_MEMORY_FILE"
 
     def sample(self) -> None:
         try:
