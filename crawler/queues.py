@@ -21,6 +21,7 @@ from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import PriorityQueue as ScrapyRedisPriorityQueue
 
+from crawler.lease import LEASE, lease_of
 from crawler.middlewares import RESCORED, rescored_request
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,6 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
         from scrapy_redis import picklecompat
 
         from crawler import serialization
-        from crawler.lease import lease_of
 
         if serializer is None or serializer is picklecompat:  # never pickle
             serializer = serialization
@@ -170,8 +170,6 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
             stats.inc_value(key)
 
     def _encode_request(self, request: Any) -> bytes:
-        from crawler.lease import LEASE
-
         obj = request.to_dict(spider=self.spider)
         if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
             obj["meta"] = {k: v for k, v in obj["meta"].items() if k != LEASE}
@@ -207,14 +205,10 @@ class RedisPriorityQueue(ScrapyRedisPriorityQueue):
     def push(self, request: Any) -> None:
         if self.lease is None:
             return super().push(request)
-        from crawler.lease import LEASE
-
         self.lease.push(self._encode_request(request), -request.priority,
                         request.meta.get(LEASE))  # fmt: skip
 
     def _pop_leased(self, limit: int | None) -> Any:
-        from crawler.lease import LEASE
-
         for _ in range(MAX_SKIPPED_PER_POP):
             found = self.lease.pop(limit)
             if found is None:
