@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.middlewares import redis_errors
-from relevance.urls import PerHostStructureSample, StructureSample, _split
+from relevance.urls import PerHostStructureSample, StructureSample
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +84,6 @@ for i = 1, #all, 2 do
 end
 return out
 """
-
-
-def _host(url: str) -> str:
-    return ".".join(_split(url)[0])
 
 
 class RedisURLReservoir:
@@ -142,7 +138,7 @@ class RedisURLReservoir:
                 slot = int(slot_text)
                 if not 0 <= slot < self.n or not url.startswith(("http://", "https://")):
                     raise ValueError(f)
-                if host and _host(url) != host:
+                if host and PerHostStructureSample.host(url) != host:
                     raise ValueError(url)
             except (UnicodeDecodeError, ValueError):
                 refused += 1
@@ -183,7 +179,7 @@ class SharedStructureSample:
 
     def add(self, url: str) -> None:
         self.local.add(url)
-        self.pending.append((_host(url) if self.per_host else "", url))
+        self.pending.append((PerHostStructureSample.host(url) if self.per_host else "", url))
         if len(self.pending) > self.max_pending:  # Redis down for long: the oldest go
             del self.pending[: len(self.pending) - self.max_pending]
         if len(self.pending) >= self.refresh_adds:
@@ -228,9 +224,8 @@ class SharedStructureSample:
             view = PerHostStructureSample(loc.n, seed=loc.seed, threshold=loc.threshold,
                                           **loc.params)  # fmt: skip
             for host, urls in samples.items():
-                s = StructureSample(loc.n, threshold=loc.threshold, **loc.params)
+                s = view.samples[host] = view.make_sample(host)
                 s.sample, s.seen = urls[: loc.n], len(urls)
-                view.samples[host] = s
             return view
         single = StructureSample(loc.n, threshold=loc.threshold, **loc.params)
         single.sample = samples.get("", [])[: loc.n]
@@ -446,12 +441,9 @@ def load_sample_state(sample: Any, state: Any) -> int:
             raise ValueError("bad count")
         restored[host] = (urls, seen)
     for host, (urls, seen) in restored.items():
+        s = sample
         if per_host:
-            seed = None if sample.seed is None else f"{sample.seed}:{host}"
-            s = StructureSample(sample.n, seed=seed, threshold=sample.threshold, **sample.params)
-            sample.samples[host] = s
-        else:
-            s = sample
+            s = sample.samples[host] = sample.make_sample(host)
         s.sample, s.seen = list(urls), seen
         s._memo.clear()
     return sum(len(u) for u, _ in restored.values())

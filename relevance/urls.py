@@ -275,14 +275,17 @@ class PerHostStructureSample:
     def host(url: str) -> str:
         return ".".join(_split(url)[0])
 
+    def make_sample(self, host: str) -> StructureSample:
+        """A new, empty reservoir for ``host`` (seeded from ``seed`` and ``host``)."""
+        seed = None if self.seed is None else f"{self.seed}:{host}"
+        return StructureSample(self.n, seed=seed, threshold=self.threshold, **self.params)
+
     def add(self, url: str) -> None:
         """Add an accepted URL to its host's reservoir."""
         h = self.host(url)
         sample = self.samples.get(h)
         if sample is None:
-            seed = None if self.seed is None else f"{self.seed}:{h}"
-            sample = StructureSample(self.n, seed=seed, threshold=self.threshold, **self.params)
-            self.samples[h] = sample
+            sample = self.samples[h] = self.make_sample(h)
         sample.add(url)
 
     @property
