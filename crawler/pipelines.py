@@ -20,7 +20,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DropItem
 
-from crawler.journal import LEGACY_JOURNAL_FILE, PageJournal, journal_segments, read_batches
+from crawler.journal import PageJournal, journal_segments, read_batches
 from crawler.storewriter import StoreWriter
 from dedup.pipeline import document_replaced
 from models.store import Store, retry_budget, run_end_line, spill_line
@@ -40,10 +40,6 @@ log = logging.getLogger(__name__)
 
 RUN_STATE_FILE = "topicrawl-run.json"
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
-#: JOBDIR journal of the pages not yet written (kill -9 safe): segments
-#: ``topicrawl-unwritten.NNNNNN.jsonl`` (crawler.journal); this single file is an older
-#: version's, read on resume
-JOURNAL_FILE = LEGACY_JOURNAL_FILE
 
 
 def _absolute(path: str | None) -> str | None:
