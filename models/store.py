@@ -354,6 +354,16 @@ class Store:
 
         return self._retry(attempt)
 
+    def _read(self, fn: Callable[[Session], T]) -> T:
+        """``fn(session)`` in a read-only session, retried like a write (:meth:`_retry`):
+        a read at a crawl's start-up or resume outlives a short outage too."""
+
+        def attempt() -> T:
+            with self._session() as session:
+                return fn(session)
+
+        return self._retry(attempt)
+
     # -- runs ------------------------------------------------------------------------------
     def start_run(
         self,
@@ -434,12 +444,10 @@ class Store:
         return "marked"
 
     def get_run(self, run_id: int) -> CrawlRun | None:
-        with self._session() as session:
-            return session.get(CrawlRun, run_id)
+        return self._read(lambda s: s.get(CrawlRun, run_id))
 
     def list_runs(self) -> list[CrawlRun]:
-        with self._session() as session:
-            return list(session.scalars(select(CrawlRun).order_by(CrawlRun.id)))
+        return self._read(lambda s: list(s.scalars(select(CrawlRun).order_by(CrawlRun.id))))
 
     # -- pages -----------------------------------------------------------------------------
     def save_pages(self, run_id: int, items: Iterable[dict[str, Any]]) -> dict[str, int]:
@@ -483,16 +491,21 @@ class Store:
         """The pages ``topicrawl recrawl`` fetches again: the accepted pages, and the list
         pages (every page that led to an accepted page: its ``parent_url``), with their
         validators and a hash of their stored text."""
-        cols = (Page.url, Page.final_url, Page.parent_url, Page.accepted, Page.depth,
+        cols = (Page.id, Page.url, Page.final_url, Page.parent_url, Page.accepted, Page.depth,
                 Page.etag, Page.last_modified, Page.text, Page.anchor,
                 Page.link_score)  # fmt: skip
-        with self._session() as session:
-            parents = set(session.scalars(
-                select(Page.parent_url).where(Page.run_id == run_id, Page.accepted.is_(True),
-                                              Page.parent_url.is_not(None)).distinct()
-            ))  # fmt: skip
-            query = select(*cols).where(Page.run_id == run_id).order_by(Page.id)
-            for row in session.execute(query.execution_options(yield_per=500)):
+        parents = self._read(lambda s: set(s.scalars(
+            select(Page.parent_url).where(Page.run_id == run_id, Page.accepted.is_(True),
+                                          Page.parent_url.is_not(None)).distinct()
+        )))  # fmt: skip
+        last = 0
+        while True:  # id order, 500 rows a read (each read retried on its own)
+            query = (select(*cols).where(Page.run_id == run_id, Page.id > last)
+                     .order_by(Page.id).limit(500))  # fmt: skip
+            rows = self._read(lambda s, q=query: s.execute(q).all())
+            if not rows:
+                return
+            for row in rows:
                 hub = row.url in parents or (row.final_url or "") in parents
                 if row.accepted or hub:
                     yield RecrawlTarget(
@@ -500,16 +513,15 @@ class Store:
                         row.last_modified, text_hash(row.text), hub, row.parent_url,
                         row.anchor, row.link_score,
                     )  # fmt: skip
+            last = rows[-1].id
 
     def page_urls(self, run_id: int) -> set[str]:
         """Every URL a page of the run was stored under (requested and final URLs)."""
         query = select(Page.url, Page.final_url).where(Page.run_id == run_id)
-        with self._session() as session:
-            return {u for row in session.execute(query) for u in row if u}
+        return self._read(lambda s: {u for row in s.execute(query) for u in row if u})
 
     def page_ids(self, run_id: int, urls: list[str]) -> dict[str, int]:
-        with self._session() as session:
-            return self._page_ids(session, run_id, urls)
+        return self._read(lambda s: self._page_ids(s, run_id, urls))
 
     def complete_page_urls(self, run_id: int, urls: list[str]) -> set[str]:
         """Which of ``urls`` :meth:`save_crawl_batch` wrote whole: the page, and for an
@@ -523,16 +535,18 @@ class Store:
             )
             .where(Page.run_id == run_id, Page.url.in_(urls))
         )
-        with self._session() as session:
-            return {url for url, accepted, doc, hist in session.execute(query)
+
+        def whole(s: Session) -> set[str]:
+            return {url for url, accepted, doc, hist in s.execute(query)
                     if not accepted or (doc is not None and hist is not None)}  # fmt: skip
+
+        return self._read(whole)
 
     def count_pages(self, run_id: int, accepted_only: bool = False) -> int:
         query = select(func.count()).select_from(Page).where(Page.run_id == run_id)
         if accepted_only:
             query = query.where(Page.accepted.is_(True))
-        with self._session() as session:
-            return int(session.scalar(query) or 0)
+        return self._read(lambda s: int(s.scalar(query) or 0))
 
     def iter_pages(
         self, run_id: int, *, accepted_only: bool = False, batch_size: int = 500
@@ -544,8 +558,7 @@ class Store:
             if accepted_only:
                 query = query.where(Page.accepted.is_(True))
             query = query.order_by(Page.id).limit(batch_size)
-            with self._session() as session:
-                batch = [_page_record(p) for p in session.scalars(query)]
+            batch = self._read(lambda s, q=query: [_page_record(p) for p in s.scalars(q)])
             if not batch:
                 return
             yield from batch
@@ -605,8 +618,7 @@ class Store:
 
     def count_documents(self, run_id: int) -> int:
         query = select(func.count()).select_from(Document).where(Document.run_id == run_id)
-        with self._session() as session:
-            return int(session.scalar(query) or 0)
+        return self._read(lambda s: int(s.scalar(query) or 0))
 
     def iter_documents(self, run_id: int, *, batch_size: int = 500) -> Iterator[DocumentRecord]:
         """Stream the corpus documents of a run in page order."""
@@ -619,8 +631,7 @@ class Store:
                 .order_by(Document.id)
                 .limit(batch_size)
             )
-            with self._session() as session:
-                rows = session.execute(query).all()
+            rows = self._read(lambda s, q=query: s.execute(q).all())
             if not rows:
                 return
             for doc, url, title in rows:
@@ -671,8 +682,7 @@ class Store:
             .where(Duplicate.run_id == run_id)
             .group_by(Duplicate.method)
         )
-        with self._session() as session:
-            return {m: int(n) for m, n in session.execute(query)}
+        return self._read(lambda s: {m: int(n) for m, n in s.execute(query)})
 
     def add_history(self, run_id: int, urls: Iterable[str]) -> None:
         now = datetime.now(UTC)
@@ -717,16 +727,12 @@ class Store:
 
     def topic_labels(self, topic_name: str) -> list[tuple[str, str, bool]]:
         """A topic's labels from the console, as ``(scope, target, label)`` rows."""
-        query = select(Label.scope, Label.target, Label.label).where(
-            Label.topic_name == topic_name
-        )
-        with self._session() as session:
-            return [(r.scope, r.target, bool(r.label)) for r in session.execute(query)]
+        query = select(Label.scope, Label.target, Label.label).where(Label.topic_name == topic_name)
+        return self._read(lambda s: [(r.scope, r.target, bool(r.label)) for r in s.execute(query)])
 
     def iter_history(self, run_id: int) -> Iterator[str]:
         query = select(UrlHistory.url).where(UrlHistory.run_id == run_id).order_by(UrlHistory.id)
-        with self._session() as session:
-            yield from session.scalars(query).all()
+        yield from self._read(lambda s: s.scalars(query).all())
 
 
 def jsonable(value: Any) -> Any:

@@ -200,6 +200,53 @@ def test_store_retries_until_the_database_answers(tmp_path, monkeypatch):
         store._retry(flaky)
 
 
+def test_every_read_outlives_a_short_outage(tmp_path):
+    """Reads are retried like writes: a connection lost at a crawl's start-up (the run just
+    created, its labels read next) is a warning, not an error that ends the crawl."""
+    from sqlalchemy import event
+    from sqlalchemy.exc import OperationalError
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'r.db'}", backoff=0.01)
+    run = store.start_run("t", "", {})
+    store.save_crawl_batch(
+        run, [dict(page(f"http://a/{i}", parent_url="http://a/")) for i in range(3)]
+    )
+    down = {"queries": 0}
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def cut(*_args):
+        if down["queries"]:
+            down["queries"] -= 1
+            raise OperationalError("SELECT", {}, Exception("connection closed abnormally"))
+
+    urls = ["http://a/0", "http://a/2"]
+    reads = {
+        "get_run": lambda: store.get_run(run).id,
+        "list_runs": lambda: [r.id for r in store.list_runs()],
+        "page_urls": lambda: store.page_urls(run),
+        "page_ids": lambda: store.page_ids(run, urls),
+        "complete_page_urls": lambda: store.complete_page_urls(run, urls),
+        "count_pages": lambda: store.count_pages(run),
+        "iter_pages": lambda: [p.url for p in store.iter_pages(run, batch_size=2)],
+        "count_documents": lambda: store.count_documents(run),
+        "iter_documents": lambda: [d.url for d in store.iter_documents(run, batch_size=2)],
+        "count_duplicates": lambda: store.count_duplicates(run),
+        "topic_labels": lambda: store.topic_labels("t"),
+        "iter_history": lambda: list(store.iter_history(run)),
+        "recrawl_targets": lambda: [t.url for t in store.recrawl_targets(run)],
+    }
+    for name, read in reads.items():
+        expected = read()
+        down["queries"] = 2
+        assert read() == expected, name
+        assert down["queries"] == 0, name
+    assert len(reads["recrawl_targets"]()) == 3
+    down["queries"] = 10**6  # a lasting outage: one clear error once the budget is spent
+    store.retries = 2
+    with pytest.raises(StorageError, match="unreachable"):
+        store.topic_labels("t")
+
+
 def test_relevant_duplicates_feed_the_url_structure_sample(tmp_path):
     """Algorithm 3's sample takes accepted pages and relevant duplicates (a copy still shows
     where its host files the topic), not off-topic pages; only accepted pages are documents."""
