@@ -8,6 +8,7 @@ database that goes away during the crawl.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -21,9 +22,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, crawl_command
 
+from crawler.settings import ITEM_PIPELINES
 from models.store import Store
 from topicrawl.outcome import (
     DATABASE_UNREACHABLE,
+    EXIT_BUG,
     EXIT_DATABASE,
     EXIT_DISK_FULL,
     EXIT_NO_SEED,
@@ -399,6 +402,32 @@ def test_sigterm_during_the_checks_ends_the_crawl(politics_topic, tmp_path):
         wait_for(lambda: "retrying for up to 600s" in err_path.read_text(), "retry warning", proc)
         result = signalled(proc, signal.SIGTERM, err_path, cmd)
     assert_outcome(result, EXIT_SIGTERM, "stopped by SIGTERM", "checking the topic file")
+
+
+BROKEN_PIPELINE = """
+class BrokenPipeline:
+    \"\"\"An item pipeline that fails to open (a bug in a component, say).\"\"\"
+
+    def open_spider(self):
+        raise RuntimeError("the component could not open")
+"""
+
+
+def test_an_unexpected_error_opening_the_crawl_exits_1(politics_topic, tmp_path):
+    """Scrapy closes a crawl whose component fails to open as ``shutdown`` (exit 0 before):
+    now exit 1, the traceback in the log and one line last."""
+    (tmp_path / "brokenpipe.py").write_text(BROKEN_PIPELINE)
+    pipes = json.dumps({"brokenpipe.BrokenPipeline": 100, **ITEM_PIPELINES})
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"seeds=http://127.0.0.1:{closed_port()}/",
+           "-a", f"topic={politics_topic}", "-s", f"TOPICRAWL_DB_URL=sqlite:///{tmp_path / 'x.db'}",
+           "-s", f"ITEM_PIPELINES={pipes}"]  # fmt: skip
+    result = subprocess.run(cmd, cwd=ROOT, env=clean_env(PYTHONPATH=str(tmp_path)),
+                            capture_output=True, text=True, timeout=180, check=False)  # fmt: skip
+    assert result.returncode == EXIT_BUG, result.stderr[-3000:]
+    line = last_line(result.stderr)
+    assert line.startswith("topicrawl: the crawl stopped on an unexpected error"), line
+    assert "RuntimeError: the component could not open" in line
+    assert "RuntimeError: the component could not open" in result.stderr.split(line)[0]
 
 
 # -- read-only commands change nothing -------------------------------------------------------

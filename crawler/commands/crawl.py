@@ -32,6 +32,7 @@ from topicrawl.errors import (
     TopicrawlError,
 )
 from topicrawl.outcome import (
+    EXIT_BUG,
     EXIT_OK,
     EXIT_USAGE,
     MESSAGE_KEY,
@@ -39,6 +40,8 @@ from topicrawl.outcome import (
     exit_status,
     finish_reason,
 )
+
+log = logging.getLogger(__name__)
 
 
 class Command(ScrapyCrawl):
@@ -49,7 +52,7 @@ class Command(ScrapyCrawl):
         return (
             "Run a spider. The focused crawl: scrapy crawl topic -a seeds=URL[,URL...]|@FILE "
             "-a topic=FILE [-a max_pages=N] [-a max_depth=N] [-a run_id=N]. Exit status: 0 "
-            "done, 2 bad usage or configuration, 3 no seed reachable, 4 database "
+            "done, 1 an unexpected error (a bug), 2 bad usage or configuration, 3 no seed reachable, 4 database "
             "unreachable, 5 Redis unreachable, 6 pages spilled (run topicrawl import-spill), "
             "7 disk full, 130/143 SIGINT/SIGTERM during start-up (README 'Exit status')."
         )
@@ -90,7 +93,7 @@ class Command(ScrapyCrawl):
                 sys.exit(exc.exit_status)
             except TopicrawlError as exc:
                 if self.debug:
-                    logging.getLogger(__name__).exception("preflight failed")
+                    log.exception("preflight failed")
                 console.fail(exc)
                 sys.exit(EXIT_USAGE if isinstance(exc, ConfigError) else exc.exit_status)
 
@@ -193,6 +196,17 @@ class Command(ScrapyCrawl):
             return
         stats = closed.get("stats") or (dict(crawler.stats.get_stats()) if crawler.stats else {})
         reason = finish_reason(stats, closed.get("reason"))
+        error = _crawl_error(started)
+        if error is not None and exit_status(reason) == EXIT_OK:
+            # an unexpected error opening the crawl (a component's open_spider): Scrapy
+            # closes it as "shutdown" and would exit 0 with the traceback in the log
+            log.error("the crawl failed", exc_info=(type(error), error, error.__traceback__))
+            run_id = stats.get("topicrawl/run_id")
+            left = f"; run {run_id} is left unfinished" if run_id is not None else ""
+            console.fail(f"the crawl stopped on an unexpected error: {type(error).__name__}: "
+                         f"{error}{left} (a bug: the traceback is above)")  # fmt: skip
+            self.exitcode = EXIT_BUG
+            return
         self.exitcode = exit_status(reason)
         self.report(crawler, stats, reason)
         # the crawl is over: leave the interpreter's last garbage collection out (with the
@@ -245,6 +259,25 @@ class Command(ScrapyCrawl):
             lines.append(f"next: {command()} runs  (no documents: see README 'Crawling')")
         for line in lines:
             print(line, file=sys.stderr)
+
+
+def _crawl_error(started: Any) -> BaseException | None:
+    """The exception the crawl task (asyncio) or Deferred ended with, marked as handled;
+    None when it ended normally or with :class:`CloseSpider` (a component's outcome)."""
+    from scrapy.exceptions import CloseSpider
+
+    error: BaseException | None = None
+    if isinstance(started, asyncio.Future):
+        if started.done() and not started.cancelled():
+            error = started.exception()
+    elif hasattr(started, "addErrback"):
+
+        def keep(failure: Any) -> None:
+            nonlocal error
+            error = failure.value
+
+        started.addErrback(keep)
+    return None if isinstance(error, CloseSpider) else error
 
 
 def _consume_failure(started: Any) -> None:
