@@ -251,6 +251,10 @@ class MemoryStorage(IndexStorage):
     def hget(self, key: str, field: str) -> bytes | None:
         return self._hashes.get(key, {}).get(field)
 
+    def hmget(self, key: str, fields: Iterable[str]) -> list[bytes | None]:
+        get = self._hashes.get(key, {}).get
+        return [get(f) for f in fields]
+
     def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
 
