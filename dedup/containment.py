@@ -31,16 +31,18 @@ sizes (``containment:n``: sample size, posting keys, letters) so that a query de
 the candidates that can still reach the threshold. A stored A with c(A, B) ≥ θ lacks at
 most (1 − θ)·|S(A)| of its sample in B, so at least |P(A)| − (1 − θ)·|S(A)| of its posting
 hashes P(A) are among B's: a candidate with fewer posting hits is no match (the bound keeps
-every match, so the decisions are the same as verifying every candidate).
+every match, so the decisions are the same as verifying every candidate). The least such
+count over the stored documents, rounded down (``containment:need:<θ>``, a set that only
+grows), skips most documents that share a passage or two before their sizes are read.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +155,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.min_sample, self.clean = int(min_sample), bool(clean)
         self._last: tuple[str, Sample] | None = None
         self._keys_memo: tuple[Sample, list[str]] | None = None
+        #: a set of the posting hits each stored document needs, rounded down (never
+        #: shrunk on removal, so its minimum is a floor for every stored document)
+        self._need_key = self.key("need", self.threshold)
+        self._need_checked = False
 
     def features(self, doc: Doc) -> Sample:
         text = doc.text or ""
@@ -186,12 +192,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         keys = self.posting_keys(feats)
         if not keys:
             return set()
-        hits: Counter[str] = Counter()
-        for key in keys:
-            hits.update(self.storage.smembers(key))
+        hits = self.storage.smembers_count(keys)
         if not hits:
             return set()
-        ids = list(hits)
+        # the least hits any stored document needs (0 while entries without sizes exist)
+        floor = min(map(int, self.storage.smembers(self._need_key)), default=0)
+        ids = [d for d, h in hits.items() if h >= floor] if floor > 0 else list(hits)
         slack, n_q = 1.0 - self.threshold, feats.length
         out = set()
         for doc_id, raw in zip(ids, self.storage.hmget(self.key("n"), ids), strict=True):
@@ -207,10 +213,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
 
     def add_features(self, doc_id: str, feats: Sample) -> None:
         with self.storage.batch():
+            if not self._need_checked:  # an index of an earlier version: no floor
+                if self.storage.hlen(self.key("docs")) > self.storage.hlen(self.key("n")):
+                    self.storage.sadd(self._need_key, "0")
+                self._need_checked = True
             super().add_features(doc_id, feats)
             if self.indexed(feats):
-                sizes = f"{len(feats.hashes)},{len(self._posting_hashes(feats))},{feats.length}"
-                self.storage.hset(self.key("n"), doc_id, sizes)
+                size, posting = len(feats.hashes), len(self._posting_hashes(feats))
+                self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
+                need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
+                self.storage.sadd(self._need_key, str(max(0, need)))
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():

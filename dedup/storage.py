@@ -26,6 +26,7 @@ which is what an atomic ``check_and_add`` needs. Reads inside a batch see its ow
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -33,6 +34,7 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -105,6 +107,13 @@ class IndexStorage(ABC):
 
     @abstractmethod
     def smembers(self, key: str) -> set[str]: ...
+
+    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
+        """How many of the sets ``keys`` hold each member (a posting-list count)."""
+        out: Counter[str] = Counter()
+        for key in keys:
+            out.update(self.smembers(key))
+        return out
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
@@ -238,6 +247,10 @@ class MemoryStorage(IndexStorage):
 
     def smembers(self, key: str) -> set[str]:
         return set(self._sets.get(key, ()))
+
+    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
+        sets = self._sets
+        return Counter(itertools.chain.from_iterable(sets.get(k, ()) for k in keys))
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self._sets.get(key, ())

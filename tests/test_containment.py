@@ -120,7 +120,12 @@ def test_candidates_are_only_documents_whose_posting_hits_can_reach_the_threshol
     shared = {k for k in det.posting_keys(query) if "mixed" in storage.smembers(k)}
     assert shared  # "mixed" has posting hits, but not enough
     assert det.candidates(query) == {"orig"}
-    storage.hdel("containment:n", "mixed")
+
+    old = MemoryStorage()  # the earlier version stored no sizes and no floor
+    ContainmentDetector(old).add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
+    old.delete("containment:n", "containment:need:0.8")
+    det = ContainmentDetector(old)
+    det.add("orig", Doc(text(*ARTICLE)))
     assert det.candidates(query) == {"orig", "mixed"}
     assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
 
