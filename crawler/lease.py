@@ -41,9 +41,10 @@ slow worker drops its copy (``topicrawl/frontier/lease_lost``). A page it had co
 the reclaim is stored by it: when written, the queued copy is taken back from the frontier
 with its mark, so nothing is counted again (``topicrawl/frontier/lease_taken_back``); if
 another worker already popped it, that worker's copy is the same row (pages are an upsert
-per run and URL) and holds the count through the mark. Not covered: that worker's copy
-failing for good (or breaking) after the slow worker's write gives the count back while the
-page is stored (one page over the budget, as before this change, but only on a failure).
+per run and URL) and holds the count through the mark; if that copy then fails for good or
+breaks, its lease asks the database first (only for a lease with a handed-on count) and keeps
+the count when the page is there. Not covered: the slow worker's write landing after that
+check (one page over the budget).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ _REDIRECTS = [301, 302, 303, 307, 308]
 
 #: pop the best entry and lease it: KEYS frontier, inflight, pages, precounted; ARGV limit (-1:
 #: none). Once the budget is spent, only an entry whose page is counted already (a reclaimed
-#: page's count handed on, :data:`_REQUEUE`) is popped: the best of those waiting.
+#: page's count handed on, :data:`_REQUEUE`) is popped: the best of those waiting. Returns
+#: (entry, lease id, 1 when it holds such a count).
 _POP = """
 local limit = tonumber(ARGV[1])
 local e
@@ -88,7 +90,7 @@ end
 redis.call('ZREM', KEYS[1], e)
 local id = redis.sha1hex(e)
 redis.call('HSET', KEYS[2], id, e)
-return {e, id}
+return {e, id, redis.call('HEXISTS', KEYS[4], id)}
 """
 #: A lease id missing from this worker's hash was taken by a reclaimer, which queued the request
 #: again: ``recovered`` if this worker had sent it to download by then, else ``plain``. Whether
@@ -159,12 +161,15 @@ end
 return 0
 """
 #: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight,
-#: pages, precounted; ARGV id. A handed-on count the lease held goes back (``DECR``).
+#: pages, precounted; ARGV id, keep (0/1). A handed-on count the lease held goes back
+#: (``DECR``) unless ``keep`` (the database has the page: a slow worker stored its copy).
 _RELEASE_UNCOUNTED = """
 if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
   local held = redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[1], 's:' .. ARGV[1])
-  if held == 1 and redis.call('HDEL', KEYS[3], ARGV[1]) == 1 then redis.call('DECR', KEYS[2]) end
+  if held == 1 and redis.call('HDEL', KEYS[3], ARGV[1]) == 1 and ARGV[2] ~= '1' then
+    redis.call('DECR', KEYS[2])
+  end
   return held
 end
 return 0
@@ -321,6 +326,8 @@ class WorkerLease:
         self._counted_ids: set[str] = set()
         #: leases whose request went to download (their URL is in the fetch-once set)
         self._sent_ids: set[str] = set()
+        #: leases popped with a count a reclaim handed on (:data:`_POP`)
+        self._precounted_ids: set[str] = set()
         #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
         self.taken_back = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
@@ -389,6 +396,8 @@ class WorkerLease:
         entry, lease_id = _b(found[0]), _s(found[1])
         with self._lock:
             self._entries[lease_id] = entry
+            if len(found) > 2 and int(found[2]):
+                self._precounted_ids.add(lease_id)
         return entry, lease_id
 
     def take(self, lease_id: str, url: str, *, count: bool, limit: int | None,
@@ -417,6 +426,23 @@ class WorkerLease:
         with self._lock:
             self._entries.pop(lease_id, None)
             self._sent_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
+
+    def _stored_elsewhere(self, lease_id: str) -> bool:
+        """Whether the database holds the page of a lease popped with a handed-on count (the
+        slow worker that counted it first stored its own copy): that count is the stored
+        page's, not to be given back when this lease ends without a page. Asked only for such
+        leases (a database query); False when the store cannot say."""
+        with self._lock:
+            entry = self._entries.get(lease_id) if lease_id in self._precounted_ids else None
+        if entry is None or self.stored_check is None:
+            return False
+        try:
+            url = stored_url(entry)
+            return url in self.stored_check([url])
+        except Exception as exc:  # the database is down: the count goes back
+            log.warning("lease end: the store could not say whether it holds a page (%s)", exc)
+            return False
 
     def send(self, lease_id: str, fetched_key: str, fingerprint: str) -> bool:
         """The request of ``lease_id`` goes to download: True when its URL was not sent
@@ -442,23 +468,31 @@ class WorkerLease:
 
     def uncount(self, lease_id: str, *, count: bool) -> bool:
         """A counted page will not be stored: its count goes back (True) unless a reclaimer
-        already gave it back."""
+        handed it on to the request it queued again, or it was handed on to this lease and
+        the database has the page (:meth:`_stored_elsewhere`)."""
+        keep = self._stored_elsewhere(lease_id)
         with self._lock:
             self._counted_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
             for url, held in list(self._counted.items()):
                 if held == lease_id:
                     del self._counted[url]
         return bool(self._scripts["uncount"](keys=[self.inflight, self.pages_key],
-                                             args=[lease_id, int(count)]))  # fmt: skip
+                                             args=[lease_id, int(count and not keep)]))  # fmt: skip
 
     def release(self, lease_id: str) -> None:
-        """The request is done and its page was not counted: the lease ends."""
+        """The request is done and its page was not counted: the lease ends (a count a
+        reclaim handed on to it goes back, unless the database has the page)."""
+        with self._lock:
+            counted = lease_id in self._counted_ids
+        keep = not counted and self._stored_elsewhere(lease_id)
         self._scripts["release"](keys=[self.inflight, self.pages_key, self.precounted_key],
-                                 args=[lease_id])  # fmt: skip
+                                 args=[lease_id, int(keep)])  # fmt: skip
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
                 self._entries.pop(lease_id, None)
                 self._sent_ids.discard(lease_id)
+                self._precounted_ids.discard(lease_id)
 
     @staticmethod
     def _forms(entry: bytes | None) -> tuple[bytes, bytes]:
@@ -493,6 +527,7 @@ class WorkerLease:
             entry = self._entries.pop(lease_id, None)
             sent = lease_id in self._sent_ids
             self._sent_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
         if entry is None:
             return False
         data, score = requeued_entry(entry, sent)
@@ -513,6 +548,7 @@ class WorkerLease:
                 if lease_id is None:
                     continue
                 self._counted_ids.discard(lease_id)
+                self._precounted_ids.discard(lease_id)
                 entry = self._entries.pop(lease_id, None)
                 sent = lease_id in self._sent_ids
                 self._sent_ids.discard(lease_id)

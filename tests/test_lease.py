@@ -645,6 +645,32 @@ def test_a_slow_worker_storing_its_page_takes_its_copy_back_and_counts_nothing_e
     assert other.pop(limit=1) is None  # the budget is spent by the stored page
 
 
+@pytest.mark.redis
+@pytest.mark.parametrize("end", ["fails", "breaks"])
+def test_a_copy_failing_after_the_slow_workers_write_keeps_the_stored_pages_count(crawl, end):
+    """Worker x pops the counted copy of page 1; the slow worker stores its own copy (the
+    database has page 1); x's copy then fails for good (or breaks once counted): its count is
+    the stored page's and stays. Without the database's word it would go back: 1 page stored,
+    counter 0, and the budget would let one page too many in."""
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=1)
+    x = _worker(client, prefix, "x")
+    database: set[str] = set()
+    x.stored_check = lambda urls: {u for u in urls if u in database}
+    _, lid = x.pop(limit=1)
+    slow.beat()
+    assert slow.stored(["http://a.cn/1"]) == 1 and slow.taken_back == 0  # x has the copy
+    database.add("http://a.cn/1")
+    if end == "fails":
+        x.release(lid)
+    else:
+        assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+        x.uncount(lid, count=True)
+        x.release(lid)  # the callback is done (LeaseMiddleware)
+    assert int(client.get(slow.pages_key)) == 1 and x.precounted() == 0
+    assert client.hlen(x.inflight) == 0 and x.pop(limit=1) is None
+
+
 def _sha1(data: bytes) -> str:
     import hashlib
 
