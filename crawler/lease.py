@@ -32,7 +32,7 @@ without a page (released, or replaced by a retry or redirect) gives the count ba
 (``DECR``); a reclaim of a worker that popped it and had not counted it yet moves the mark to
 the entry it queues again (``topicrawl/frontier/recovered_count_carried``). Once the counter
 is at the budget, a pop still serves the marked entries that wait in the frontier, and an idle
-worker does not end on the budget while a mark is left (:meth:`WorkerLease.precounted`).
+worker does not end on the budget while one waits there (:meth:`WorkerLease.precounted`).
 
 A worker that was only slow (heartbeat expired, process alive) finds its lease gone when it
 counts the page: if the request still waits in the frontier it takes it back (``ZREM`` of the
@@ -220,6 +220,14 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 return 1
 """
 )
+#: the handed-on counts whose entries wait in the frontier: KEYS precounted, frontier
+_WAITING = """
+local n = 0
+for _, m in ipairs(redis.call('HVALS', KEYS[1])) do
+  if redis.call('ZSCORE', KEYS[2], m) then n = n + 1 end
+end
+return n
+"""
 #: take a dead worker's hash: KEYS its heartbeat, its inflight, mine, the registry; ARGV its id
 _CLAIM = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
@@ -350,6 +358,7 @@ class WorkerLease:
                 ("stored", _STORED),
                 ("send", _SEND),
                 ("push", _PUSH),
+                ("waiting", _WAITING),
             )  # fmt: skip
         }
 
@@ -643,9 +652,13 @@ class WorkerLease:
             )  # fmt: skip
         return moved
 
-    def precounted(self) -> int:
-        """Requests queued again by a reclaim that hold their page's count (waiting in the
-        frontier or popped, not yet counted): a spent budget still has them to fetch."""
+    def precounted(self, *, waiting: bool = False) -> int:
+        """Requests queued again by a reclaim that hold their page's count (popped and not
+        yet counted, or ``waiting`` in the frontier only: a spent budget still has those to
+        fetch, and a mark whose entry went astray never keeps a worker from ending)."""
+        if waiting:
+            keys = [self.precounted_key, self.frontier_key]
+            return int(self._scripts["waiting"](keys=keys, args=[]))
         return int(self.client.hlen(self.precounted_key))
 
 

@@ -136,7 +136,7 @@ class RedisScheduler(Scheduler):
         if now - self._spent_at[0] >= 1.0:
             spider = self.spider
             spent = (int(spider.pages_redis.get(spider.pages_key) or 0) >= limit
-                     and not self.queue.lease.precounted())  # fmt: skip
+                     and not self.queue.lease.precounted(waiting=True))  # fmt: skip
             self._spent_at = (now, spent)
         return self._spent_at[1]
 

@@ -209,7 +209,10 @@ def test_an_idle_worker_waits_for_a_dead_workers_pages_before_ending_on_the_budg
     assert int(client.get(dead.pages_key)) == 1 and client.zcard(dead.frontier_key) == 1
     assert stats.get_value("topicrawl/frontier/recovered_from_dead_worker") == 1
     assert not ext.budget_spent(spider)  # the counter is at the budget, the page still to fetch
+    assert survivor.precounted(waiting=True) == 1
     _, again = survivor.pop(limit=1)  # fetched and stored again by someone
+    # popped: its mark stays until it is counted, but no idle worker waits for it any more
+    assert survivor.precounted() == 1 and survivor.precounted(waiting=True) == 0
     assert survivor.take(again, "http://a.cn/1", count=True, limit=1) == 1
     survivor.stored(["http://a.cn/1"])
     with pytest.raises(CloseSpider):
