@@ -253,7 +253,8 @@ if REDIS_URL:
     #: TOPICRAWL_IDLE_CLOSE_SECONDS: idle workers wait for work and end together.
     TOPICRAWL_ACTIVE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:active"
     #: crawler.lease: each worker's requests in flight (``<this>:inflight:<worker>``), its
-    #: heartbeat (``<this>:alive:<worker>``) and the workers' registry (``<this>:workers``).
+    #: heartbeat (``<this>:alive:<worker>``), the workers' registry (``<this>:workers``) and
+    #: the page counts reclaims handed on to the requests they queued (``<this>:precounted``).
     TOPICRAWL_LEASE_PREFIX = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s"
     #: crawler.sharedlearn: Algorithm 3's URL sample as one Redis reservoir
     #: (<prefix>:<spider>:urlsample:*) and the learned models' training examples in one capped
