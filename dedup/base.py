@@ -43,11 +43,17 @@ class Doc:
 
 @dataclass(frozen=True)
 class Match:
-    """A stored document that the queried one duplicates; ``score`` in [0, 1]."""
+    """A stored document that the queried one duplicates; ``score`` in [0, 1].
+
+    ``replaces``: the queried document is the *original* of the stored one (it is contained
+    in it: :class:`dedup.containment.ContainmentDetector`'s reverse direction), so the
+    cascade keeps the queried document and replaces the stored one, whatever its keep policy.
+    """
 
     doc_id: str
     score: float
     method: str
+    replaces: bool = False
 
 
 class Detector(ABC):
