@@ -47,7 +47,8 @@ class Match:
 
     ``replaces``: the queried document is the *original* of the stored one (it is contained
     in it: :class:`dedup.containment.ContainmentDetector`'s reverse direction), so the
-    cascade keeps the queried document and replaces the stored one, whatever its keep policy.
+    cascade (``keep="first"``, the default) keeps the queried document and replaces the
+    stored one; under "longer"/"earlier" the cascade's policy decides, as for any match.
     """
 
     doc_id: str

@@ -24,9 +24,10 @@ rule above reads "the new page contains the stored one"; when the crawl fetched 
 with extras first, its source arrives second and is *contained in* an accepted document:
 c(B, A) = |S(B) ∩ S(A)| / |S(B)| ≥ ``threshold`` (Broder's containment of the new page in the
 stored one). That pair is a duplicate too, and the new page is the **original**: the match
-says so (``Match.replaces``) and the cascade keeps the new page and replaces the stored one
-(its document leaves the corpus as a duplicate of the new one: the ``document_replaced``
-signal, ``StorePipeline.replaced``), so the corpus holds the source in both orders. Two
+says so (``Match.replaces``) and the cascade (keep "first", the default) keeps the new page
+and replaces the stored one (its document leaves the corpus as a duplicate of the new one:
+the ``document_replaced`` signal, ``StorePipeline.replaced``), so the corpus holds the source
+in both orders (keep "longer" / "earlier" decide by length / date as for any match). Two
 conditions guard the reverse direction (``reverse``, on by default):
 
 * the new page is not trivially short: at least ``min_contained`` letters (100) and

@@ -158,6 +158,17 @@ def test_source_after_its_reprint_with_spliced_extras_replaces_it():
     assert ContainmentDetector(MemoryStorage()).reverse is True  # on by default
 
 
+def test_keep_longer_or_earlier_decides_a_reverse_match_as_any_other():
+    """keep "longer": the stored reprint with extras is longer, so the source met after it is
+    its duplicate (the corpus holds the longer copy in both orders)."""
+    c = Cascade(MemoryStorage(), ["containment"], keep="longer")
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER)), ("reprint", SPLICED)):
+        c.check_and_add(doc_id, Doc(body))
+    d = c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert d.replaced is None and d.duplicate is not None
+    assert (d.duplicate.doc_id, d.duplicate.replaces) == ("reprint", True)
+
+
 def test_either_order_leaves_the_source_alone_in_the_index():
     """Source first: the reprint is its duplicate (forward direction); reprint first: the
     source replaces it (reverse direction)."""
