@@ -34,9 +34,9 @@ conditions guard the reverse direction (``reverse``, on by default):
   ``min_sample`` hashes, so a short boilerplate page contained in everything matches nothing;
 * some of the stored page's material beyond the new page (``spliced`` ≥ 0.2 of its
   posting-sampled shingles) is held by *other* indexed documents: evidence that the stored
-  page is the new one plus material spliced from elsewhere (the test web's ``commentary`` pages: a reprint,
-  a heading and sentences of other articles; the demo's jinghua-online page: a reprint and
-  a block of other articles). Without it, half an article (the dedup sets' ``cut-half``
+  page is the new one plus material spliced from elsewhere (the test web's ``commentary``
+  pages: a reprint, a heading and sentences of other articles; the demo's jinghua-online
+  page: a reprint and a block of other articles). Without it, half an article (the dedup sets' ``cut-half``
   hard negatives: the first half of a reprint, labelled *not* a duplicate) would be a
   duplicate of its full text **and would replace it**: a page and its first half are, by
   their texts alone, the same pair as a source and its reprint with a same-length
@@ -242,6 +242,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not matches and self.reverse:
             matches = [Match(d, sc, self.name, replaces=True) for d, s in stored
                        if (sc := self.contained_score(feats, s)) > 0
-                       and self.spliced_share(d, feats, s) >= self.spliced]  # fmt: skip
+                       and (not self.spliced
+                            or self.spliced_share(d, feats, s) >= self.spliced)]  # fmt: skip
         matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches
