@@ -43,11 +43,18 @@ class Doc:
 
 @dataclass(frozen=True)
 class Match:
-    """A stored document that the queried one duplicates; ``score`` in [0, 1]."""
+    """A stored document that the queried one duplicates; ``score`` in [0, 1].
+
+    ``replaces``: the queried document is the *original* of the stored one (it is contained
+    in it: :class:`dedup.containment.ContainmentDetector`'s reverse direction), so the
+    cascade (``keep="first"``, the default) keeps the queried document and replaces the
+    stored one; under "longer"/"earlier" the cascade's policy decides, as for any match.
+    """
 
     doc_id: str
     score: float
     method: str
+    replaces: bool = False
 
 
 class Detector(ABC):

@@ -42,8 +42,10 @@ class Decision:
     """Outcome of :meth:`Cascade.check_and_add`.
 
     ``duplicate``: the stored document the new one duplicates (the new one was not stored).
-    ``replaced``: with ``keep="longer"``/``"earlier"``, the stored document that the new
-    one displaced; that earlier document is now a duplicate of the new one.
+    ``replaced``: with ``keep="longer"``/``"earlier"``, or with ``keep="first"`` when the match
+    says so (``Match.replaces``: the new one is the original of a stored reprint with extras), the
+    stored document that the new one displaced; that earlier document is now a duplicate of
+    the new one.
     """
 
     duplicate: Match | None = None
@@ -165,7 +167,12 @@ class Cascade:
 
         With ``keep="longer"`` (or ``"earlier"``), a new document that is longer (published
         earlier) than the stored one it duplicates replaces it in every index, and the
-        decision reports the displaced document in ``replaced``.
+        decision reports the displaced document in ``replaced``. With ``keep="first"`` (the
+        default), a match with ``replaces`` (the new document is the original the stored one
+        reprints with extras: containment's reverse direction, issue 17 item 3) replaces the
+        stored one the same way, so the index and the corpus hold the original whichever came
+        first; under "longer"/"earlier" that policy decides, as for any match (the corpus
+        then holds the longer / earlier copy in both orders).
         """
         with self.storage.lock("cascade"):
             self.checked += 1
@@ -175,7 +182,7 @@ class Cascade:
                     continue
                 match = matches[0]
                 self.counts[det.name] += 1
-                if self._new_wins(doc, match.doc_id):
+                if (match.replaces and self.keep == "first") or self._new_wins(doc, match.doc_id):
                     self.remove(match.doc_id)
                     self.add(doc_id, doc)
                     return Decision(replaced=match)

@@ -21,8 +21,9 @@ store pipeline. Settings (defaults in ``crawler/settings.py`` or below):
 
 On a duplicate the item gets ``item["duplicate"] = {"of": url, "method": name, "score":
 float}`` and is returned: the store pipeline records it and drops it. Drops are counted in
-the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earlier", a new
-page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
+the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earlier" (or, with
+"first", the source of a stored reprint with extras: ``Match.replaces``), a new page that
+displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
 Items without text, and items already marked not accepted, pass through unchecked. When the
@@ -74,7 +75,8 @@ from topicrawl.errors import ConfigError, StorageError
 
 log = logging.getLogger(__name__)
 
-#: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier").
+#: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier", or the
+#: source met after its stored reprint with extras: containment's reverse direction).
 document_replaced = object()
 
 TEXT_MODES = ("main", "visible")
