@@ -210,6 +210,11 @@ class IndexStorage(ABC):
         only learn at a later write (Redis; the other backends' locks cannot be lost)."""
         return False
 
+    def lock_busy(self, name: str) -> float:
+        """Seconds for which another holder may still keep ``lock(name)`` (0.0: free, or
+        unknown): lets a caller on an event loop wait without blocking (Redis)."""
+        return 0.0
+
     def close(self) -> None:
         """Release connections (the data stays for persistent backends)."""
         return None
@@ -698,6 +703,13 @@ class RedisStorage(IndexStorage):
 
     def holding(self) -> bool:
         return bool(self._fences())
+
+    def lock_busy(self, name: str) -> float:
+        held = self._held.get(name)
+        if held is not None and held.thread == threading.get_ident():
+            return 0.0  # ours: re-entrant
+        ms = self._call(self.r.pttl, self._k(f"__lock__:{name}"))
+        return max(0, ms) / 1000.0 if ms != -1 else self.lock_timeout
 
     def _fences(self) -> list[_Held]:
         me = threading.get_ident()

@@ -164,3 +164,37 @@ def test_a_cascade_writes_every_method_in_one_fenced_transaction(redis_url, name
     finally:
         storage.clear()
         storage.close()
+
+
+def test_the_pipeline_waits_for_a_busy_lock_without_blocking(redis_url, namespace):
+    """With ``lock_poll`` (on in a crawl, ``TOPICRAWL_DEDUP_LOCK_POLL``), a page that meets
+    the cascade's lock held by another worker gets a Deferred, checked once the lock is
+    free; the reactor (here a test clock) is not blocked meanwhile."""
+    from twisted.internet.task import Clock
+
+    from crawler.items import PageItem
+    from dedup.pipeline import DedupPipeline
+
+    backend = {"type": "redis", "url": redis_url, "namespace": namespace}
+    pipe = DedupPipeline(METHODS, backend=backend, lock_poll=0.05)
+    pipe.clock = Clock()
+    other = RedisStorage(redis_url, namespace)
+    try:
+        first = pipe.process_item(PageItem(url="http://a/1", text=TEXT, title="t"))
+        assert first.get("duplicate") is None  # the lock was free: checked at once
+        held = other.lock("cascade")
+        held.__enter__()
+        started = time.monotonic()
+        result = pipe.process_item(PageItem(url="http://b/1", text=NEAR, title="t"))
+        assert time.monotonic() - started < 1.0  # returned at once, not after the lease
+        got = []
+        result.addCallback(got.append)
+        pipe.clock.advance(0.05)
+        pipe.clock.advance(0.05)
+        assert got == []  # still held: still waiting
+        held.__exit__(None, None, None)
+        pipe.clock.advance(0.05)
+        assert got and got[0]["duplicate"]["of"] == "http://a/1"
+    finally:
+        pipe.close_spider(None)
+        other.close()
