@@ -1,15 +1,17 @@
 """How long a worker whose dedup lock holder died waits: the stall of issue 11.
 
     python bench/dedup_lock.py [--url redis://127.0.0.1:6379/15] [--runs 3]
-                               [--holder killed|stopped]
+                               [--holder killed|stopped] [--reactor]
 
 A child process takes the Redis dedup index's cascade lock (``storage.lock("cascade")``, the
 scale-out's lock on the shared index) and is then killed (``kill -9``) or stopped
 (``SIGSTOP``) while it holds it; this process then times one ``Cascade.check_and_add`` on
 the same namespace. With the lock's 60 s time to live (before issue 11's fix) it waits about
 60 s; with the fenced 5 s lease about 5 s. Uses only ``RedisStorage``, ``Cascade`` and
-``Doc``, so the same script measures an older checkout (run it from there). Nothing is
-asserted; the figures are printed.
+``Doc``, so the same script measures an older checkout (run it from there). ``--reactor``:
+the page goes through ``DedupPipeline.process_item`` on a running Twisted reactor instead,
+and the longest gap between ticks of a 0.1 s ``LoopingCall`` meanwhile is printed (how long
+the reactor was blocked). Nothing is asserted; the figures are printed.
 """
 
 from __future__ import annotations
@@ -70,12 +72,68 @@ def one_run(url: str, holder: str) -> float:
         child.join(5)
 
 
+def reactor_run(url: str, holder: str) -> tuple[float, float]:
+    """(seconds until the page was checked, longest reactor gap) through the pipeline."""
+    from twisted.internet import defer, reactor, task
+
+    from crawler.items import PageItem
+    from dedup.pipeline import DedupPipeline
+
+    namespace = f"bench-dlock-{uuid.uuid4().hex[:10]}"
+    backend = {"type": "redis", "url": url, "namespace": namespace}
+    kwargs = {"lock_poll": 0.05} if "lock_poll" in DedupPipeline.__init__.__kwdefaults__ else {}
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], backend=backend, **kwargs)
+    pipe.process_item(PageItem(url="http://a/0", text="预热。" + TEXT[::-1], title="t"))
+    ctx = mp.get_context("fork")
+    ready = ctx.Event()
+    child = ctx.Process(target=_hold, args=(url, namespace, ready), daemon=True)
+    child.start()
+    ticks: list[float] = []
+    out: list[float] = []
+    try:
+        if not ready.wait(30):
+            raise RuntimeError("the holder did not take the lock")
+        os.kill(child.pid, signal.SIGKILL if holder == "killed" else signal.SIGSTOP)
+        loop = task.LoopingCall(lambda: ticks.append(time.monotonic()))
+        start = time.monotonic()
+
+        def go() -> None:
+            loop.start(0.1)
+            d = defer.maybeDeferred(pipe.process_item, PageItem(url="http://a/1", text=TEXT))
+
+            def done(_: object) -> None:
+                out.append(time.monotonic() - start)
+                reactor.callLater(0.25, reactor.stop)  # a few ticks after
+
+            d.addBoth(done)
+
+        reactor.callWhenRunning(go)
+        reactor.run()
+        loop.stop()
+        gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+        return out[0], max(gaps or [0.0])
+    finally:
+        if child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+        child.join(5)
+        pipe.close_spider(None)
+        RedisStorage(url, namespace).clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", default="redis://127.0.0.1:6379/15")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--holder", choices=("killed", "stopped"), default="killed")
+    ap.add_argument("--reactor", action="store_true", help="through the pipeline on a reactor")
     args = ap.parse_args(argv)
+    if args.reactor:  # one run: a reactor does not restart
+        waited, gap = reactor_run(args.url, args.holder)
+        print(
+            f"pipeline after a {args.holder} lock holder: page checked after {waited:.2f}s, "
+            f"longest reactor gap {gap:.2f}s"
+        )
+        return 0
     times = [one_run(args.url, args.holder) for _ in range(args.runs)]
     print(
         f"check_and_add after a {args.holder} lock holder: "
