@@ -173,6 +173,9 @@ TOPICRAWL_DEDUP_KEEP = "first"
 TOPICRAWL_DEDUP_LOCAL_FALLBACK = True
 #: Seconds between attempts to reach the failed index storage during its outage.
 TOPICRAWL_DEDUP_FALLBACK_RETRY = 5.0
+#: Seconds between looks at the Redis dedup index lock while another worker holds it: the
+#: page waits on the reactor without blocking it (0: the check waits blocking, as before).
+TOPICRAWL_DEDUP_LOCK_POLL = 0.05
 #: A named corpus index (`topicrawl dedup index --name NAME ...`) checked first: pages the
 #: corpus already holds are dropped as its duplicates (method corpus:<method>); "": none.
 TOPICRAWL_DEDUP_INDEX = os.environ.get("TOPICRAWL_DEDUP_INDEX", "")
