@@ -2,21 +2,27 @@
 after issue 17, item 3 (a page that contains most of an accepted document is its duplicate,
 whatever it adds), side by side in one run.
 
-Three cascades: ``exact,spotsigs`` (no containment); with containment bounded by
-``max_extra`` 0.4 (the default before the change); with containment unbounded (the default
-now). Two label sets: *before* (a reprint followed by a long commentary, kind
-``commentary``, is a hard negative) and *after* (it is a duplicate of its source, as
-``bench/neardup_zh.py`` and the test web's ground truth now label it).
+Five cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
+in one direction (the default before item 3); unbounded, one direction (the default before
+both crawl orders: ``reverse`` off); both directions (the default now: a new page contained
+in a stored one with spliced material replaces it); both directions without the spliced
+guard (``spliced`` 0: the rule alone). Two label sets: *before* (a reprint followed by a
+long commentary, kind ``commentary``, is a hard negative) and *after* (it is a duplicate of
+its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label it).
 
 1. The dedup sets, precision and recall on the labelled pairs (fresh index per pair): the
    real-page set of issue 13 (``bench/neardup_real.py``, tune and unseen template splits: no
    commentary pairs) and the generated set (``bench/neardup_zh.py``: reprints,
-   same-category articles, half a reprint, a reprint with long commentary, real pages).
+   same-category articles, half a reprint, a reprint with long commentary, real pages), also
+   with each pair checked the other way round (add ``b``, check ``a``). A pair is a hit when
+   the second page is a duplicate of the first or replaces it.
 2. The local test webs (family a and b, small, seeds 1 and 2): every article page's crawl
    text (``topicrawl.extract.extract_page``) goes through the cascade in URL order, as in a
-   crawl. A copy is *caught* when it is matched to a page of its duplicate group (the ground
-   truth, after labels); a *false match* is a page matched outside its group. Commentary
-   copies caught are counted apart (false matches under the labels before).
+   crawl, and in the reverse order (copies met before their sources). A copy is *caught* when
+   it is matched to a page of its duplicate group, or replaced by one (the ground truth,
+   after labels); a *false match* is a page matched (or replaced) outside its group.
+   Commentary copies caught are counted apart (false matches under the labels before), and
+   so are those whose source the index ends up holding instead of them.
 
     python bench/neardup_real.py --out bench/out/neardup_real
     python bench/neardup_zh.py --out bench/out/neardup_zh
@@ -45,14 +51,26 @@ WITH = [*WITHOUT, "containment"]
 #: (name, methods, options): the cascades compared, side by side.
 CASCADES: list[tuple[str, list[str], dict]] = [
     (",".join(WITHOUT), WITHOUT, {}),
-    (f"{','.join(WITH)}, max_extra 0.4 (default before)", WITH,
-     {"containment": {"max_extra": 0.4}}),
-    (f"{','.join(WITH)}, no max_extra (default now)", WITH, {}),
+    (f"{','.join(WITH)}, max_extra 0.4, one direction (default before item 3)", WITH,
+     {"containment": {"max_extra": 0.4, "reverse": False}}),
+    (f"{','.join(WITH)}, no max_extra, one direction (default before both orders)", WITH,
+     {"containment": {"reverse": False}}),
+    (f"{','.join(WITH)}, both directions (default now)", WITH, {}),
+    (f"{','.join(WITH)}, both directions, spliced 0 (the rule alone)", WITH,
+     {"containment": {"spliced": 0.0}}),
 ]  # fmt: skip
+#: The orders the local webs' pages are checked in: URL order, and its reverse (a copy met
+#: before its source).
+ORDERS = ("URL order", "reversed")
 
 
-def local_web(family: str, seed: int, cascades: list[tuple[str, list[str], dict]]) -> list[dict]:
-    """Each cascade's decisions on the article pages of one small test web, in URL order."""
+def local_web(
+    family: str, seed: int, cascades: list[tuple[str, list[str], dict]], order: str = ORDERS[0]
+) -> list[dict]:
+    """Each cascade's decisions on the article pages of one small test web, in URL order or
+    its reverse (``order``). A page that replaces a stored one of its group (containment's
+    reverse direction: the source met after its reprint with extras) counts as that copy
+    caught, and the corpus then holds the source (``kept_source``)."""
     from sitegen.build import article_bodies, build_web
     from sitegen.family_b import build_web_b
     from topicrawl.extract import decode_html, extract_page
@@ -65,19 +83,40 @@ def local_web(family: str, seed: int, cascades: list[tuple[str, list[str], dict]
             html, _ = decode_html(body, header)
             ex = extract_page(html, url)
             pages.append((url, page, Doc(ex.text, ex.title, ex.description, url, ex.published)))
+    if order == ORDERS[1]:
+        pages.reverse()
     group = {u: (p.get("dup_group") or u) for u, p, _ in pages}
     commentary = {u for u, p, _ in pages if p.get("reprint_extras") == "commentary"}
+    # the page each commentary copy reprints (its source, kept in the corpus when both met)
+    source_of = {u: p.get("reprint_of") for u, p, _ in pages if u in commentary}
     outs = []
     for name, methods, options in cascades:
         cascade = Cascade(MemoryStorage(), methods, options=options)
         out = {"cascade": name, "pages": len(pages), "copies": 0, "caught": 0, "false": 0,
                "commentary": len(commentary), "commentary_caught": 0, "by_method": {},
-               "misses": []}  # fmt: skip
+               "replaced": 0, "misses": []}  # fmt: skip
         seen_groups: set[str] = set()
+        kept: set[str] = set()  # the pages the index holds (the corpus)
         for url, _page, doc in pages:
-            dup = cascade.check_and_add(url, doc).duplicate
+            decision = cascade.check_and_add(url, doc)
+            dup = decision.duplicate
             g = group[url]
             out["copies"] += g in seen_groups
+            if decision.replaced is not None:  # the new page kept, the stored one out
+                rep = decision.replaced
+                kept.discard(rep.doc_id)
+                kept.add(url)
+                out["replaced"] += 1
+                out["by_method"][rep.method] = out["by_method"].get(rep.method, 0) + 1
+                if group.get(rep.doc_id) == g:
+                    out["caught"] += 1
+                    out["commentary_caught"] += rep.doc_id in commentary
+                else:
+                    out["false"] += 1
+                    out["misses"].append(f"false: {rep.doc_id} replaced by {url} "
+                                         f"({rep.method} {rep.score:.2f})")  # fmt: skip
+            elif dup is None:
+                kept.add(url)
             if dup is not None:
                 out["by_method"][dup.method] = out["by_method"].get(dup.method, 0) + 1
                 if group.get(dup.doc_id) == g:
@@ -87,20 +126,26 @@ def local_web(family: str, seed: int, cascades: list[tuple[str, list[str], dict]
                     out["false"] += 1
                     out["misses"].append(f"false: {url} ~ {dup.doc_id} ({dup.method} "
                                          f"{dup.score:.2f})")  # fmt: skip
-            elif g in seen_groups:
+            elif g in seen_groups and decision.replaced is None:
                 out["misses"].append(f"missed: {url}")
             seen_groups.add(g)
+        out["kept_source"] = sum(source_of[u] in kept and u not in kept for u in commentary)
         outs.append(out)
     return outs
 
 
-def decisions(pairs, docs: DocCache, methods: list[str], options: dict) -> list[bool]:
-    """The cascade's decision on each pair (fresh index: add ``a``, check ``b``)."""
+def decisions(
+    pairs, docs: DocCache, methods: list[str], options: dict, reverse: bool = False
+) -> list[bool]:
+    """The cascade's decision on each pair (fresh index: add ``a``, check ``b``; with
+    ``reverse``, add ``b``, check ``a``): a duplicate, or a replacement of the stored page."""
     out = []
     for p in pairs:
+        first, second = (p.b, p.a) if reverse else (p.a, p.b)
         c = Cascade(MemoryStorage(), methods, options=options)
-        c.check_and_add("a", docs(p.a))
-        out.append(c.check_and_add("b", docs(p.b)).duplicate is not None)
+        c.check_and_add("first", docs(first))
+        d = c.check_and_add("second", docs(second))
+        out.append(d.duplicate is not None or d.replaced is not None)
     return out
 
 
@@ -148,21 +193,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
     ap.add_argument("--generated-set", default=str(ROOT / "bench" / "out" / "neardup_zh"))
     ap.add_argument("--skip-webs", action="store_true", help="only the dedup sets")
+    ap.add_argument("--skip-sets", action="store_true", help="only the local webs")
+    ap.add_argument("--webs", default="a1,a2,b1,b2",
+                    help="local webs as FAMILY+SEED (default a1,a2,b1,b2: where the spliced "
+                         "guard was chosen; a3,a4,b3,b4 are webs it never saw)")  # fmt: skip
     args = ap.parse_args(argv)
+    webs = [(w[0], int(w[1:])) for w in args.webs.split(",") if w]
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
     logging.getLogger("htmldate").setLevel(logging.ERROR)
     real, gen = Path(args.real_set), Path(args.generated_set)
     docs = DocCache()
-    sets = [("real tune (issue 13)", real / "pairs_tune.jsonl"),
-            ("real unseen (issue 13)", real / "pairs_unseen.jsonl"),
-            ("generated (neardup_zh)", gen / "pairs.jsonl")]  # fmt: skip
+    sets = [("real tune (issue 13)", real / "pairs_tune.jsonl", False),
+            ("real unseen (issue 13)", real / "pairs_unseen.jsonl", False),
+            ("generated (neardup_zh)", gen / "pairs.jsonl", False),
+            ("generated, reversed (add b, check a)", gen / "pairs.jsonl", True)]  # fmt: skip
     print("## Dedup sets: P / R / F1 under the labels before and after (fresh index per pair)\n")
     print("| set | cascade | labels | P | R | F1 | TP | FP | FN | FP by kind | FN by kind |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for set_name, path in sets:
+    for set_name, path, reverse in [] if args.skip_sets else sets:
         pairs, kinds, after, before = load_set(path)
         for name, methods, options in CASCADES:
-            hits = decisions(pairs, docs, methods, options)
+            hits = decisions(pairs, docs, methods, options, reverse)
             for label_name, labels in (("before", before), ("after", after)):
                 s = scores(hits, labels)
                 fp: dict[str, int] = {}
@@ -177,24 +228,38 @@ def main(argv: list[str] | None = None) -> int:
                       f"{json.dumps(fp, ensure_ascii=False)} | "
                       f"{json.dumps(fn, ensure_ascii=False)} |", flush=True)  # fmt: skip
     print()
-    t = timing(load_pairs(gen / "pairs.jsonl"), docs)
-    print(f"Time per document (check_and_add into one index of {t['docs']} generated-set "
+    t = timing(load_pairs(gen / "pairs.jsonl"), docs) if not args.skip_sets else None
+    if t is not None:
+        print(f"Time per document (check_and_add into one index of {t['docs']} generated-set "
           f"pages, median of 4 alternating rounds): {','.join(WITHOUT)} {t['without']:.2f} ms, "
-          f"with containment {t['with']:.2f} ms ({t['with'] / t['without']:.2f}×)\n")  # fmt: skip
+              f"with containment {t['with']:.2f} ms ({t['with'] / t['without']:.2f}×)\n")  # fmt: skip
     if args.skip_webs:
         return 0
-    print("## Local test webs: copies caught in crawl order (ground truth after the labels "
-          "change)\n")  # fmt: skip
-    print("| web | cascade | article pages | copies after the first of a group | caught | "
-          "false matches | commentary copies caught | by method |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
-    for family, seed in (("a", 1), ("a", 2), ("b", 1), ("b", 2)):
-        for r in local_web(family, seed, CASCADES):
-            print(f"| {family}, seed {seed} | {r['cascade']} | {r['pages']} | {r['copies']} | "
-                  f"{r['caught']} | {r['false']} | {r['commentary_caught']} of "
-                  f"{r['commentary']} | {json.dumps(r['by_method'])} |", flush=True)  # fmt: skip
-            for line in r["misses"]:
-                print(f"  {r['cascade']}: {line}", file=sys.stderr)
+    print("## Local test webs: copies caught in crawl order and in reversed order (ground "
+          "truth after the labels change)\n")  # fmt: skip
+    print("| web | order | cascade | article pages | copies after the first of a group | "
+          "caught (of which by replacing) | false matches | commentary copies caught | "
+          "source kept, commentary out | by method |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    totals: dict[tuple[str, str], list[int]] = {}
+    for order in ORDERS:
+        for family, seed in webs:
+            for r in local_web(family, seed, CASCADES, order):
+                t = totals.setdefault((order, r["cascade"]), [0, 0, 0, 0])
+                for i, k in enumerate(("commentary_caught", "commentary", "kept_source",
+                                       "false")):  # fmt: skip
+                    t[i] += r[k]
+                print(f"| {family}, seed {seed} | {order} | {r['cascade']} | {r['pages']} | "
+                      f"{r['copies']} | {r['caught']} ({r['replaced']}) | {r['false']} | "
+                      f"{r['commentary_caught']} of {r['commentary']} | {r['kept_source']} | "
+                      f"{json.dumps(r['by_method'])} |", flush=True)  # fmt: skip
+                for line in r["misses"]:
+                    print(f"  {family}{seed} {order} {r['cascade']}: {line}", file=sys.stderr)
+    print(f"\n| order | cascade | commentary copies caught ({len(webs)} webs) | source kept, commentary "
+          "out | false matches |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for (order, name), (caught, n, kept, false) in totals.items():
+        print(f"| {order} | {name} | {caught} of {n} | {kept} of {n} | {false} |")
     return 0
 
 

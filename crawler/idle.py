@@ -24,7 +24,9 @@ The same beat refreshes this worker's lease heartbeat and, every
 ``TOPICRAWL_LEASE_CHECK_SECONDS`` and whenever the worker is idle, puts the requests of
 workers whose heartbeat expired back into the frontier (:mod:`crawler.lease`). With leases, a
 worker does not end on a spent budget while another worker holding requests has a late
-heartbeat (probably killed): its counted, unstored pages give their budget back when it expires.
+heartbeat (probably killed), nor while a request queued again by a reclaim with its page's
+count waits in the frontier (a dead worker's counted, unstored page: the counter is at the
+budget, and the page is still to fetch).
 
 A Redis error while checking keeps the worker waiting: the scheduler's outage handling
 (``TOPICRAWL_REDIS_RETRY_SECONDS``) decides when an outage ends the crawl.
@@ -169,11 +171,15 @@ class SharedIdleClose:
         self.crawler.stats.set_value("topicrawl/idle/waits", self.waits)
 
     def budget_spent(self, spider: Spider) -> bool:
+        """The shared counter is at the budget and no request queued again by a reclaim with
+        its page's count waits in the frontier (crawler.lease's handed-on counts)."""
         client, key = getattr(spider, "pages_redis", None), getattr(spider, "pages_key", None)
         limit = getattr(spider, "max_pages", None)
         if client is None or key is None or limit is None:
             return False
-        return int(client.get(key) or 0) >= limit
+        if int(client.get(key) or 0) < limit:
+            return False
+        return self.lease is None or not self.lease.precounted(waiting=True)
 
     def spider_idle(self, spider: Spider) -> None:
         try:

@@ -16,17 +16,35 @@ whole hash into the reclaimer's own (so two reclaimers never take one entry, and
 killed meanwhile is reclaimed in turn); then each entry goes back to the frontier
 (``topicrawl/frontier/recovered_from_dead_worker``), marked ``topicrawl_recovered`` so the
 fetch-once set lets it pass once (this also works with the Bloom seen sets, where nothing can
-be removed). A page the dead worker had counted gives its count back (``DECR``) unless the
-database has it (``topicrawl/frontier/recovered_stored``: dropped, not fetched again).
+be removed). A page the dead worker had counted is dropped if the database has it
+(``topicrawl/frontier/recovered_stored``: it keeps its count, not fetched again); else its
+count is not given back but handed on with the request queued again
+(``topicrawl/frontier/recovered_count_handed_on``): a mark in ``<prefix>:topic:precounted``
+(field the lease id the queued entry will get, the SHA-1 of the entry; value the entry), set
+in the same script. Giving the count back let the budget overshoot by one: the slow worker
+that had counted it stored its page anyway, while another counted a new page in the freed
+place and the popper of the queued copy found the budget spent.
+
+Whatever consumes the queued entry consumes its mark, in its script: the take of the worker
+that popped it counts under the mark (no ``INCR``, no limit check: the page is counted
+already; the ``c:<id>`` mark makes a take sent again count once); a lease of it that ends
+without a page (released, or replaced by a retry or redirect) gives the count back
+(``DECR``); a reclaim of a worker that popped it and had not counted it yet moves the mark to
+the entry it queues again (``topicrawl/frontier/recovered_count_carried``). Once the counter
+is at the budget, a pop still serves the marked entries that wait in the frontier, and an idle
+worker does not end on the budget while one waits there (:meth:`WorkerLease.precounted`).
 
 A worker that was only slow (heartbeat expired, process alive) finds its lease gone when it
 counts the page: if the request still waits in the frontier it takes it back (``ZREM`` of the
-exact entry) and goes on; if another worker has popped it, the slow worker drops its copy
-(``topicrawl/frontier/lease_lost``). A page it had counted before the reclaim is stored by it
-(the reclaimer gave the count back and queued the request again): when written, the request
-is taken back from the frontier and counted again (``topicrawl/frontier/lease_taken_back``);
-if another worker already popped it, that worker's copy is the same row (pages are an upsert
-per run and URL) and counts it.
+exact entry, with its mark if it has one) and goes on; if another worker has popped it, the
+slow worker drops its copy (``topicrawl/frontier/lease_lost``). A page it had counted before
+the reclaim is stored by it: when written, the queued copy is taken back from the frontier
+with its mark, so nothing is counted again (``topicrawl/frontier/lease_taken_back``); if
+another worker already popped it, that worker's copy is the same row (pages are an upsert
+per run and URL) and holds the count through the mark; if that copy then fails for good or
+breaks, its lease asks the database first (only for a lease with a handed-on count) and keeps
+the count when the page is there. Not covered: the slow worker's write landing after that
+check (one page over the budget).
 """
 
 from __future__ import annotations
@@ -50,45 +68,77 @@ LEASE = "topicrawl_lease"
 #: statuses a requeued request hands to the spider (it follows them through the dupefilter)
 _REDIRECTS = [301, 302, 303, 307, 308]
 
-#: pop the best entry and lease it: KEYS frontier, inflight, pages; ARGV limit (-1: none)
+#: pop the best entry and lease it: KEYS frontier, inflight, pages, precounted; ARGV limit (-1:
+#: none). Once the budget is spent, only an entry whose page is counted already (a reclaimed
+#: page's count handed on, :data:`_REQUEUE`) is popped: the best of those waiting. Returns
+#: (entry, lease id, 1 when it holds such a count).
 _POP = """
 local limit = tonumber(ARGV[1])
-if limit >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= limit then return false end
-local r = redis.call('ZRANGE', KEYS[1], 0, 0)
-if #r == 0 then return false end
-redis.call('ZREM', KEYS[1], r[1])
-local id = redis.sha1hex(r[1])
-redis.call('HSET', KEYS[2], id, r[1])
-return {r[1], id}
+local e
+if limit >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= limit then
+  local best
+  for _, m in ipairs(redis.call('HVALS', KEYS[4])) do
+    local s = redis.call('ZSCORE', KEYS[1], m)
+    if s and (best == nil or tonumber(s) < best) then e, best = m, tonumber(s) end
+  end
+  if not e then return false end
+else
+  local r = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #r == 0 then return false end
+  e = r[1]
+end
+redis.call('ZREM', KEYS[1], e)
+local id = redis.sha1hex(e)
+redis.call('HSET', KEYS[2], id, e)
+return {e, id, redis.call('HEXISTS', KEYS[4], id)}
 """
 #: A lease id missing from this worker's hash was taken by a reclaimer, which queued the request
 #: again: ``recovered`` if this worker had sent it to download by then, else ``plain``. Whether
 #: this worker may go on with it: it sent the request after the reclaim (an ``s:`` mark without
 #: its entry: the plain copy is refused by the fetch-once set, and removed here), or the copy
-#: still waits in the frontier (removed here); not when another worker popped it.
+#: still waits in the frontier (removed here); not when another worker popped it. ``back``
+#: returns the copy it removed (true when none, false when the request is lost); ``unmark``
+#: takes that copy's handed-on count (1 when it had one).
 _BACK = """
 local function back(hash, frontier, id, recovered, plain)
   if redis.call('HEXISTS', hash, 's:' .. id) == 1 then
-    redis.call('ZREM', frontier, plain)
+    if redis.call('ZREM', frontier, plain) == 1 then return plain end
     return true
   end
-  return redis.call('ZREM', frontier, recovered) == 1 or redis.call('ZREM', frontier, plain) == 1
+  if redis.call('ZREM', frontier, recovered) == 1 then return recovered end
+  if redis.call('ZREM', frontier, plain) == 1 then return plain end
+  return false
+end
+local function unmark(precounted, copy)
+  if type(copy) ~= 'string' then return 0 end
+  return redis.call('HDEL', precounted, redis.sha1hex(copy))
 end
 """
-#: count a page under its lease: KEYS inflight, pages, frontier; ARGV id, entry, entry as
-#: requeued (sent), count (0/1), limit (-1: none), debt (pages counted while Redis was down),
-#: entry as requeued (not sent). Returns the page number (1 when not counting), 0 over budget,
-#: -1 lease lost for good. The mark ``c:<id>`` holds the number: a call sent again after a
-#: lost reply (a Redis outage) returns it and counts nothing twice.
-_TAKE = _BACK + """
+#: count a page under its lease: KEYS inflight, pages, frontier, precounted; ARGV id, entry,
+#: entry as requeued (sent), count (0/1), limit (-1: none), debt (pages counted while Redis
+#: was down), entry as requeued (not sent). Returns the page number (1 when not counting), 0
+#: over budget, -1 lease lost for good. The mark ``c:<id>`` holds the number: a call sent
+#: again after a lost reply (a Redis outage) returns it and counts nothing twice. A page whose
+#: count a reclaimer handed on (its ``precounted`` mark) takes the mark instead: no ``INCR``,
+#: no limit check (it is counted already).
+_TAKE = (
+    _BACK
+    + """
 local taken = redis.call('HGET', KEYS[1], 'c:' .. ARGV[1])
 if taken then return tonumber(taken) end
+local pre
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  if not back(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[7]) then return -1 end
+  local copy = back(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[7])
+  if not copy then return -1 end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 's:' .. ARGV[1], 1)
+  pre = unmark(KEYS[4], copy)
+else
+  pre = redis.call('HDEL', KEYS[4], ARGV[1])
 end
 local n = 1
-if ARGV[4] == '1' then
+if ARGV[4] == '1' and pre == 1 then
+  n = math.max(1, redis.call('INCRBY', KEYS[2], tonumber(ARGV[6])))
+elseif ARGV[4] == '1' then
   n = redis.call('INCRBY', KEYS[2], 1 + tonumber(ARGV[6]))
   local limit = tonumber(ARGV[5])
   if limit >= 0 and n > limit then
@@ -99,8 +149,10 @@ end
 redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], n)
 return n
 """
+)
 #: a counted page will not be stored (it broke): KEYS inflight, pages; ARGV id, count (0/1).
-#: The count goes back only if this worker still holds it (a reclaimer gave it back else).
+#: The count goes back only if this worker still holds it (a reclaimer handed it on to the
+#: request it queued again else: whoever fetches that copy counts under it).
 _UNCOUNT = """
 if redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1]) == 1 and ARGV[2] == '1' then
   redis.call('DECR', KEYS[2])
@@ -108,10 +160,17 @@ if redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1]) == 1 and ARGV[2] == '1' then
 end
 return 0
 """
-#: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight
+#: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight,
+#: pages, precounted; ARGV id, keep (0/1). A handed-on count the lease held goes back
+#: (``DECR``) unless ``keep`` (the database has the page: a slow worker stored its copy).
 _RELEASE_UNCOUNTED = """
 if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
-  return redis.call('HDEL', KEYS[1], ARGV[1], 's:' .. ARGV[1])
+  local held = redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[1], 's:' .. ARGV[1])
+  if held == 1 and redis.call('HDEL', KEYS[3], ARGV[1]) == 1 and ARGV[2] ~= '1' then
+    redis.call('DECR', KEYS[2])
+  end
+  return held
 end
 return 0
 """
@@ -122,31 +181,52 @@ if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 's:' .. ARGV[2], 1)
 return 1
 """
-#: counted pages written to the database: KEYS inflight, pages, frontier; ARGV count (0/1),
-#: then (id, entry as requeued) pairs. A lease a reclaimer took meanwhile (its count given
-#: back, the request queued again) is taken back from the frontier and counted again.
+#: counted pages written to the database: KEYS inflight, pages, frontier, precounted; ARGV
+#: count (0/1), then (id, entry as requeued) pairs. A lease a reclaimer took meanwhile (its
+#: count handed on to the request queued again) is taken back from the frontier with that
+#: count (counted again only when the copy had none); a copy another worker popped carries
+#: the count to it.
 _STORED = """
 local back = 0
 for i = 2, #ARGV, 2 do
   local held = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[i])
   redis.call('HDEL', KEYS[1], ARGV[i], 's:' .. ARGV[i])
   if held == 0 and redis.call('ZREM', KEYS[3], ARGV[i + 1]) == 1 then
-    if ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
+    local pre = redis.call('HDEL', KEYS[4], redis.sha1hex(ARGV[i + 1]))
+    if pre == 0 and ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
     back = back + 1
   end
 end
 return back
 """
 #: push a request that comes from a leased one (a retry, a redirect, a deferral): KEYS
-#: inflight, frontier; ARGV id, its entry as requeued (sent, not sent), score, new entry.
-#: 0 when a reclaimer took the lease and another worker has the request now (not pushed).
-_PUSH = _BACK + """
+#: inflight, frontier, pages, precounted; ARGV id, its entry as requeued (sent, not sent),
+#: score, new entry. 0 when a reclaimer took the lease and another worker has the request now
+#: (not pushed). A handed-on count the replaced request held goes back (``DECR``).
+_PUSH = (
+    _BACK
+    + """
+local pre
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
-  if not back(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]) then return 0 end
+  local copy = back(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
+  if not copy then return 0 end
+  pre = unmark(KEYS[4], copy)
+else
+  pre = redis.call('HDEL', KEYS[4], ARGV[1])
 end
 redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1], 's:' .. ARGV[1])
+if pre == 1 then redis.call('DECR', KEYS[3]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 return 1
+"""
+)
+#: the handed-on counts whose entries wait in the frontier: KEYS precounted, frontier
+_WAITING = """
+local n = 0
+for _, m in ipairs(redis.call('HVALS', KEYS[1])) do
+  if redis.call('ZSCORE', KEYS[2], m) then n = n + 1 end
+end
+return n
 """
 #: take a dead worker's hash: KEYS its heartbeat, its inflight, mine, the registry; ARGV its id
 _CLAIM = """
@@ -157,14 +237,26 @@ redis.call('DEL', KEYS[2])
 if #all == 0 then redis.call('SREM', KEYS[4], ARGV[1]) end
 return all
 """
-#: one reclaimed entry back to the frontier: KEYS mine, pages, frontier; ARGV id, give the
-#: count back (0/1), requeue (0/1), score, entry. 1 when this call moved it.
+#: one reclaimed entry back to the frontier: KEYS mine, pages, frontier, precounted; ARGV id,
+#: requeue (0/1), score, entry. The page's count (a counted page's, or the handed-on count of
+#: a requeued copy popped and not yet counted) goes on with the entry queued again (its
+#: ``precounted`` mark: field its lease id to be, value the entry); one not queued again keeps
+#: a counted page's count (the database has the page) and gives a handed-on one back. 0 when
+#: another call moved it, 1 moved, 2 moved with a count.
 _REQUEUE = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 local counted = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1])
 redis.call('HDEL', KEYS[1], 's:' .. ARGV[1])
-if counted == 1 and ARGV[2] == '1' then redis.call('DECR', KEYS[2]) end
-if ARGV[3] == '1' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+local pre = redis.call('HDEL', KEYS[4], ARGV[1])
+if ARGV[2] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+  if counted + pre > 0 then
+    redis.call('HSET', KEYS[4], redis.sha1hex(ARGV[4]), ARGV[4])
+    return 2
+  end
+elseif pre == 1 then
+  redis.call('DECR', KEYS[2])
+end
 return 1
 """
 
@@ -229,6 +321,9 @@ class WorkerLease:
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.frontier_key, self.pages_key = frontier_key, pages_key
         self.registry = f"{prefix}:workers"
+        #: counts handed on by reclaims: field the lease id of a request queued again, value
+        #: its entry (:data:`_REQUEUE`)
+        self.precounted_key = f"{prefix}:precounted"
         self.inflight = self.inflight_key(self.worker)
         self.lease_ms = max(1000, int(lease_seconds * 1000))
         self.stats = stats
@@ -239,6 +334,8 @@ class WorkerLease:
         self._counted_ids: set[str] = set()
         #: leases whose request went to download (their URL is in the fetch-once set)
         self._sent_ids: set[str] = set()
+        #: leases popped with a count a reclaim handed on (:data:`_POP`)
+        self._precounted_ids: set[str] = set()
         #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
         self.taken_back = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
@@ -261,6 +358,7 @@ class WorkerLease:
                 ("stored", _STORED),
                 ("send", _SEND),
                 ("push", _PUSH),
+                ("waiting", _WAITING),
             )  # fmt: skip
         }
 
@@ -299,7 +397,7 @@ class WorkerLease:
         """The best frontier entry, leased to this worker: (entry, lease id); None when the
         frontier is empty or the page budget ``limit`` is spent."""
         found = self._scripts["pop"](
-            keys=[self.frontier_key, self.inflight, self.pages_key],
+            keys=[self.frontier_key, self.inflight, self.pages_key, self.precounted_key],
             args=[-1 if limit is None else limit],
         )
         if not found:
@@ -307,6 +405,8 @@ class WorkerLease:
         entry, lease_id = _b(found[0]), _s(found[1])
         with self._lock:
             self._entries[lease_id] = entry
+            if len(found) > 2 and int(found[2]):
+                self._precounted_ids.add(lease_id)
         return entry, lease_id
 
     def take(self, lease_id: str, url: str, *, count: bool, limit: int | None,
@@ -319,7 +419,7 @@ class WorkerLease:
             entry = self._entries.get(lease_id)
         recovered, plain = self._forms(entry)
         n = int(self._scripts["take"](
-            keys=[self.inflight, self.pages_key, self.frontier_key],
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
             args=[lease_id, entry or b"", recovered, int(count), -1 if limit is None else limit,
                   debt, plain],
         ))  # fmt: skip
@@ -335,6 +435,23 @@ class WorkerLease:
         with self._lock:
             self._entries.pop(lease_id, None)
             self._sent_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
+
+    def _stored_elsewhere(self, lease_id: str) -> bool:
+        """Whether the database holds the page of a lease popped with a handed-on count (the
+        slow worker that counted it first stored its own copy): that count is the stored
+        page's, not to be given back when this lease ends without a page. Asked only for such
+        leases (a database query); False when the store cannot say."""
+        with self._lock:
+            entry = self._entries.get(lease_id) if lease_id in self._precounted_ids else None
+        if entry is None or self.stored_check is None:
+            return False
+        try:
+            url = stored_url(entry)
+            return url in self.stored_check([url])
+        except Exception as exc:  # the database is down: the count goes back
+            log.warning("lease end: the store could not say whether it holds a page (%s)", exc)
+            return False
 
     def send(self, lease_id: str, fetched_key: str, fingerprint: str) -> bool:
         """The request of ``lease_id`` goes to download: True when its URL was not sent
@@ -360,22 +477,31 @@ class WorkerLease:
 
     def uncount(self, lease_id: str, *, count: bool) -> bool:
         """A counted page will not be stored: its count goes back (True) unless a reclaimer
-        already gave it back."""
+        handed it on to the request it queued again, or it was handed on to this lease and
+        the database has the page (:meth:`_stored_elsewhere`)."""
+        keep = self._stored_elsewhere(lease_id)
         with self._lock:
             self._counted_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
             for url, held in list(self._counted.items()):
                 if held == lease_id:
                     del self._counted[url]
         return bool(self._scripts["uncount"](keys=[self.inflight, self.pages_key],
-                                             args=[lease_id, int(count)]))  # fmt: skip
+                                             args=[lease_id, int(count and not keep)]))  # fmt: skip
 
     def release(self, lease_id: str) -> None:
-        """The request is done and its page was not counted: the lease ends."""
-        self._scripts["release"](keys=[self.inflight], args=[lease_id])
+        """The request is done and its page was not counted: the lease ends (a count a
+        reclaim handed on to it goes back, unless the database has the page)."""
+        with self._lock:
+            counted = lease_id in self._counted_ids
+        keep = not counted and self._stored_elsewhere(lease_id)
+        self._scripts["release"](keys=[self.inflight, self.pages_key, self.precounted_key],
+                                 args=[lease_id, int(keep)])  # fmt: skip
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
                 self._entries.pop(lease_id, None)
                 self._sent_ids.discard(lease_id)
+                self._precounted_ids.discard(lease_id)
 
     @staticmethod
     def _forms(entry: bytes | None) -> tuple[bytes, bytes]:
@@ -394,8 +520,10 @@ class WorkerLease:
         with self._lock:
             entry = self._entries.get(lease_id)
         recovered, plain = self._forms(entry)
-        pushed = bool(self._scripts["push"](keys=[self.inflight, self.frontier_key],
-                                            args=[lease_id, recovered, plain, score, data]))  # fmt: skip
+        pushed = bool(self._scripts["push"](
+            keys=[self.inflight, self.frontier_key, self.pages_key, self.precounted_key],
+            args=[lease_id, recovered, plain, score, data],
+        ))  # fmt: skip
         self.forget(lease_id)
         if not pushed:
             self._inc("topicrawl/frontier/lease_lost")
@@ -408,19 +536,20 @@ class WorkerLease:
             entry = self._entries.pop(lease_id, None)
             sent = lease_id in self._sent_ids
             self._sent_ids.discard(lease_id)
+            self._precounted_ids.discard(lease_id)
         if entry is None:
             return False
         data, score = requeued_entry(entry, sent)
         return bool(self._scripts["requeue"](
-            keys=[self.inflight, self.pages_key, self.frontier_key],
-            args=[lease_id, 0, 1, score, data],
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
+            args=[lease_id, 1, score, data],
         ))  # fmt: skip
 
     def stored(self, urls: Iterable[str], *, count: bool = True) -> int:
         """The database holds these pages: their leases end (called by the store's writer
         thread; redis-py's client is thread-safe). A lease a reclaimer took while this
-        worker was slow is taken back from the frontier and its page counted again (the
-        number of those, also in :attr:`taken_back`)."""
+        worker was slow is taken back from the frontier with the count the reclaimer handed
+        on to it (the number of those, also in :attr:`taken_back`)."""
         pairs: list[Any] = []
         with self._lock:
             for url in urls:
@@ -428,6 +557,7 @@ class WorkerLease:
                 if lease_id is None:
                     continue
                 self._counted_ids.discard(lease_id)
+                self._precounted_ids.discard(lease_id)
                 entry = self._entries.pop(lease_id, None)
                 sent = lease_id in self._sent_ids
                 self._sent_ids.discard(lease_id)
@@ -435,12 +565,13 @@ class WorkerLease:
         if not pairs:
             return 0
         back = int(self._scripts["stored"](
-            keys=[self.inflight, self.pages_key, self.frontier_key], args=[int(count), *pairs]
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
+            args=[int(count), *pairs],
         ))  # fmt: skip
         if back:
             self.taken_back += back
             log.info("%d stored pages had been reclaimed while this worker was slow: taken "
-                     "back from the frontier and counted again", back)  # fmt: skip
+                     "back from the frontier with their count", back)  # fmt: skip
         return len(pairs) // 2
 
     # -- the others ----------------------------------------------------------------------------
@@ -493,31 +624,42 @@ class WorkerLease:
                 stored = self.stored_check(sorted(set(urls.values())))
             except Exception as exc:  # the database is down: count back and fetch again
                 log.warning("reclaim: the store could not say which pages it holds (%s)", exc)
-        moved = already = given_back = 0
+        moved = already = handed_on = carried = 0
         for lease_id, entry in entries.items():
             keep = lease_id in urls and urls[lease_id] in stored
             try:
                 data, score = requeued_entry(entry, sent=f"s:{lease_id}" in fields)
             except ValueError:  # not a request of ours: dropped
                 data, score, keep = b"", 0.0, True
-            done = self._scripts["requeue"](
-                keys=[self.inflight, self.pages_key, self.frontier_key],
-                args=[lease_id, int(not keep), int(not keep), score, data],
-            )
+            done = int(self._scripts["requeue"](
+                keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
+                args=[lease_id, int(not keep), score, data],
+            ))  # fmt: skip
             if done:
                 moved += not keep
                 already += keep and lease_id in counted
-                given_back += lease_id in counted and not keep
+                handed_on += lease_id in counted and not keep
+                carried += done == 2 and lease_id not in counted
         self._inc("topicrawl/frontier/recovered_from_dead_worker", moved)
         self._inc("topicrawl/frontier/recovered_stored", already)
-        self._inc("topicrawl/frontier/recovered_budget_given_back", given_back)
+        self._inc("topicrawl/frontier/recovered_count_handed_on", handed_on)
+        self._inc("topicrawl/frontier/recovered_count_carried", carried)
         if moved or already:
             log.info(
                 "worker %s stopped answering: %d of its requests in flight are back in the "
-                "frontier (%d pages it had counted give their budget back), %d already stored",
-                worker, moved, given_back, already,
+                "frontier (%d pages it had counted hand their count on to them), %d already "
+                "stored", worker, moved, handed_on, already,
             )  # fmt: skip
         return moved
+
+    def precounted(self, *, waiting: bool = False) -> int:
+        """Requests queued again by a reclaim that hold their page's count (popped and not
+        yet counted, or ``waiting`` in the frontier only: a spent budget still has those to
+        fetch, and a mark whose entry went astray never keeps a worker from ending)."""
+        if waiting:
+            keys = [self.precounted_key, self.frontier_key]
+            return int(self._scripts["waiting"](keys=keys, args=[]))
+        return int(self.client.hlen(self.precounted_key))
 
 
 _LEASES: weakref.WeakKeyDictionary[Any, WorkerLease | None] = weakref.WeakKeyDictionary()

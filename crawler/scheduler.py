@@ -118,20 +118,25 @@ class RedisScheduler(Scheduler):
     def _budget(self) -> int | None:
         """The crawl's page budget when the frontier is leased and the budget shared."""
         spider = self.spider
-        if getattr(self.queue, "lease", None) is None or getattr(spider, "pages_redis", None) is None:
+        if (
+            getattr(self.queue, "lease", None) is None
+            or getattr(spider, "pages_redis", None) is None
+        ):
             return None
         return getattr(spider, "max_pages", None)
 
     def _budget_spent(self) -> bool:
         """Whether the shared budget is spent (asked at most once a second): a leased
-        frontier then pops nothing, and the idle extension decides when the worker ends."""
+        frontier then pops only requests queued again with their page's count (a reclaim's,
+        crawler.lease), and the idle extension decides when the worker ends."""
         limit = self._budget()
         if limit is None:
             return False
         now = time.monotonic()
         if now - self._spent_at[0] >= 1.0:
             spider = self.spider
-            spent = int(spider.pages_redis.get(spider.pages_key) or 0) >= limit
+            spent = (int(spider.pages_redis.get(spider.pages_key) or 0) >= limit
+                     and not self.queue.lease.precounted(waiting=True))  # fmt: skip
             self._spent_at = (now, spent)
         return self._spent_at[1]
 

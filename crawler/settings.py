@@ -173,6 +173,9 @@ TOPICRAWL_DEDUP_KEEP = "first"
 TOPICRAWL_DEDUP_LOCAL_FALLBACK = True
 #: Seconds between attempts to reach the failed index storage during its outage.
 TOPICRAWL_DEDUP_FALLBACK_RETRY = 5.0
+#: Seconds between looks at the Redis dedup index lock while another worker holds it: the
+#: page waits on the reactor without blocking it (0: the check waits blocking, as before).
+TOPICRAWL_DEDUP_LOCK_POLL = 0.05
 #: A named corpus index (`topicrawl dedup index --name NAME ...`) checked first: pages the
 #: corpus already holds are dropped as its duplicates (method corpus:<method>); "": none.
 TOPICRAWL_DEDUP_INDEX = os.environ.get("TOPICRAWL_DEDUP_INDEX", "")
@@ -253,7 +256,8 @@ if REDIS_URL:
     #: TOPICRAWL_IDLE_CLOSE_SECONDS: idle workers wait for work and end together.
     TOPICRAWL_ACTIVE_KEY = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s:active"
     #: crawler.lease: each worker's requests in flight (``<this>:inflight:<worker>``), its
-    #: heartbeat (``<this>:alive:<worker>``) and the workers' registry (``<this>:workers``).
+    #: heartbeat (``<this>:alive:<worker>``), the workers' registry (``<this>:workers``) and
+    #: the page counts reclaims handed on to the requests they queued (``<this>:precounted``).
     TOPICRAWL_LEASE_PREFIX = f"{TOPICRAWL_REDIS_PREFIX}:%(spider)s"
     #: crawler.sharedlearn: Algorithm 3's URL sample as one Redis reservoir
     #: (<prefix>:<spider>:urlsample:*) and the learned models' training examples in one capped

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from dedup.storage import IndexStorage
+from dedup.storage import IndexStorage, retry_lost_lock
 from topicrawl.errors import ConfigError
 
 
@@ -43,11 +43,18 @@ class Doc:
 
 @dataclass(frozen=True)
 class Match:
-    """A stored document that the queried one duplicates; ``score`` in [0, 1]."""
+    """A stored document that the queried one duplicates; ``score`` in [0, 1].
+
+    ``replaces``: the queried document is the *original* of the stored one (it is contained
+    in it: :class:`dedup.containment.ContainmentDetector`'s reverse direction), so the
+    cascade (``keep="first"``, the default) keeps the queried document and replaces the
+    stored one; under "longer"/"earlier" the cascade's policy decides, as for any match.
+    """
 
     doc_id: str
     score: float
     method: str
+    replaces: bool = False
 
 
 class Detector(ABC):
@@ -90,13 +97,24 @@ class Detector(ABC):
         """Drop ``doc_id`` from the index (no error when it is absent)."""
 
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
-        """Atomically: return the best stored duplicate of ``doc``, or store it and return None."""
-        with self.storage.lock(self.name):
-            matches = [m for m in self.query(doc) if m.doc_id != doc_id]
-            if matches:
-                return matches[0]
-            self.add(doc_id, doc)
-            return None
+        """Atomically: return the best stored duplicate of ``doc``, or store it and return None
+        (started again when a Redis lock was lost mid-step: :func:`~dedup.storage.retry_lost_lock`)."""
+
+        def step() -> Match | None:
+            with self.storage.lock(self.name):
+                matches = [m for m in self.query(doc) if m.doc_id != doc_id]
+                if matches:
+                    return matches[0]
+                self.add(doc_id, doc)
+                return None
+
+        return retry_lost_lock(self.storage, step, what=f"a {self.name} check-and-add")
+
+    def sync_memory(self) -> None:
+        """Bring what this detector keeps in memory in step with its storage, after a step
+        whose writes reached the storage (a cascade's, which writes when its lock ends):
+        nothing by default (the index is in the storage)."""
+        return None
 
     def adopt_memory(self, other: Detector) -> None:
         """Start from what ``other`` (the same method on another storage) holds in memory:
@@ -200,12 +218,16 @@ class PostingIndexDetector(Detector, Generic[F]):
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Features are computed outside the lock (they are pure); lookup and insert inside."""
         feats = self.features(doc)
-        with self.storage.lock(self.name):
-            matches = [m for m in self.query_features(feats) if m.doc_id != doc_id]
-            if matches:
-                return matches[0]
-            self.add_features(doc_id, feats)
-            return None
+
+        def step() -> Match | None:
+            with self.storage.lock(self.name):
+                matches = [m for m in self.query_features(feats) if m.doc_id != doc_id]
+                if matches:
+                    return matches[0]
+                self.add_features(doc_id, feats)
+                return None
+
+        return retry_lost_lock(self.storage, step, what=f"a {self.name} check-and-add")
 
 
 #: name -> detector class, filled by :func:`register` when a method's module is imported.

@@ -4,7 +4,10 @@ Cheap checks go first (exact hash, title + summary), then the near-duplicate met
 (feature code, SpotSigs, DWDCS). A page is checked against every method in order; the
 first method that finds a stored duplicate decides. A page no method matches is added to
 every method's index. The whole check-and-add runs under ``storage.lock("cascade")``, so
-it is atomic across processes that share the storage.
+it is atomic across processes that share the storage. That lock is the scale-out's lock on
+the shared index (:mod:`dedup.storage`), not part of a paper's algorithm; on Redis it is a
+short lease whose loss (the holder stalled past it) refuses the step's writes, and the
+step is started again on a fresh read (:func:`dedup.storage.retry_lost_lock`).
 
 Configuration (a dict, e.g. the ``[dedup]`` section of a topic file or the crawl
 settings)::
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dedup.base import Detector, Doc, Match, make_detector
-from dedup.storage import IndexStorage, MemoryStorage, make_storage
+from dedup.storage import IndexStorage, MemoryStorage, make_storage, retry_lost_lock
 from topicrawl.errors import ConfigError
 
 #: The default chain: the exact hash, then SpotSigs, then containment (dedup/containment.py:
@@ -42,8 +45,10 @@ class Decision:
     """Outcome of :meth:`Cascade.check_and_add`.
 
     ``duplicate``: the stored document the new one duplicates (the new one was not stored).
-    ``replaced``: with ``keep="longer"``/``"earlier"``, the stored document that the new
-    one displaced; that earlier document is now a duplicate of the new one.
+    ``replaced``: with ``keep="longer"``/``"earlier"``, or with ``keep="first"`` when the match
+    says so (``Match.replaces``: the new one is the original of a stored reprint with extras), the
+    stored document that the new one displaced; that earlier document is now a duplicate of
+    the new one.
     """
 
     duplicate: Match | None = None
@@ -135,6 +140,10 @@ class Cascade:
     def add(self, doc_id: str, doc: Doc) -> None:
         """Index ``doc`` in every method (and, unless ``keep="first"``, which never reads
         them, its length and date for the keep policy)."""
+        retry_lost_lock(self.storage, lambda: self._add(doc_id, doc), what="a dedup add")
+        self._sync_memory()
+
+    def _add(self, doc_id: str, doc: Doc) -> None:
         with self.storage.lock("cascade"):
             for det in self.detectors:
                 det.add(doc_id, doc)
@@ -143,6 +152,10 @@ class Cascade:
 
     def remove(self, doc_id: str) -> None:
         """Drop ``doc_id`` from every method (recrawl, retention)."""
+        retry_lost_lock(self.storage, lambda: self._remove(doc_id), what="a dedup removal")
+        self._sync_memory()
+
+    def _remove(self, doc_id: str) -> None:
         with self.storage.lock("cascade"):
             for det in self.detectors:
                 det.remove(doc_id)
@@ -165,23 +178,48 @@ class Cascade:
 
         With ``keep="longer"`` (or ``"earlier"``), a new document that is longer (published
         earlier) than the stored one it duplicates replaces it in every index, and the
-        decision reports the displaced document in ``replaced``.
+        decision reports the displaced document in ``replaced``. With ``keep="first"`` (the
+        default), a match with ``replaces`` (the new document is the original the stored one
+        reprints with extras: containment's reverse direction, issue 17 item 3) replaces the
+        stored one the same way, so the index and the corpus hold the original whichever came
+        first; under "longer"/"earlier" that policy decides, as for any match (the corpus
+        then holds the longer / earlier copy in both orders).
+
+        On Redis, when the cascade's lock expired during the step (the worker stalled past
+        its time to live), nothing the step wrote reaches the index and the step starts
+        again from a fresh read; the decision returned is the one that was written.
         """
+        decision, method = retry_lost_lock(
+            self.storage, lambda: self._check_and_add(doc_id, doc), what="a dedup check-and-add"
+        )
+        self.checked += 1
+        if method is not None:
+            self.counts[method] += 1
+        if decision.duplicate is None:
+            self._sync_memory()
+        return decision
+
+    def _sync_memory(self) -> None:
+        """The step's writes are in the storage (unless inside an outer lock, which sends
+        them when it ends): the detectors' in-memory mirrors take them now."""
+        if not self.storage.holding():
+            for det in self.detectors:
+                det.sync_memory()
+
+    def _check_and_add(self, doc_id: str, doc: Doc) -> tuple[Decision, str | None]:
         with self.storage.lock("cascade"):
-            self.checked += 1
             for det in self.detectors:
                 matches = [m for m in det.query(doc) if m.doc_id != doc_id]
                 if not matches:
                     continue
                 match = matches[0]
-                self.counts[det.name] += 1
-                if self._new_wins(doc, match.doc_id):
-                    self.remove(match.doc_id)
-                    self.add(doc_id, doc)
-                    return Decision(replaced=match)
-                return Decision(duplicate=match)
-            self.add(doc_id, doc)
-            return Decision()
+                if (match.replaces and self.keep == "first") or self._new_wins(doc, match.doc_id):
+                    self._remove(match.doc_id)
+                    self._add(doc_id, doc)
+                    return Decision(replaced=match), det.name
+                return Decision(duplicate=match), det.name
+            self._add(doc_id, doc)
+            return Decision(), None
 
     def __repr__(self) -> str:
         return f"Cascade({self.names}, storage={self.storage!r}, keep={self.keep!r})"

@@ -13,12 +13,13 @@ Adding a run after it was crawled (``--from-run``) extends the corpus across run
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dedup.base import Doc, Match
 from dedup.cascade import DEFAULT_METHODS, Cascade
-from dedup.storage import IndexStorage, make_storage
+from dedup.storage import IndexStorage, make_storage, retry_lost_lock
 from topicrawl.errors import ConfigError
 
 DEFAULT_BACKEND: dict[str, Any] = {"type": "sqlite", "path": "topicrawl-dedup-indexes.sqlite"}
@@ -101,18 +102,30 @@ class CorpusIndex:
         counts = {"added": 0, "present": 0, "empty": 0}
         batch: list[tuple[str, Doc]] = []
 
-        def flush() -> None:
+        tried: set[str] = set()  # added by an attempt of this batch that lost its lock
+
+        def step() -> Counter[str]:
+            done: Counter[str] = Counter()
             with self.storage.lock("cascade"):
                 for doc_id, doc in batch:
                     # the index's own record of its documents: the cascade keeps no
                     # per-document metadata with keep="first"
                     if self.storage.hget(IDS_KEY, doc_id) is not None:
-                        counts["present"] += 1
+                        done["added" if doc_id in tried else "present"] += 1
                         continue
+                    tried.add(doc_id)
                     self.cascade.add(doc_id, doc)
                     self.storage.hset(IDS_KEY, doc_id, 1)
-                    counts["added"] += 1
+                    done["added"] += 1
+            return done
+
+        def flush() -> None:
+            # a lost Redis lock: the batch again (the documents already written are present)
+            done = retry_lost_lock(self.storage, step, what="a corpus index batch")
+            counts["present"] += done["present"]
+            counts["added"] += done["added"]
             batch.clear()
+            tried.clear()
 
         for doc_id, doc in docs:
             if not (doc.text or "").strip():

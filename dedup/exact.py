@@ -6,7 +6,7 @@ import hashlib
 import re
 
 from dedup.base import Detector, Doc, Match, register
-from dedup.storage import IndexStorage
+from dedup.storage import IndexStorage, retry_lost_lock
 from dedup.text import joined_tokens, normalize_text
 
 _NO_SPACE = re.compile(r"\s+")
@@ -111,16 +111,20 @@ class CorpusTextIndex:
             return None
         fp = text_fingerprint(text)
         h, d = f"{self.name}:h", f"{self.name}:d"
-        with self.storage.lock(self.name):
-            owner = self.storage.hget(h, fp)
-            if owner is not None and owner.decode() != doc_id:
-                return Match(owner.decode(), 1.0, ExactDetector.name)
-            old = self.storage.hget(d, doc_id)
-            if old is not None and old.decode() != fp:
-                self._unlink(doc_id, old.decode())
-            self.storage.hset(h, fp, doc_id)
-            self.storage.hset(d, doc_id, fp)
-        return None
+
+        def step() -> Match | None:
+            with self.storage.lock(self.name):
+                owner = self.storage.hget(h, fp)
+                if owner is not None and owner.decode() != doc_id:
+                    return Match(owner.decode(), 1.0, ExactDetector.name)
+                old = self.storage.hget(d, doc_id)
+                if old is not None and old.decode() != fp:
+                    self._unlink(doc_id, old.decode())
+                self.storage.hset(h, fp, doc_id)
+                self.storage.hset(d, doc_id, fp)
+            return None
+
+        return retry_lost_lock(self.storage, step, what="a corpus-text check-and-add")
 
     def _unlink(self, doc_id: str, fp: str) -> None:
         owner = self.storage.hget(f"{self.name}:h", fp)

@@ -21,8 +21,9 @@ store pipeline. Settings (defaults in ``crawler/settings.py`` or below):
 
 On a duplicate the item gets ``item["duplicate"] = {"of": url, "method": name, "score":
 float}`` and is returned: the store pipeline records it and drops it. Drops are counted in
-the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earlier", a new
-page that displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
+the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earlier" (or, with
+"first", the source of a stored reprint with extras: ``Match.replaces``), a new page that
+displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
 Items without text, and items already marked not accepted, pass through unchecked. When the
@@ -74,7 +75,8 @@ from topicrawl.errors import ConfigError, StorageError
 
 log = logging.getLogger(__name__)
 
-#: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier").
+#: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier", or the
+#: source met after its stored reprint with extras: containment's reverse direction).
 document_replaced = object()
 
 TEXT_MODES = ("main", "visible")
@@ -116,6 +118,7 @@ class DedupPipeline:
         corpus_backend: dict[str, Any] | None = None,
         local_fallback: bool = True,
         fallback_retry: float = 5.0,
+        lock_poll: float = 0.0,
     ):
         if text not in TEXT_MODES:
             raise ConfigError(f"TOPICRAWL_DEDUP_TEXT must be 'main' or 'visible', not {text!r}")
@@ -141,6 +144,10 @@ class DedupPipeline:
         self.fallback_retry = max(0.0, fallback_retry)
         self.fallback: LocalFallback | None = None
         self._retry_at = 0.0  # time.monotonic() of the next attempt during an outage
+        #: seconds between looks at a busy cascade lock from the reactor (0: the check
+        #: waits for it where it is called, blocking; tests and direct callers)
+        self.lock_poll = max(0.0, lock_poll)
+        self.clock: Any = None  # what schedules those looks (None: Twisted's reactor)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> DedupPipeline:
@@ -164,6 +171,7 @@ class DedupPipeline:
             corpus_backend=s.getdict("TOPICRAWL_DEDUP_INDEX_BACKEND") or None,
             local_fallback=s.getbool("TOPICRAWL_DEDUP_LOCAL_FALLBACK", True),
             fallback_retry=s.getfloat("TOPICRAWL_DEDUP_FALLBACK_RETRY", 5.0),
+            lock_poll=s.getfloat("TOPICRAWL_DEDUP_LOCK_POLL", 0.05),
         )
         crawler.signals.connect(pipeline.spider_opened, signal=scrapy_signals.spider_opened)
         return pipeline
@@ -224,7 +232,9 @@ class DedupPipeline:
             if self.corpus.meta.get("text", "main") != self.text_mode:
                 log.warning(
                     "dedup index %r was built from %s texts, this crawl checks %s texts",
-                    self.corpus_name, self.corpus.meta.get("text"), self.text_mode,
+                    self.corpus_name,
+                    self.corpus.meta.get("text"),
+                    self.text_mode,
                 )
             log.info("pages checked against the corpus first: %r", self.corpus)
 
@@ -368,7 +378,57 @@ class DedupPipeline:
         )
         if self.corpus is not None and self._in_corpus(adapter, doc, url):
             return item
+        if self.lock_poll and self._cascade_busy():
+            return self._check_later(item, adapter, url, doc, spider)
         decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
+        return self._decided(item, adapter, url, spider, decision)
+
+    def _cascade_busy(self) -> bool:
+        """Another worker holds the shared cascade's lock (Redis; not during an outage)."""
+        assert self.cascade is not None
+        if self.fallback is not None and self.fallback.active:
+            return False
+        try:
+            return self.cascade.storage.lock_busy("cascade") > 0
+        except StorageError:
+            return False  # the check itself meets the outage
+
+    def _check_later(self, item: Any, adapter: ItemAdapter, url: str | None, doc: Doc,
+                     spider: Any) -> Any:  # fmt: skip
+        """A Deferred of the item, checked once the cascade's lock is free: the reactor
+        goes on (downloads, heartbeats) while another worker holds it, or until its lease
+        ends when that worker died (``lock_timeout``, 5 s). After the storage's
+        ``lock_wait`` the check waits for the lock in the ordinary, blocking way."""
+        from twisted.internet import defer
+
+        clock = self.clock
+        if clock is None:
+            from twisted.internet import reactor as clock
+        assert self.cascade is not None
+        deadline = time.monotonic() + float(getattr(self.cascade.storage, "lock_wait", 120.0))
+        done: defer.Deferred = defer.Deferred()
+        self._inc("topicrawl/dedup/lock_waits")
+
+        def look() -> None:
+            if self.cascade is None:  # closed meanwhile: the page passes unchecked
+                done.callback(item)
+                return
+            if time.monotonic() < deadline and self._cascade_busy():
+                clock.callLater(self.lock_poll, look)
+                return
+            try:
+                decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
+                result = self._decided(item, adapter, url, spider, decision)
+            except Exception:  # noqa: BLE001 - handed to Scrapy as the item's failure
+                done.errback()
+                return
+            done.callback(result)
+
+        clock.callLater(self.lock_poll, look)
+        return done
+
+    def _decided(self, item: Any, adapter: ItemAdapter, url: str | None, spider: Any,
+                 decision: Decision | None) -> Any:  # fmt: skip
         if decision is None:
             return item
         self._inc("topicrawl/dedup/checked")

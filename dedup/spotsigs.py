@@ -48,6 +48,7 @@ import json
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -57,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from dedup.base import Detector, Doc, Match, register
-from dedup.storage import IndexStorage
+from dedup.storage import IndexStorage, LockLostError, retry_lost_lock
 from dedup.text import is_english, stopwords, tokenize
 from topicrawl.errors import ConfigError
 
@@ -536,7 +537,10 @@ class SpotSigsDetector(Detector):
     Every process replays the log entries it has not seen before answering, under
     ``storage.lock("spotsigs")`` for ``check_and_add``/``add``/``remove``: so the index is
     shared by processes, survives restarts (SQLite/Redis), and each insert costs one list
-    append in the backend.
+    append in the backend. The in-memory index is only ever the replay of the stored log:
+    an insert or removal appends to the log and reaches the index at the next replay (the
+    next query), so a write the storage refused (a Redis lock lost mid-step,
+    :class:`~dedup.storage.LockLostError`) leaves the index in step with the storage.
 
     Options: ``tau`` (0.5, chosen on the tuning templates of the real-page set), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
     ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
@@ -677,26 +681,42 @@ class SpotSigsDetector(Detector):
                 self.index.remove(op[1])
         self._cursor += len(new)
 
-    def _append(self, ops: list[list]) -> None:
+    def _append(self, ops: list[list], key: str | None = None) -> None:
+        """Log ``ops`` (to ``key``, default the current log); the in-memory index takes
+        them at the next :meth:`_sync`, once the storage holds them."""
         if not self._config_checked:
             self.storage.set(self.key("config"), self._config_fingerprint())
             self._config_checked = True
         self.storage.rpush(
-            self._log_key(),
+            key or self._log_key(),
             *(json.dumps(op, ensure_ascii=False, separators=(",", ":")) for op in ops),
         )
-        self._cursor += len(ops)
+
+    @contextmanager
+    def _locked(self):
+        """``storage.lock(self.name)``; a lost lock (nothing written) forgets that the
+        config fingerprint was written, so that the retried step writes it. When the step's
+        writes are in the storage (the lock is not inside another lock, which writes them
+        when it ends), the index replays them at once."""
+        try:
+            with self.storage.lock(self.name):
+                yield
+        except LockLostError:
+            self._config_checked = False
+            raise
+        if not self.storage.holding():
+            self._sync(check_epoch=False)
 
     def compact(self, *, chunk: int = 5000) -> tuple[int, int]:
         """Rewrite the log as one entry per indexed document (drops removals and replaced
         versions); every process rebuilds from the new log at its next locked step.
         Returns ``(entries before, entries after)``."""
-        with self.storage.lock(self.name):
+        with self._locked():
             self._sync()
             before = self._cursor
             old_key = self._log_key()
-            self._epoch = (self._epoch or 0) + 1
-            self._cursor = 0
+            epoch = (self._epoch or 0) + 1
+            new_key = self.key("log", epoch)
             live: dict[str, Any] = {}  # the last stored signatures of each document
             for start in range(0, before, chunk):
                 for raw in self.storage.lrange(old_key, start, start + chunk - 1):
@@ -707,15 +727,16 @@ class SpotSigsDetector(Detector):
                         live.pop(op[1], None)
             docs = self.index.docs
             ops = [["a", doc_id, sigs] for doc_id, sigs in live.items() if doc_id in docs]
-            self.storage.delete(self._log_key())
+            self.storage.delete(new_key)
             for i in range(0, len(ops), chunk):
-                self._append(ops[i : i + chunk])
-            self.storage.set(self.key("epoch"), str(self._epoch))
+                self._append(ops[i : i + chunk], new_key)
+            self.storage.set(self.key("epoch"), str(epoch))
             self.storage.delete(old_key)
-            return before, self._cursor
+        # written: the index (every live document) already is the new log's replay
+        self._epoch, self._cursor = epoch, len(ops)
+        return before, self._cursor
 
     def _add_locked(self, doc_id: str, sigs: Mapping[str, int]) -> None:
-        self.index.add(doc_id, sigs)
         self._append([["a", doc_id, dict(sigs)]])
 
     # -- detector API ------------------------------------------------------------------
@@ -728,7 +749,7 @@ class SpotSigsDetector(Detector):
 
     def add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> None:
         self._sync(check_epoch=False)  # catch up outside the lock, to hold it briefly
-        with self.storage.lock(self.name):
+        with self._locked():
             self._sync()
             self._add_locked(doc_id, sigs)
 
@@ -737,37 +758,41 @@ class SpotSigsDetector(Detector):
 
     def add_many(self, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
         """Bulk-index ``(doc_id, signatures)`` pairs with one lock and one batched write."""
-        with self.storage.lock(self.name):
+        with self._locked():
             self._sync()
-            ops = []
-            for doc_id, sigs in items:
-                self.index.add(doc_id, sigs)
-                ops.append(["a", doc_id, dict(sigs)])
+            ops = [["a", doc_id, dict(sigs)] for doc_id, sigs in items]
             if ops:
                 self._append(ops)
 
     def check_and_add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> Match | None:
         """Atomic check-and-add of a precomputed signature multiset (see :meth:`check_and_add`)."""
-        self._sync(check_epoch=False)  # catch up outside the lock, to hold it briefly
-        with self.storage.lock(self.name):
-            self._sync()
-            hits = self.index.query(sigs, first=True, exclude=doc_id)
-            if hits:
-                return Match(hits[0][0], hits[0][1], self.name)
-            self._add_locked(doc_id, sigs)
-            return None
+
+        def step() -> Match | None:
+            self._sync(check_epoch=False)  # catch up outside the lock, to hold it briefly
+            with self._locked():
+                self._sync()
+                hits = self.index.query(sigs, first=True, exclude=doc_id)
+                if hits:
+                    return Match(hits[0][0], hits[0][1], self.name)
+                self._add_locked(doc_id, sigs)
+                return None
+
+        return retry_lost_lock(self.storage, step, what="a SpotSigs check-and-add")
 
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Return a stored near duplicate (J ≥ τ) of ``doc``, or index it and return None."""
         return self.check_and_add_signatures(doc_id, self.features(doc))
 
     def remove(self, doc_id: str) -> None:
-        with self.storage.lock(self.name):
+        with self._locked():
             self._sync()
             # logged even when not indexed here: a local fallback sharing this index may
             # have removed it already (replaying a removal of an absent id does nothing)
-            self.index.remove(doc_id)
             self._append([["d", doc_id]])
+
+    def sync_memory(self) -> None:
+        """Replay the log entries this process has not applied (its own, once written)."""
+        self._sync(check_epoch=False)
 
     def adopt_memory(self, other: Detector) -> None:
         """Share ``other``'s in-memory index (replayed from its storage's log): a local

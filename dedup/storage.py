@@ -20,8 +20,12 @@ Data model (a subset of Redis; keys are ``str``):
 
 ``batch()`` groups writes (one SQLite transaction, one Redis ``MULTI/EXEC`` pipeline).
 ``lock(name)`` is a batch that also excludes every other holder of the same lock in any
-process (re-entrant within one storage object and thread) (SQLite: ``BEGIN IMMEDIATE``; Redis: a ``SET NX PX`` lock released by a Lua script),
+process (re-entrant within one storage object and thread) (SQLite: ``BEGIN IMMEDIATE``; Redis: a
+short-lived ``SET NX PX`` lease whose holder's writes are fenced, :class:`RedisStorage`),
 which is what an atomic ``check_and_add`` needs. Reads inside a batch see its own writes.
+A Redis lock can be lost (its holder stalled past its time to live and another process took
+it): the holder's next write or read then raises :class:`LockLostError` and nothing it
+queued is written; callers start the locked step again (:func:`retry_lost_lock`).
 """
 
 from __future__ import annotations
@@ -35,13 +39,46 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from topicrawl.errors import ConfigError, StorageError
 
 Value = bytes | str | int | float
+T = TypeVar("T")
+
+
+class LockLostError(StorageError):
+    """A Redis index lock expired while held (the holder stalled longer than its time to
+    live) and may have been taken by another process: the holder's queued writes were not
+    sent. Start the locked step again (it re-reads the index)."""
+
+
+#: how often a locked step is started again after :class:`LockLostError`
+LOCK_RETRIES = 5
+
+
+def retry_lost_lock(
+    storage: IndexStorage, step: Callable[[], T], *, what: str = "a locked dedup step"
+) -> T:
+    """Run ``step()`` (a step that takes ``storage``'s lock) again while it raises
+    :class:`LockLostError`, up to :data:`LOCK_RETRIES` times; then raise a
+    :class:`~topicrawl.errors.StorageError` that says so. Inside a lock the storage already
+    holds, the step runs once (the outermost step is the one to start again)."""
+    if storage.holding():
+        return step()
+    for attempt in range(1, LOCK_RETRIES + 1):
+        try:
+            return step()
+        except LockLostError as exc:
+            if attempt == LOCK_RETRIES:
+                raise StorageError(
+                    f"{what} lost its Redis lock {attempt} times in a row (the holder "
+                    "stalled longer than the lock's time to live): raise lock_timeout in "
+                    f"the dedup backend config ({exc})"
+                ) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _b(value: Value) -> bytes:
@@ -176,6 +213,16 @@ class IndexStorage(ABC):
     @abstractmethod
     def lock(self, name: str):
         """Context manager: a batch that no other process holding ``lock(name)`` overlaps."""
+
+    def holding(self) -> bool:
+        """Whether the calling thread is inside a lock of this storage whose loss it would
+        only learn at a later write (Redis; the other backends' locks cannot be lost)."""
+        return False
+
+    def lock_busy(self, name: str) -> float:
+        """Seconds for which another holder may still keep ``lock(name)`` (0.0: free, or
+        unknown): lets a caller on an event loop wait without blocking (Redis)."""
+        return 0.0
 
     def close(self) -> None:
         """Release connections (the data stays for persistent backends)."""
@@ -563,13 +610,67 @@ _UNLOCK_LUA = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end
 """
 
+_RENEW_LUA = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2])
+else return 0 end
+"""
+
+
+class _Queue:
+    """The writes of an open Redis batch, recorded as ``(method, args, kwargs)`` calls of
+    redis-py's client, and the keys they touch (a read of another key need not flush them)."""
+
+    def __init__(self):
+        self.ops: list[tuple[str, tuple, dict]] = []
+        self.keys: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def __getattr__(self, method: str):
+        def record(*args: Any, **kwargs: Any) -> None:
+            self.ops.append((method, args, kwargs))
+            self.keys.update(args if method == "delete" else args[:1])
+
+        return record
+
+    def clear(self) -> None:
+        self.ops.clear()
+        self.keys.clear()
+
+
+class _Held:
+    """A Redis lock this storage holds: its key, token and nesting depth (0: its body ended
+    inside an outer lock, released with the outermost one)."""
+
+    __slots__ = ("key", "token", "thread", "depth")
+
+    def __init__(self, key: str, token: str, thread: int):
+        self.key, self.token, self.thread, self.depth = key, token, thread, 1
+
 
 class RedisStorage(IndexStorage):
     """Redis via redis-py; every key is ``<namespace>:<key>``, so crawls share one server.
 
-    ``batch()`` queues writes in one ``MULTI/EXEC`` pipeline (reads inside flush it first);
-    ``lock(name)`` is a ``SET NX PX`` lock with a random token, released by a Lua
-    compare-and-delete, around a batch that is executed before the lock is released.
+    ``batch()`` queues writes and sends them in one ``MULTI/EXEC`` transaction (a read of a
+    key with queued writes sends them first, so reads see the batch's writes).
+
+    ``lock(name)`` is the scale-out's lock on the shared index (ours, not an algorithm of
+    the papers): a lease, ``SET <ns>:__lock__:<name> <random token> NX PX lock_timeout``
+    (default 5 s), released by a Lua compare-and-delete. A holder killed or stopped costs
+    the other workers at most ``lock_timeout`` of waiting. A holder cannot outlive its lease
+    unnoticed: every write it sends is *fenced* (``WATCH`` on its lock keys, a check that
+    they still hold its tokens, then ``MULTI`` … ``PEXPIRE`` … ``EXEC``, refused by Redis if a
+    lock key changed or expired in between), and a read more than a third of the lease after
+    the last renewal renews it by a Lua compare-and-``PEXPIRE``. When the lease was lost,
+    the queued writes are dropped and :class:`LockLostError` is raised: the caller starts
+    its step again (:func:`retry_lost_lock`) instead of writing a decision taken on a stale
+    read. A lock taken inside another lock of the same thread is released with the outer
+    one, so that a cascade's writes (every method's) go out in one fenced transaction.
+
+    The wait for a held lock sleeps on the calling thread (Scrapy's reactor thread for the
+    dedup pipeline) for at most ``lock_wait``; while the holder is dead it ends with the
+    holder's lease, after at most ``lock_timeout``.
     """
 
     type = "redis"
@@ -580,7 +681,7 @@ class RedisStorage(IndexStorage):
         namespace: str = "topicrawl",
         *,
         client: Any = None,
-        lock_timeout: float = 60.0,
+        lock_timeout: float = 5.0,
         lock_wait: float = 120.0,
     ):
         super().__init__(namespace)
@@ -588,16 +689,20 @@ class RedisStorage(IndexStorage):
             import redis
         except ImportError as exc:  # pragma: no cover - redis is a dependency
             raise StorageError("the redis backend needs redis-py: pip install redis") from exc
+        if not lock_timeout > 0:
+            raise ConfigError(f"the Redis lock_timeout must be > 0 seconds, not {lock_timeout!r}")
         self._redis_mod = redis
         self.url = url
         self.r = client if client is not None else redis.Redis.from_url(url)
-        self.lock_timeout = lock_timeout
+        self.lock_timeout = float(lock_timeout)
         self.lock_wait = lock_wait
-        self._pipe = None
+        self._pipe: _Queue | None = None
         self._depth = 0
         self._mutex = threading.RLock()
         self._unlock = self.r.register_script(_UNLOCK_LUA)
-        self._held: dict[str, tuple[int, int]] = {}
+        self._renew = self.r.register_script(_RENEW_LUA)
+        self._held: dict[str, _Held] = {}
+        self._renewed = 0.0  # monotonic time of the last renewal of the held locks
         self._prefix = f"{namespace}:"
 
     def _k(self, key: str) -> str:
@@ -609,18 +714,93 @@ class RedisStorage(IndexStorage):
         except self._redis_mod.RedisError as exc:
             raise StorageError(f"Redis dedup index at {self.url}: {exc}") from exc
 
+    @property
+    def _ttl_ms(self) -> int:
+        return max(1, int(self.lock_timeout * 1000))
+
+    def holding(self) -> bool:
+        return bool(self._fences())
+
+    def lock_busy(self, name: str) -> float:
+        held = self._held.get(name)
+        if held is not None and held.thread == threading.get_ident():
+            return 0.0  # ours: re-entrant
+        ms = self._call(self.r.pttl, self._k(f"__lock__:{name}"))
+        return max(0, ms) / 1000.0 if ms != -1 else self.lock_timeout
+
+    def _fences(self) -> list[_Held]:
+        me = threading.get_ident()
+        return [h for h in self._held.values() if h.thread == me]
+
+    def _lost(self, held: Iterable[_Held]) -> LockLostError:
+        if self._pipe is not None:
+            self._pipe.clear()
+        names = ", ".join(repr(h.key) for h in held)
+        return LockLostError(
+            f"Redis lock {names} expired while held (longer than lock_timeout="
+            f"{self.lock_timeout}s) and may have been taken: the step's writes were not sent"
+        )
+
+    def _flush(self) -> list[Any]:
+        """Send the queued writes in one transaction, fenced by the locks this thread holds."""
+        queue = self._pipe
+        if queue is None or not len(queue):
+            return []
+        fences = self._fences()
+        ops = list(queue.ops)
+        queue.clear()
+        watch = self._redis_mod.WatchError
+
+        def send() -> list[Any]:
+            with self.r.pipeline(transaction=True) as pipe:
+                if fences:
+                    keys = [h.key for h in fences]
+                    pipe.watch(*keys)  # EXEC fails if a lock key changes or expires from now
+                    now = pipe.mget(keys)
+                    if any(v is None or _s(v) != h.token for v, h in zip(now, fences, strict=True)):
+                        raise self._lost(fences)
+                    pipe.multi()
+                    for key in keys:
+                        pipe.pexpire(key, self._ttl_ms)
+                for method, args, kwargs in ops:
+                    getattr(pipe, method)(*args, **kwargs)
+                try:
+                    out = pipe.execute()
+                except watch:
+                    raise self._lost(fences) from None
+            if fences:
+                self._renewed = time.monotonic()
+                return out[len(fences) :]
+            return out
+
+        return self._call(send)
+
+    def _check_lease(self) -> None:
+        """Renew the held locks when a third of their lease has passed (raise if lost)."""
+        if not self._held or time.monotonic() - self._renewed < self.lock_timeout / 3:
+            return
+        fences = self._fences()
+        for h in fences:
+            if not self._call(lambda h=h: self._renew(keys=[h.key], args=[h.token, self._ttl_ms])):
+                raise self._lost(fences)
+        self._renewed = time.monotonic()
+
     def _w(self):
-        """The client to write through: the open batch pipeline, or the connection."""
+        """The client to write through: the open batch's queue, or the connection."""
         return self._pipe if self._pipe is not None else self.r
 
-    def _rd(self):
-        """The client to read through, after flushing queued writes so reads see them."""
-        if self._pipe is not None and len(self._pipe):
-            self._call(self._pipe.execute)
+    def _rd(self, *keys: str):
+        """The client to read ``keys`` through, after sending the queued writes to them
+        (any key: all of them when no key is named)."""
+        queue = self._pipe
+        if queue is not None and len(queue) and (not keys or not queue.keys.isdisjoint(keys)):
+            self._flush()
+        self._check_lease()
         return self.r
 
     def get(self, key: str) -> bytes | None:
-        return self._call(self._rd().get, self._k(key))
+        k = self._k(key)
+        return self._call(self._rd(k).get, k)
 
     def set(self, key: str, value: Value) -> None:
         self._call(self._w().set, self._k(key), _b(value))
@@ -630,10 +810,15 @@ class RedisStorage(IndexStorage):
             self._call(self._w().delete, *(self._k(k) for k in keys))
 
     def exists(self, key: str) -> bool:
-        return bool(self._call(self._rd().exists, self._k(key)))
+        k = self._k(key)
+        return bool(self._call(self._rd(k).exists, k))
 
     def incr(self, key: str, amount: int = 1) -> int:
-        return int(self._call(self._rd().incrby, self._k(key), amount))
+        k = self._k(key)
+        if self._pipe is None:
+            return int(self._call(self.r.incrby, k, amount))
+        self._pipe.incrby(k, amount)  # through the (fenced) transaction
+        return int(self._flush()[-1])
 
     def sadd(self, key: str, *members: Any) -> None:
         if members:
@@ -644,13 +829,16 @@ class RedisStorage(IndexStorage):
             self._call(self._w().srem, self._k(key), *(_s(m) for m in members))
 
     def smembers(self, key: str) -> set[str]:
-        return {_s(m) for m in self._call(self._rd().smembers, self._k(key))}
+        k = self._k(key)
+        return {_s(m) for m in self._call(self._rd(k).smembers, k)}
 
     def sismember(self, key: str, member: Any) -> bool:
-        return bool(self._call(self._rd().sismember, self._k(key), _s(member)))
+        k = self._k(key)
+        return bool(self._call(self._rd(k).sismember, k, _s(member)))
 
     def scard(self, key: str) -> int:
-        return int(self._call(self._rd().scard, self._k(key)))
+        k = self._k(key)
+        return int(self._call(self._rd(k).scard, k))
 
     def hset(self, key: str, field: str, value: Value) -> None:
         self._call(self._w().hset, self._k(key), field, _b(value))
@@ -661,33 +849,39 @@ class RedisStorage(IndexStorage):
             self._call(lambda: self._w().hset(self._k(key), mapping=data))
 
     def hget(self, key: str, field: str) -> bytes | None:
-        return self._call(self._rd().hget, self._k(key), field)
+        k = self._k(key)
+        return self._call(self._rd(k).hget, k, field)
 
     def hmget(self, key: str, fields: Iterable[str]) -> list[bytes | None]:
         fields = list(fields)
         if not fields:
             return []
-        return self._call(self._rd().hmget, self._k(key), fields)
+        k = self._k(key)
+        return self._call(self._rd(k).hmget, k, fields)
 
     def hgetall(self, key: str) -> dict[str, bytes]:
-        return {_s(f): v for f, v in self._call(self._rd().hgetall, self._k(key)).items()}
+        k = self._k(key)
+        return {_s(f): v for f, v in self._call(self._rd(k).hgetall, k).items()}
 
     def hdel(self, key: str, *fields: str) -> None:
         if fields:
             self._call(self._w().hdel, self._k(key), *fields)
 
     def hlen(self, key: str) -> int:
-        return int(self._call(self._rd().hlen, self._k(key)))
+        k = self._k(key)
+        return int(self._call(self._rd(k).hlen, k))
 
     def rpush(self, key: str, *values: Value) -> None:
         if values:
             self._call(self._w().rpush, self._k(key), *(_b(v) for v in values))
 
     def lrange(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
-        return self._call(self._rd().lrange, self._k(key), start, end)
+        k = self._k(key)
+        return self._call(self._rd(k).lrange, k, start, end)
 
     def llen(self, key: str) -> int:
-        return int(self._call(self._rd().llen, self._k(key)))
+        k = self._k(key)
+        return int(self._call(self._rd(k).llen, k))
 
     def keys(self, prefix: str = "") -> list[str]:
         pattern = _redis_glob_escape(self._prefix + prefix) + "*"
@@ -704,43 +898,26 @@ class RedisStorage(IndexStorage):
     def batch(self):
         with self._mutex:
             if self._depth == 0:
-                self._pipe = self.r.pipeline(transaction=True)
+                self._pipe = _Queue()
             self._depth += 1
             try:
                 yield self
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._pipe.reset()
                     self._pipe = None
                 raise
             self._depth -= 1
             if self._depth == 0:
-                pipe, self._pipe = self._pipe, None
                 try:
-                    if len(pipe):
-                        self._call(pipe.execute)
+                    self._flush()
                 finally:
-                    pipe.reset()
+                    self._pipe = None
 
-    @contextmanager
-    def lock(self, name: str):
-        me = threading.get_ident()
-        held = self._held.get(name)
-        if held is not None and held[0] == me:  # re-entrant within one thread
-            self._held[name] = (me, held[1] + 1)
-            try:
-                with self.batch():
-                    yield self
-            finally:
-                self._held[name] = (me, self._held[name][1] - 1)
-            return
-        key = self._k(f"__lock__:{name}")
-        token = uuid.uuid4().hex
-        ttl = int(self.lock_timeout * 1000)
+    def _acquire(self, key: str, token: str) -> None:
         deadline = time.monotonic() + self.lock_wait
         delay = 0.0005
-        while not self._call(lambda: self.r.set(key, token, nx=True, px=ttl)):
+        while not self._call(lambda: self.r.set(key, token, nx=True, px=self._ttl_ms)):
             if time.monotonic() > deadline:
                 raise StorageError(
                     f"timed out after {self.lock_wait}s waiting for Redis lock {key!r}; "
@@ -748,16 +925,51 @@ class RedisStorage(IndexStorage):
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-        self._held[name] = (me, 1)
+
+    @contextmanager
+    def lock(self, name: str):
+        me = threading.get_ident()
+        held = self._held.get(name)
+        if held is not None and held.thread == me:  # re-entrant within one thread
+            held.depth += 1
+            try:
+                with self.batch():
+                    yield self
+            finally:
+                held.depth -= 1
+            return
+        key = self._k(f"__lock__:{name}")
+        token = uuid.uuid4().hex
+        self._acquire(key, token)
+        outer = any(h.depth > 0 for h in self._fences())
+        if not outer:
+            self._renewed = time.monotonic()
+        mine = self._held[name] = _Held(key, token, me)
+        ok = False
         try:
             with self.batch():
                 yield self
-            # inside an outer batch our writes are still queued: send them before unlocking
-            if self._pipe is not None and len(self._pipe):
-                self._call(self._pipe.execute)
+                if not outer:  # inside an outer batch: send our writes before unlocking
+                    self._flush()
+            ok = True
         finally:
-            del self._held[name]
-            self._call(lambda: self._unlock(keys=[key], args=[token]))
+            mine.depth -= 1
+            if not outer:
+                self._release(me, raise_errors=ok)
+
+    def _release(self, me: int, *, raise_errors: bool) -> None:
+        """Release the locks the thread's outermost lock took (its own and those taken inside
+        it, which stayed held to fence its writes)."""
+        release = [h for h in self._held.values() if h.thread == me and h.depth == 0]
+        self._held = {n: h for n, h in self._held.items() if h not in release}
+        error = None
+        for h in release:
+            try:
+                self._call(lambda h=h: self._unlock(keys=[h.key], args=[h.token]))
+            except StorageError as exc:  # expires after lock_timeout anyway
+                error = error or exc
+        if error is not None and raise_errors:
+            raise error
 
     def close(self) -> None:
         try:

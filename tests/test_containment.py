@@ -1,15 +1,19 @@
 """The containment stage of the dedup cascade: a page that contains most of an accepted
 document (compared after cleaning) is its duplicate, whatever it adds (issue 17, item 3);
-half an article is not."""
+half an article is not. Both orders: the source met after its reprint with spliced extras
+is the original, kept in place of the stored reprint."""
 
 from __future__ import annotations
+
+import os
+import uuid
 
 import pytest
 
 from dedup.base import Doc
-from dedup.cascade import DEFAULT_METHODS, Cascade
+from dedup.cascade import DEFAULT_METHODS, Cascade, Decision
 from dedup.containment import ContainmentDetector, Sample, containment, shingle_sample
-from dedup.storage import MemoryStorage
+from dedup.storage import MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
 
 ARTICLE = [
@@ -143,3 +147,142 @@ def test_stored_sample_round_trips_and_reads_the_earlier_json_form():
 def test_bad_options_are_config_errors(opts):
     with pytest.raises(ConfigError):
         ContainmentDetector(MemoryStorage(), **opts)
+
+
+# -- both orders: the source met after its reprint with extras -----------------------------
+
+#: Another article of the test web: the reprint below splices in three of its five sentences
+#: (60 %: not enough for the reprint to contain it).
+DONOR = [
+    "今年以来本市新建改建城市公园二十三座，新增绿地面积一百二十万平方米，市民出门见绿。",
+    "园林部门介绍，新建公园大多利用边角地和闲置地块建设，配套了步道、座椅和健身器材。",
+    "下一步将继续推进口袋公园建设，力争年底前实现居民步行十五分钟可达一座公园的目标。",
+    "部分公园还引入了智慧管理系统，游客可以通过手机查询停车位和园内的实时客流情况。",
+    "市民王女士说，家门口的小公园建好以后，每天晚饭后都会带孩子来散步，感觉很方便。",
+]
+SPLICED = text(*ARTICLE, "【延伸阅读】", *DONOR[:3], *OTHER[:2])
+
+
+def _both_orders(storage=None, **opts) -> tuple[Cascade, Decision]:
+    """Donors first, then the reprint with spliced extras, then its source: the decision on
+    the source."""
+    c = Cascade(storage or MemoryStorage(), ["containment"],
+                options={"containment": opts} if opts else None)  # fmt: skip
+    assert c.check_and_add("donor", Doc(text(*DONOR))) == Decision()
+    assert c.check_and_add("other", Doc(text(*OTHER))) == Decision()
+    assert c.check_and_add("reprint", Doc(SPLICED)) == Decision()  # stored
+    return c, c.check_and_add("source", Doc(text(*ARTICLE)))
+
+
+def test_source_after_its_reprint_with_spliced_extras_replaces_it():
+    """Fails before both orders: the source was kept beside the reprint (no match)."""
+    c, d = _both_orders()
+    assert d.duplicate is None and d.replaced is not None
+    assert (d.replaced.doc_id, d.replaced.method, d.replaced.replaces) == (
+        "reprint", "containment", True)  # fmt: skip
+    assert d.replaced.score >= 0.95  # c(source, reprint): all of the source is in it
+    # the index now holds the source, not the reprint: the reprint met again is its copy
+    again = c.check_and_add("reprint-again", Doc(SPLICED)).duplicate
+    assert again is not None and again.doc_id == "source" and not again.replaces
+    assert ContainmentDetector(MemoryStorage()).reverse is True  # on by default
+
+
+def test_keep_longer_or_earlier_decides_a_reverse_match_as_any_other():
+    """keep "longer": the stored reprint with extras is longer, so the source met after it is
+    its duplicate (the corpus holds the longer copy in both orders)."""
+    c = Cascade(MemoryStorage(), ["containment"], keep="longer")
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER)), ("reprint", SPLICED)):
+        c.check_and_add(doc_id, Doc(body))
+    d = c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert d.replaced is None and d.duplicate is not None
+    assert (d.duplicate.doc_id, d.duplicate.replaces) == ("reprint", True)
+
+
+def test_either_order_leaves_the_source_alone_in_the_index():
+    """Source first: the reprint is its duplicate (forward direction); reprint first: the
+    source replaces it (reverse direction)."""
+    forward = Cascade(MemoryStorage(), ["containment"])
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER)),
+                         ("source", text(*ARTICLE))):  # fmt: skip
+        forward.check_and_add(doc_id, Doc(body))
+    d = forward.check_and_add("reprint", Doc(SPLICED)).duplicate
+    assert d is not None and d.doc_id == "source" and not d.replaces
+    reverse, _ = _both_orders()
+    for c in (forward, reverse):
+        stored = set(c.storage.hgetall("containment:docs"))
+        assert "source" in stored and "reprint" not in stored
+
+
+def test_half_an_article_does_not_replace_it_and_short_pages_match_nothing():
+    """The new page contained in a stored one whose rest no other document holds (a page and
+    its first half: cut-half) is no duplicate; with ``spliced`` 0 (the rule alone) it is, and
+    would replace the full text. A short page is never a reverse match."""
+    full = text(*ARTICLE, *DONOR)  # one long article: no other document holds its second half
+    for spliced, replaced in ((0.5, None), (0.0, "full")):
+        c = Cascade(MemoryStorage(), ["containment"],
+                    options={"containment": {"spliced": spliced}})  # fmt: skip
+        c.check_and_add("full", Doc(full))
+        d = c.check_and_add("half", Doc(text(*ARTICLE)))
+        assert d.duplicate is None
+        assert (d.replaced.doc_id if d.replaced else None) == replaced
+    c, _ = _both_orders(spliced=0.0)
+    short = c.check_and_add("short", Doc(ARTICLE[0]))  # in the source, < 100 letters
+    assert short == Decision()
+    off = Cascade(MemoryStorage(), ["containment"], options={"containment": {"reverse": False}})
+    off.check_and_add("donor", Doc(text(*DONOR)))
+    off.check_and_add("reprint", Doc(SPLICED))
+    assert off.check_and_add("source", Doc(text(*ARTICLE))) == Decision()
+
+
+def test_pipeline_sends_document_replaced_for_the_source():
+    from crawler.items import PageItem
+    from dedup.pipeline import DedupPipeline, document_replaced
+
+    sent = []
+
+    class Signals:
+        def send_catch_log(self, signal, **kw):
+            sent.append((signal, kw))
+
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals())
+    for url, body in (("http://d/1", text(*DONOR)), ("http://o/1", text(*OTHER)),
+                      ("http://r/1", SPLICED), ("http://s/1", text(*ARTICLE))):  # fmt: skip
+        item = pipe.process_item(PageItem(url=url, text=body, title="标题"))
+        assert item.get("duplicate") is None  # the source is kept
+    [(signal, kw)] = sent
+    assert signal is document_replaced and kw["method"] == "containment"
+    assert (kw["old_url"], kw["new_url"]) == ("http://r/1", "http://s/1")
+    pipe.close_spider(None)
+
+
+REDIS_URL = os.environ.get("TOPICRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_both_orders_on_every_backend(kind, tmp_path):
+    """The reverse query is plain reads (posting sets, the docs hash) under the cascade lock:
+    the same decisions on SQLite and Redis as in memory, seen by another process."""
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    if kind == "redis":
+        import redis
+
+        try:
+            redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+        except redis.RedisError as exc:
+            pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+        config = {"type": "redis", "url": REDIS_URL, "namespace": ns}
+    else:
+        config = {"type": "sqlite", "path": str(tmp_path / "idx.sqlite"), "namespace": ns}
+    storage = make_storage(config)
+    try:
+        _, d = _both_orders(storage)
+        assert d.replaced is not None and d.replaced.doc_id == "reprint" and d.replaced.replaces
+        other = make_storage(config)  # another process reattached to the same index
+        stored = set(other.hgetall("containment:docs"))
+        assert "source" in stored and "reprint" not in stored
+        [m] = ContainmentDetector(other).query(Doc(SPLICED))
+        assert m.doc_id == "source" and not m.replaces
+        other.close()
+    finally:
+        storage.clear()
+        storage.close()

@@ -79,7 +79,8 @@ def test_a_popped_request_is_leased_until_its_page_is_stored(crawl):
 def test_two_reclaimers_take_each_entry_of_a_dead_worker_once(crawl):
     """A dead worker held 40 requests: 10 counted and stored, 10 counted and not stored, 20
     not counted. Two survivors reclaim at the same moment (20 rounds): each entry is back in
-    the frontier once, the 10 unstored pages give their count back, the stored ones stay."""
+    the frontier once, the 10 unstored pages hand their count on to their queued copies (one
+    mark each), the stored ones stay counted."""
     client, prefix = crawl
     for round_ in range(20):
         delete_prefix(client, prefix)
@@ -111,12 +112,14 @@ def test_two_reclaimers_take_each_entry_of_a_dead_worker_once(crawl):
         assert sorted(moved) == [0, 30]  # the whole hash went to one of them
         back = [serialization.loads(m)["url"] for m in client.zrange(dead.frontier_key, 0, -1)]
         assert sorted(back) == sorted(urls[10:]), "each unstored entry back once"
-        assert int(client.get(dead.pages_key)) == 10  # the 10 stored pages stay counted
+        assert int(client.get(dead.pages_key)) == 20  # no count given back: 10 handed on
+        marks = client.hgetall(f"{prefix}:topic:precounted")
+        assert sorted(serialization.loads(m)["url"] for m in marks.values()) == sorted(urls[10:20])
         assert all(client.hlen(s.inflight) == 0 for s in survivors)
         assert not client.exists(dead.inflight)
         assert stats.values["topicrawl/frontier/recovered_from_dead_worker"] == 30
         assert stats.values["topicrawl/frontier/recovered_stored"] == 10
-        assert stats.values["topicrawl/frontier/recovered_budget_given_back"] == 10
+        assert stats.values["topicrawl/frontier/recovered_count_handed_on"] == 10
         # the dead worker is gone from the registry once its hash is empty
         for s in survivors:
             s.reclaim()
@@ -144,6 +147,9 @@ def test_a_live_worker_is_left_alone_and_a_slow_one_takes_back_or_drops(crawl):
 
 @pytest.mark.redis
 def test_a_broken_page_gives_its_count_back_once(crawl):
+    """Page 2 is counted, reclaimed (its count handed on to the queued copy), broken at the
+    slow worker, and the copy fails for good at the worker that popped it: the count goes back
+    once, when that lease ends."""
     client, prefix = crawl
     slow, other = _slow_and_other(client, prefix)
     client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2"): 0})
@@ -153,17 +159,24 @@ def test_a_broken_page_gives_its_count_back_once(crawl):
     assert slow.uncount(lid1, count=True)  # broken: the count goes back
     assert int(client.get(slow.pages_key)) == 1
     _kill(slow)
-    assert other.reclaim() == 2  # page 2 was counted, not stored: given back by the reclaimer
-    assert int(client.get(slow.pages_key)) == 0
-    assert not slow.uncount(lid2, count=True)  # the slow worker's give-back is not a second one
+    assert other.reclaim() == 2  # page 2 was counted, not stored: its count goes on with it
+    assert int(client.get(slow.pages_key)) == 1
+    assert not slow.uncount(lid2, count=True)  # not the slow worker's to give back any more
+    assert int(client.get(slow.pages_key)) == 1
+    popped = other.pop(limit=1)  # the budget looks spent: only the counted copy is popped
+    assert popped is not None and serialization.loads(popped[0])["url"] == "http://a.cn/2"
+    assert other.pop(limit=1) is None and client.zcard(other.frontier_key) == 1
+    other.release(popped[1])  # it failed for good: the count goes back
+    assert int(client.get(slow.pages_key)) == 0 and other.precounted() == 0
+    other.release(popped[1])
     assert int(client.get(slow.pages_key)) == 0
 
 
 @pytest.mark.redis
 def test_an_idle_worker_waits_for_a_dead_workers_pages_before_ending_on_the_budget(crawl):
     """The budget looks spent, but a worker whose heartbeat is late holds a counted page that
-    is not stored: the idle worker waits, takes it back when the heartbeat expires (the
-    budget reopens), and ends only when the budget is spent by stored pages."""
+    is not stored: the idle worker waits, takes it back when the heartbeat expires (the page
+    goes back to the frontier with its count), and ends only when that page is stored."""
     import time
     from types import SimpleNamespace
 
@@ -192,10 +205,16 @@ def test_an_idle_worker_waits_for_a_dead_workers_pages_before_ending_on_the_budg
         ext.spider_idle(spider)
     time.sleep(0.5)  # the heartbeat expires (Redis's clock)
     with pytest.raises(DontCloseSpider):
-        ext.spider_idle(spider)  # reclaimed: the page is back in the frontier
-    assert int(client.get(dead.pages_key)) == 0 and client.zcard(dead.frontier_key) == 1
+        ext.spider_idle(spider)  # reclaimed: the page is back in the frontier, with its count
+    assert int(client.get(dead.pages_key)) == 1 and client.zcard(dead.frontier_key) == 1
     assert stats.get_value("topicrawl/frontier/recovered_from_dead_worker") == 1
-    client.set(dead.pages_key, 1)  # fetched and stored again by someone
+    assert not ext.budget_spent(spider)  # the counter is at the budget, the page still to fetch
+    assert survivor.precounted(waiting=True) == 1
+    _, again = survivor.pop(limit=1)  # fetched and stored again by someone
+    # popped: its mark stays until it is counted, but no idle worker waits for it any more
+    assert survivor.precounted() == 1 and survivor.precounted(waiting=True) == 0
+    assert survivor.take(again, "http://a.cn/1", count=True, limit=1) == 1
+    survivor.stored(["http://a.cn/1"])
     with pytest.raises(CloseSpider):
         ext.spider_idle(spider)
 
@@ -348,7 +367,7 @@ def test_a_killed_workers_share_is_finished_by_the_others(small_web, proxy, redi
 
 
 @pytest.mark.redis
-def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_and_counts_it(crawl):
+def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_with_its_count(crawl):
     client, prefix = crawl
     slow, other = _slow_and_other(client, prefix)
     client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0, _entry("http://a.cn/2", 1): -1})
@@ -356,14 +375,17 @@ def test_a_slow_worker_that_stores_a_reclaimed_page_takes_it_back_and_counts_it(
     assert slow.take(lid1, "http://a.cn/1", count=True, limit=10) == 1
     assert slow.take(lid2, "http://a.cn/2", count=True, limit=10) == 2
     _kill(slow)
-    assert other.reclaim() == 2 and int(client.get(slow.pages_key)) == 0
+    assert other.reclaim() == 2 and int(client.get(slow.pages_key)) == 2  # handed on
+    assert other.precounted() == 2
     popped = other.pop()  # page 2 (as requeued) is fetched again by the other worker
     assert popped is not None and serialization.loads(popped[0])["url"] == "http://a.cn/2"
     assert slow.stored(["http://a.cn/1", "http://a.cn/2"]) == 2  # the slow worker's writes
-    # page 1 waited in the frontier: taken back and counted; page 2 is the other's to count
+    # page 1 waited in the frontier: taken back with its count (its mark consumed, nothing
+    # counted again); page 2 is the other's to count, through its mark
     assert slow.taken_back == 1 and client.zcard(slow.frontier_key) == 0
-    assert int(client.get(slow.pages_key)) == 1
+    assert int(client.get(slow.pages_key)) == 2 and other.precounted() == 1
     assert other.take(popped[1], "http://a.cn/2", count=True, limit=10) == 2
+    assert int(client.get(slow.pages_key)) == 2 and other.precounted() == 0
 
 
 def test_a_page_written_without_its_document_is_not_stored_whole(tmp_path):
@@ -404,7 +426,9 @@ def test_a_sent_request_comes_back_once_past_the_fetch_once_set_and_an_unsent_on
     fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
     dead = _worker(client, prefix, "dead")
     other = _worker(client, prefix, "other")
-    mw_dead, mw_other = (FetchOnceMiddleware(CountingStats(), fp, redis=client, key=fetched) for _ in "ab")
+    mw_dead, mw_other = (
+        FetchOnceMiddleware(CountingStats(), fp, redis=client, key=fetched) for _ in "ab"
+    )
     mw_dead.lease, mw_other.lease = dead, other
     client.zadd(dead.frontier_key, {_entry("http://a.cn/1"): -1, _entry("http://a.cn/2"): 0})
     (_, lid1), (_, lid2) = dead.pop(), dead.pop()
@@ -505,3 +529,152 @@ def test_a_take_sent_again_after_a_lost_reply_counts_once(crawl):
     assert lease.take(lid, "http://a.cn/1", count=True, limit=10) == 1
     assert lease.take(lid, "http://a.cn/1", count=True, limit=10) == 1
     assert int(client.get(lease.pages_key)) == 1
+
+
+# -- the reclaimer hands a counted page's count on with the request it queues again ------------
+@pytest.mark.redis
+def test_a_reclaimed_counted_page_never_overshoots_the_shared_budget(crawl):
+    """Issue 11 item 4: the slow worker counts page 1 (the budget, 1, is spent) and its
+    heartbeat lapses; the reclaimer queues page 1 again; worker x pops that copy; worker y
+    counts page 2, which it held already; x counts its copy; the slow worker stores page 1.
+    Before: the reclaimer gave the count back, so y counted page 2 and x's copy was over budget
+    while the slow worker stored page 1 uncounted (2 pages stored, counter 1). Now the count
+    goes on with the queued copy: y's page 2 is over budget, x's copy is page 1 (one row)."""
+    client, prefix = crawl
+    slow, other = _slow_and_other(client, prefix)
+    x, y = _worker(client, prefix, "x"), _worker(client, prefix, "y")
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/2", 1): -1, _entry("http://a.cn/1"): 0})
+    _, lid_q = y.pop(limit=1)
+    _, lid_p = slow.pop(limit=1)
+    assert slow.take(lid_p, "http://a.cn/1", count=True, limit=1) == 1  # the budget is spent
+    _kill(slow)
+    assert other.reclaim() == 1
+    popped = x.pop(limit=1)  # the reclaimed copy of page 1
+    assert popped is not None and serialization.loads(popped[0])["url"] == "http://a.cn/1"
+    stored: list[str] = []
+    for lease, lid, url in ((y, lid_q, "http://a.cn/2"), (x, popped[1], "http://a.cn/1")):
+        if lease.take(lid, url, count=True, limit=1) > 0:
+            lease.stored([url])
+            stored.append(url)
+        else:
+            lease.requeue_own(lid)  # over budget: back to the frontier for a larger one
+    slow.beat()
+    slow.stored(["http://a.cn/1"])  # the slow worker's write of its copy
+    stored.append("http://a.cn/1")
+    pages = set(stored)
+    assert len(pages) <= 1 and int(client.get(slow.pages_key)) == len(pages) == 1
+    assert not client.exists(f"{prefix}:topic:precounted")
+
+
+def _counted_and_reclaimed(client, prefix: str, limit: int = 1):
+    """The slow worker counts page 1 (the budget ``limit`` spent when 1) and is reclaimed by
+    ``other``: (slow, other, slow's lease id). Page 2 waits in the frontier."""
+    slow, other = _slow_and_other(client, prefix)
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1", 1): -1, _entry("http://a.cn/2"): 0})
+    _, lid = slow.pop(limit=limit)
+    assert slow.take(lid, "http://a.cn/1", count=True, limit=limit) == 1
+    _kill(slow)
+    assert other.reclaim() == 1 and other.precounted() == 1
+    assert int(client.get(slow.pages_key)) == 1
+    return slow, other, lid
+
+
+@pytest.mark.redis
+def test_a_reclaimed_copy_taken_by_another_worker_counts_no_second_time(crawl):
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=1)
+    x = _worker(client, prefix, "x")
+    _, lid = x.pop(limit=1)  # the budget is spent: the counted copy still goes
+    assert x.pop(limit=1) is None  # page 2 does not
+    assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1  # no INCR, no limit check
+    assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1  # sent again: counted once
+    assert int(client.get(slow.pages_key)) == 1 and x.precounted() == 0
+    x.stored(["http://a.cn/1"])
+    assert int(client.get(slow.pages_key)) == 1 and client.hlen(x.inflight) == 0
+
+
+@pytest.mark.redis
+def test_a_reclaimed_copy_replaced_by_a_retry_gives_its_count_back(crawl):
+    """The worker that popped the counted copy sends a retry of it instead: the count goes
+    back (the retry is counted when its page comes)."""
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=10)
+    _, lid = other.pop(limit=10)
+    assert other.push(_entry("http://a.cn/1", 1, retry_times=1), -1, lid)
+    assert int(client.get(slow.pages_key)) == 0 and other.precounted() == 0
+
+
+@pytest.mark.redis
+def test_a_reclaim_of_the_worker_that_popped_a_counted_copy_carries_its_count(crawl):
+    """Worker x pops the counted copy of page 1, sends it to download and stops answering
+    before counting it; z reclaims x: the copy goes back marked sent (another entry, another
+    lease id) and the count goes with it. x, only slow, counts its page after all: it takes
+    the copy back from the frontier with that count, counting nothing twice."""
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=1)
+    first = client.hkeys(other.precounted_key)
+    x = _worker(client, prefix, "x")
+    data, lid = x.pop(limit=1)
+    assert x.send(lid, f"{prefix}:topic:fetched", "fp1")
+    _kill(x)
+    stats = CountingStats()
+    z = _worker(client, prefix, "z", stats)
+    z.stored_check = lambda urls: set()
+    assert z.reclaim() == 1
+    again = requeued_entry(data, sent=True)[0]
+    assert again != data and client.zscore(z.frontier_key, again) is not None
+    marks = client.hgetall(z.precounted_key)
+    assert list(marks) != first and marks == {_sha1(again).encode(): again}
+    assert stats.values["topicrawl/frontier/recovered_count_carried"] == 1
+    assert int(client.get(slow.pages_key)) == 1
+    x.beat()  # x was only slow: it counts its page now
+    assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+    assert int(client.get(slow.pages_key)) == 1 and z.precounted() == 0
+    assert client.zscore(z.frontier_key, again) is None
+    x.stored(["http://a.cn/1"])
+    assert int(client.get(slow.pages_key)) == 1 and client.hlen(x.inflight) == 0
+
+
+@pytest.mark.redis
+def test_a_slow_worker_storing_its_page_takes_its_copy_back_and_counts_nothing_extra(crawl):
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=1)
+    slow.beat()
+    assert slow.stored(["http://a.cn/1"]) == 1 and slow.taken_back == 1
+    assert int(client.get(slow.pages_key)) == 1 and other.precounted() == 0
+    assert [serialization.loads(m)["url"] for m in client.zrange(slow.frontier_key, 0, -1)] == [
+        "http://a.cn/2"
+    ]
+    assert other.pop(limit=1) is None  # the budget is spent by the stored page
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("end", ["fails", "breaks"])
+def test_a_copy_failing_after_the_slow_workers_write_keeps_the_stored_pages_count(crawl, end):
+    """Worker x pops the counted copy of page 1; the slow worker stores its own copy (the
+    database has page 1); x's copy then fails for good (or breaks once counted): its count is
+    the stored page's and stays. Without the database's word it would go back: 1 page stored,
+    counter 0, and the budget would let one page too many in."""
+    client, prefix = crawl
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=1)
+    x = _worker(client, prefix, "x")
+    database: set[str] = set()
+    x.stored_check = lambda urls: {u for u in urls if u in database}
+    _, lid = x.pop(limit=1)
+    slow.beat()
+    assert slow.stored(["http://a.cn/1"]) == 1 and slow.taken_back == 0  # x has the copy
+    database.add("http://a.cn/1")
+    if end == "fails":
+        x.release(lid)
+    else:
+        assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+        x.uncount(lid, count=True)
+        x.release(lid)  # the callback is done (LeaseMiddleware)
+    assert int(client.get(slow.pages_key)) == 1 and x.precounted() == 0
+    assert client.hlen(x.inflight) == 0 and x.pop(limit=1) is None
+
+
+def _sha1(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(data).hexdigest()
