@@ -30,6 +30,7 @@ queued is written; callers start the locked step again (:func:`retry_lost_lock`)
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -37,6 +38,7 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -142,6 +144,13 @@ class IndexStorage(ABC):
 
     @abstractmethod
     def smembers(self, key: str) -> set[str]: ...
+
+    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
+        """How many of the sets ``keys`` hold each member (a posting-list count)."""
+        out: Counter[str] = Counter()
+        for key in keys:
+            out.update(self.smembers(key))
+        return out
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
@@ -286,6 +295,10 @@ class MemoryStorage(IndexStorage):
     def smembers(self, key: str) -> set[str]:
         return set(self._sets.get(key, ()))
 
+    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
+        sets = self._sets
+        return Counter(itertools.chain.from_iterable(sets.get(k, ()) for k in keys))
+
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self._sets.get(key, ())
 
@@ -297,6 +310,10 @@ class MemoryStorage(IndexStorage):
 
     def hget(self, key: str, field: str) -> bytes | None:
         return self._hashes.get(key, {}).get(field)
+
+    def hmget(self, key: str, fields: Iterable[str]) -> list[bytes | None]:
+        get = self._hashes.get(key, {}).get
+        return [get(f) for f in fields]
 
     def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))

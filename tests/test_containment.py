@@ -12,7 +12,7 @@ import pytest
 
 from dedup.base import Doc
 from dedup.cascade import DEFAULT_METHODS, Cascade, Decision
-from dedup.containment import ContainmentDetector, containment, shingle_sample
+from dedup.containment import ContainmentDetector, Sample, containment, shingle_sample
 from dedup.storage import MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
 
@@ -110,6 +110,35 @@ def test_features_survive_storage_and_removal():
     assert [m.doc_id for m in again.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["a"]
     again.remove("a")
     assert det.query(Doc(text(*ARTICLE, SIDEBAR))) == []
+
+
+def test_candidates_are_only_documents_whose_posting_hits_can_reach_the_threshold():
+    """A stored document that shares two paragraphs with the query has too few posting hits
+    to be contained in it (not decoded); the stored original is; an entry written without
+    its sizes (an index of an earlier version) is always verified."""
+    storage = MemoryStorage()
+    det = ContainmentDetector(storage)
+    det.add("orig", Doc(text(*ARTICLE)))
+    det.add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
+    query = det.features(Doc(text(*ARTICLE, SIDEBAR)))
+    shared = {k for k in det.posting_keys(query) if "mixed" in storage.smembers(k)}
+    assert shared  # "mixed" has posting hits, but not enough
+    assert det.candidates(query) == {"orig"}
+
+    old = MemoryStorage()  # the earlier version stored no sizes and no floor
+    ContainmentDetector(old).add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
+    old.delete("containment:n", "containment:need:0.8")
+    det = ContainmentDetector(old)
+    det.add("orig", Doc(text(*ARTICLE)))
+    assert det.candidates(query) == {"orig", "mixed"}
+    assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
+
+
+def test_stored_sample_round_trips_and_reads_the_earlier_json_form():
+    s = Sample(frozenset({0, 4, 2**32 - 4}), 123)
+    assert Sample.from_json(s.to_json()) == s
+    assert Sample.from_json(s.to_json().encode()) == s
+    assert Sample.from_json(b'{"h": [0, 4, 4294967292], "n": 123}') == s
 
 
 @pytest.mark.parametrize(

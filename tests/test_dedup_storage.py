@@ -99,6 +99,9 @@ def test_sets_hashes_lists(backend):
     s.sadd("s", "a", "b", "b", "中")
     assert s.smembers("s") == {"a", "b", "中"} and s.scard("s") == 3
     assert s.sismember("s", "中") and not s.sismember("s", "z")
+    s.sadd("t", "b", "c")
+    assert s.smembers_count(["s", "t", "none"]) == {"a": 1, "b": 2, "中": 1, "c": 1}
+    s.delete("t")
     s.srem("s", "a", "zz")
     assert s.smembers("s") == {"b", "中"}
     s.srem("s", "b", "中")
