@@ -99,13 +99,22 @@ class Detector(ABC):
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Atomically: return the best stored duplicate of ``doc``, or store it and return None
         (started again when a Redis lock was lost mid-step: :func:`~dedup.storage.retry_lost_lock`)."""
+        return self._locked_check_and_add(
+            doc_id, lambda: self.query(doc), lambda: self.add(doc_id, doc)
+        )
+
+    def _locked_check_and_add(
+        self, doc_id: str, query: Callable[[], list[Match]], add: Callable[[], None]
+    ) -> Match | None:
+        """The best match of ``query()`` other than ``doc_id`` itself, else ``add()``: one step
+        under this detector's lock, done again from a fresh read when the lock was lost."""
 
         def step() -> Match | None:
             with self.storage.lock(self.name):
-                matches = [m for m in self.query(doc) if m.doc_id != doc_id]
+                matches = [m for m in query() if m.doc_id != doc_id]
                 if matches:
                     return matches[0]
-                self.add(doc_id, doc)
+                add()
                 return None
 
         return retry_lost_lock(self.storage, step, what=f"a {self.name} check-and-add")
@@ -218,16 +227,9 @@ class PostingIndexDetector(Detector, Generic[F]):
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Features are computed outside the lock (they are pure); lookup and insert inside."""
         feats = self.features(doc)
-
-        def step() -> Match | None:
-            with self.storage.lock(self.name):
-                matches = [m for m in self.query_features(feats) if m.doc_id != doc_id]
-                if matches:
-                    return matches[0]
-                self.add_features(doc_id, feats)
-                return None
-
-        return retry_lost_lock(self.storage, step, what=f"a {self.name} check-and-add")
+        return self._locked_check_and_add(
+            doc_id, lambda: self.query_features(feats), lambda: self.add_features(doc_id, feats)
+        )
 
 
 #: name -> detector class, filled by :func:`register` when a method's module is imported.
