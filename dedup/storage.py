@@ -798,9 +798,13 @@ class RedisStorage(IndexStorage):
         self._check_lease()
         return self.r
 
-    def get(self, key: str) -> bytes | None:
+    def _read(self, method: str, key: str, *args: Any) -> Any:
+        """redis-py's ``method`` on ``key`` (namespaced here), after :meth:`_rd`."""
         k = self._k(key)
-        return self._call(self._rd(k).get, k)
+        return self._call(getattr(self._rd(k), method), k, *args)
+
+    def get(self, key: str) -> bytes | None:
+        return self._read("get", key)
 
     def set(self, key: str, value: Value) -> None:
         self._call(self._w().set, self._k(key), _b(value))
@@ -810,8 +814,7 @@ class RedisStorage(IndexStorage):
             self._call(self._w().delete, *(self._k(k) for k in keys))
 
     def exists(self, key: str) -> bool:
-        k = self._k(key)
-        return bool(self._call(self._rd(k).exists, k))
+        return bool(self._read("exists", key))
 
     def incr(self, key: str, amount: int = 1) -> int:
         k = self._k(key)
@@ -829,16 +832,13 @@ class RedisStorage(IndexStorage):
             self._call(self._w().srem, self._k(key), *(_s(m) for m in members))
 
     def smembers(self, key: str) -> set[str]:
-        k = self._k(key)
-        return {_s(m) for m in self._call(self._rd(k).smembers, k)}
+        return {_s(m) for m in self._read("smembers", key)}
 
     def sismember(self, key: str, member: Any) -> bool:
-        k = self._k(key)
-        return bool(self._call(self._rd(k).sismember, k, _s(member)))
+        return bool(self._read("sismember", key, _s(member)))
 
     def scard(self, key: str) -> int:
-        k = self._k(key)
-        return int(self._call(self._rd(k).scard, k))
+        return int(self._read("scard", key))
 
     def hset(self, key: str, field: str, value: Value) -> None:
         self._call(self._w().hset, self._k(key), field, _b(value))
@@ -849,39 +849,33 @@ class RedisStorage(IndexStorage):
             self._call(lambda: self._w().hset(self._k(key), mapping=data))
 
     def hget(self, key: str, field: str) -> bytes | None:
-        k = self._k(key)
-        return self._call(self._rd(k).hget, k, field)
+        return self._read("hget", key, field)
 
     def hmget(self, key: str, fields: Iterable[str]) -> list[bytes | None]:
         fields = list(fields)
         if not fields:
             return []
-        k = self._k(key)
-        return self._call(self._rd(k).hmget, k, fields)
+        return self._read("hmget", key, fields)
 
     def hgetall(self, key: str) -> dict[str, bytes]:
-        k = self._k(key)
-        return {_s(f): v for f, v in self._call(self._rd(k).hgetall, k).items()}
+        return {_s(f): v for f, v in self._read("hgetall", key).items()}
 
     def hdel(self, key: str, *fields: str) -> None:
         if fields:
             self._call(self._w().hdel, self._k(key), *fields)
 
     def hlen(self, key: str) -> int:
-        k = self._k(key)
-        return int(self._call(self._rd(k).hlen, k))
+        return int(self._read("hlen", key))
 
     def rpush(self, key: str, *values: Value) -> None:
         if values:
             self._call(self._w().rpush, self._k(key), *(_b(v) for v in values))
 
     def lrange(self, key: str, start: int = 0, end: int = -1) -> list[bytes]:
-        k = self._k(key)
-        return self._call(self._rd(k).lrange, k, start, end)
+        return self._read("lrange", key, start, end)
 
     def llen(self, key: str) -> int:
-        k = self._k(key)
-        return int(self._call(self._rd(k).llen, k))
+        return int(self._read("llen", key))
 
     def keys(self, prefix: str = "") -> list[str]:
         pattern = _redis_glob_escape(self._prefix + prefix) + "*"
