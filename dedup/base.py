@@ -183,18 +183,17 @@ class PostingIndexDetector(Detector, Generic[F]):
             out |= self.storage.smembers(key)
         return out
 
+    def stored_features(self, ids: list[str]) -> list[tuple[str, F]]:
+        """The stored features of ``ids``, in their order (ids no longer stored left out)."""
+        raws = self.storage.hmget(self.key("docs"), ids) if ids else []
+        return [(doc_id, self.feature_type.from_json(raw))
+                for doc_id, raw in zip(ids, raws, strict=True) if raw is not None]  # fmt: skip
+
     def query_features(self, feats: F) -> list[Match]:
         """Stored documents that documents with ``feats`` near-duplicate, best first."""
-        ids = sorted(self.candidates(feats))
-        if not ids:
-            return []
-        matches = []
-        for doc_id, raw in zip(ids, self.storage.hmget(self.key("docs"), ids), strict=True):
-            if raw is None:
-                continue
-            score = self.score(feats, self.feature_type.from_json(raw))
-            if score > 0:
-                matches.append(Match(doc_id, score, self.name))
+        matches = [Match(doc_id, sc, self.name)
+                   for doc_id, stored in self.stored_features(sorted(self.candidates(feats)))
+                   if (sc := self.score(feats, stored)) > 0]  # fmt: skip
         matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches
 

@@ -321,12 +321,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """Stored documents contained in the query (score c(stored, query)); when there are
         none, stored documents that contain the query with spliced material (``replaces``,
         score c(query, stored)). Best first, ties by doc id."""
-        ids = sorted(self.candidates(feats))
-        if not ids:
-            return []
-        stored = [(doc_id, Sample.from_json(raw))
-                  for doc_id, raw in zip(ids, self.storage.hmget(self.key("docs"), ids),
-                                         strict=True) if raw is not None]  # fmt: skip
+        stored = self.stored_features(sorted(self.candidates(feats)))
         matches = [Match(d, sc, self.name) for d, s in stored if (sc := self.score(feats, s)) > 0]
         if not matches and self.reverse:
             matches = [Match(d, sc, self.name, replaces=True) for d, s in stored
