@@ -380,8 +380,7 @@ class DedupPipeline:
             return item
         if self.lock_poll and self._cascade_busy():
             return self._check_later(item, adapter, url, doc, spider)
-        decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
-        return self._decided(item, adapter, url, spider, decision)
+        return self._check_and_decide(item, adapter, url, doc, spider)
 
     def _cascade_busy(self) -> bool:
         """Another worker holds the shared cascade's lock (Redis; not during an outage)."""
@@ -417,8 +416,7 @@ class DedupPipeline:
                 clock.callLater(self.lock_poll, look)
                 return
             try:
-                decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
-                result = self._decided(item, adapter, url, spider, decision)
+                result = self._check_and_decide(item, adapter, url, doc, spider)
             except Exception:  # noqa: BLE001 - handed to Scrapy as the item's failure
                 done.errback()
                 return
@@ -427,8 +425,10 @@ class DedupPipeline:
         clock.callLater(self.lock_poll, look)
         return done
 
-    def _decided(self, item: Any, adapter: ItemAdapter, url: str | None, spider: Any,
-                 decision: Decision | None) -> Any:  # fmt: skip
+    def _check_and_decide(self, item: Any, adapter: ItemAdapter, url: str | None, doc: Doc,
+                          spider: Any) -> Any:  # fmt: skip
+        """Check ``doc`` against the cascade and mark, count and signal the outcome."""
+        decision = self._check(url or "", doc, bool(adapter.get("recrawled")))
         if decision is None:
             return item
         self._inc("topicrawl/dedup/checked")
