@@ -187,7 +187,7 @@ class Command(ScrapyCrawl):
         self.crawler_process.start()
         console.clear_status()
         if interrupt.received is not None:  # while loading the topic or building the scorer
-            _consume_failure(started)  # said in one line, not as an unretrieved error
+            _crawl_error(started)  # said in one line, not as an unretrieved error
             console.fail(interrupt.received)
             self.exitcode = interrupt.received.exit_status
             return
@@ -278,12 +278,3 @@ def _crawl_error(started: Any) -> BaseException | None:
 
         started.addErrback(keep)
     return None if isinstance(error, CloseSpider) else error
-
-
-def _consume_failure(started: Any) -> None:
-    """Mark the failure of a crawl task (asyncio) or Deferred as handled."""
-    if isinstance(started, asyncio.Future):
-        if started.done() and not started.cancelled():
-            started.exception()
-    elif hasattr(started, "addErrback"):
-        started.addErrback(lambda _failure: None)
