@@ -2,8 +2,10 @@
 
 Starts a private ``redis-server`` (never the shared one: its ``INFO commandstats`` would count
 other clients), a generated test web and ``--workers`` ``scrapy crawl topic`` workers that
-share a ``--pages`` budget and a fresh PostgreSQL database, then prints per command the round
-trips the workers sent (``MONITOR``, less the commands Lua scripts ran) and the commands Redis
+share a ``--pages`` budget and a fresh PostgreSQL database, then prints the requests the server read
+(``total_reads_processed``: round trips, a pipeline counting once), and per command the
+commands the workers sent (``MONITOR``, less the commands Lua scripts ran; each pipelined one
+counts) and the commands Redis
 ran (``INFO commandstats``, scripts' included), each also per page fetched. ``--root`` runs the crawler of another checkout (e.g. an export of
 ``main``) against the same web, to compare before and after a change::
 
@@ -51,9 +53,18 @@ def commandstats(port: int) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"cmdstat_([\w|]+):calls=(\d+)", out)}
 
 
-def round_trips(monitor_log: Path) -> dict[str, int]:
-    """Commands the clients sent (``MONITOR`` lines, less those a Lua script ran): the round
-    trips, by command."""
+def read_events(port: int) -> int:
+    """The server's ``total_reads_processed`` (``INFO stats``): the requests it read off its
+    clients' sockets, about one a round trip (a pipeline or a transaction sent at once is one,
+    where ``MONITOR`` shows each of its commands)."""
+    out = subprocess.run(["redis-cli", "-p", str(port), "info", "stats"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return int(re.search(r"total_reads_processed:(\d+)", out)[1])
+
+
+def sent_commands(monitor_log: Path) -> dict[str, int]:
+    """Commands the clients sent (``MONITOR`` lines, less those a Lua script ran), by
+    command; pipelined ones each count."""
     counts: dict[str, int] = {}
     for line in monitor_log.read_text(errors="replace").splitlines():
         m = re.match(r'[\d.]+ \[\d+ ([^\]]+)\] "([^"]+)"', line)
@@ -120,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         codes = [p.wait() for p in procs]
         took = time.monotonic() - started
         stats = commandstats(port)
+        reads = read_events(port)
         monitor.terminate()
         monitor.wait()
     finally:
@@ -132,12 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     for log in logs:
         found = re.findall(r"'topicrawl/pages/fetched': (\d+)", log.read_text(errors="replace"))
         fetched += int(found[-1]) if found else 0
-    trips = round_trips(monitor_log)
+    trips = sent_commands(monitor_log)
     shutil.rmtree(tmp, ignore_errors=True)
     total, sent = sum(stats.values()), sum(trips.values())
-    print(f"root {a.root}: {a.workers} workers, exit {codes}, {fetched} pages fetched in "
-          f"{took:.0f} s; {sent} round trips ({sent / max(fetched, 1):.1f} a page), "
-          f"{total} commands run, scripts' included ({total / max(fetched, 1):.1f} a page)")
+    per = max(fetched, 1)
+    print(
+        f"root {a.root}: {a.workers} workers, exit {codes}, {fetched} pages fetched in "
+        f"{took:.0f} s; {reads} requests read by the server (round trips, {reads / per:.1f} "
+        f"a page), {sent} commands sent ({sent / per:.1f} a page), {total} commands run, "
+        f"scripts' included ({total / per:.1f} a page)"
+    )
     print(f"  {'command':<16} {'sent':>7} {'a page':>8} {'run':>7} {'a page':>8}")
     for cmd in sorted(set(stats) | set(trips), key=lambda c: -trips.get(c, 0)):
         n, m = trips.get(cmd, 0), stats.get(cmd, 0)

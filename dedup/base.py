@@ -178,10 +178,7 @@ class PostingIndexDetector(Detector, Generic[F]):
         return self._union(self.posting_keys(feats))
 
     def _union(self, keys: Iterable[str]) -> set[str]:
-        out: set[str] = set()
-        for key in keys:
-            out |= self.storage.smembers(key)
-        return out
+        return set().union(*self.storage.smembers_many(keys))
 
     def stored_features(self, ids: list[str]) -> list[tuple[str, F]]:
         """The stored features of ``ids``, in their order (ids no longer stored left out)."""

@@ -313,8 +313,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
         if not rest:
             return 0.0
-        held = sum(bool(self.storage.smembers(self.key("p", format(h, "x"))) - {doc_id})
-                   for h in rest)  # fmt: skip
+        sets = self.storage.smembers_many(self.key("p", format(h, "x")) for h in rest)
+        held = sum(bool(members - {doc_id}) for members in sets)
         return held / len(rest)
 
     def query_features(self, feats: Sample) -> list[Match]:

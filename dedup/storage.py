@@ -145,12 +145,14 @@ class IndexStorage(ABC):
     @abstractmethod
     def smembers(self, key: str) -> set[str]: ...
 
+    def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
+        """The members of each set of ``keys``, in their order (a backend over a network
+        reads them in one round trip)."""
+        return [self.smembers(key) for key in keys]
+
     def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
         """How many of the sets ``keys`` hold each member (a posting-list count)."""
-        out: Counter[str] = Counter()
-        for key in keys:
-            out.update(self.smembers(key))
-        return out
+        return Counter(itertools.chain.from_iterable(self.smembers_many(keys)))
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
@@ -394,17 +396,36 @@ class SQLiteStorage(IndexStorage):
         if self.path != ":memory:":
             parent = os.path.dirname(os.path.abspath(self.path))
             os.makedirs(parent, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SQLITE_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open SQLite dedup index {self.path!r}: {exc}") from exc
+        self._conn = self._open(timeout)
         self._mutex = threading.RLock()
         self._depth = 0
+
+    def _open(self, timeout: float) -> sqlite3.Connection:
+        """Connect and set the index up. Switching a new file to WAL takes an exclusive lock
+        that SQLite's busy timeout does not wait for, so processes opening one new index
+        together retry that step until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        delay = 0.01
+        while True:
+            conn = None
+            try:
+                conn = sqlite3.connect(
+                    self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SQLITE_SCHEMA)
+                return conn
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                busy = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise StorageError(
+                        f"cannot open SQLite dedup index {self.path!r}: {exc}"
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
 
     def _x(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
         try:
@@ -833,6 +854,19 @@ class RedisStorage(IndexStorage):
 
     def smembers(self, key: str) -> set[str]:
         return {_s(m) for m in self._read("smembers", key)}
+
+    def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
+        ks = [self._k(key) for key in keys]
+        if not ks:
+            return []
+
+        def read() -> list:
+            pipe = self._rd(*ks).pipeline(transaction=False)
+            for k in ks:
+                pipe.smembers(k)
+            return pipe.execute()
+
+        return [{_s(m) for m in members} for members in self._call(read)]
 
     def sismember(self, key: str, member: Any) -> bool:
         return bool(self._read("sismember", key, _s(member)))
