@@ -255,6 +255,22 @@ def test_pipeline_sends_document_replaced_for_the_source():
     pipe.close_spider(None)
 
 
+# -- a page holding several documents; another method's match; reprints met early -----------
+
+
+def test_a_page_holding_several_documents_is_matched_to_the_one_covering_most_of_it():
+    """A commentary page holds its source (most of it) and, among the sentences it spliced in,
+    all of a short article: it is its source's copy, not the short article's (before: the
+    short article, contained whole, ranked first by c(stored, page))."""
+    det = ContainmentDetector(MemoryStorage())
+    det.add("a-short", Doc(text(*OTHER)))
+    det.add("source", Doc(text(*ARTICLE, *DONOR)))
+    page = text(*ARTICLE, *DONOR[:4], "【网友评论】", *OTHER)  # the source's last sentence cut
+    matches = det.query(Doc(page))
+    assert [m.doc_id for m in matches] == ["source", "a-short"]
+    assert matches[0].score < matches[1].score == 1.0  # the score stays c(stored, page)
+
+
 REDIS_URL = os.environ.get("TOPICRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
