@@ -53,6 +53,14 @@ conditions guard the reverse direction (``reverse``, on by default):
   writing (a commentary no other document holds) is caught only when its source came first,
   and a source met before the documents it was spliced with is not caught either.
 
+The reverse direction also decides *which copy is the original* when an earlier method of
+the cascade found the pair (:meth:`ContainmentDetector.reprints_of`, asked by
+:meth:`dedup.cascade.Cascade.check_and_add` after any match): SpotSigs pairs a source with
+its reprint with a short spliced block (resemblance ≥ 0.5) before containment is asked, and
+the reprint, stored first, would stay. And a reprint with extras stored before the
+documents it spliced in (the guard could not see them) leaves the index when a later page
+shows it up: the cascade retires every stored reprint with extras of the new page
+(``Decision.retired``), as a duplicate of the copy kept.
 
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
@@ -348,4 +356,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not matches:
             matches = self._reverse_matches(feats, stored)
             matches.sort(key=lambda m: (-m.score, m.doc_id))
+        return matches
+
+    def reprints_of(self, doc: Doc) -> list[Match]:
+        """The reverse direction alone, whatever else ``doc`` matches: stored documents that
+        hold ``doc`` plus material spliced from other indexed documents (``replaces``), best
+        first. The cascade asks after another method's match (see
+        :meth:`dedup.cascade.Cascade.check_and_add`)."""
+        feats = self.features(doc)
+        matches = self._reverse_matches(feats, self.stored_features(sorted(self.candidates(feats))))
+        matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches
