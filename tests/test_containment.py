@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from dedup.base import Doc
-from dedup.cascade import DEFAULT_METHODS, Cascade, Decision
+from dedup.cascade import DEFAULT_METHODS, Cascade, Decision, LocalFallback
 from dedup.containment import ContainmentDetector, Sample, containment, shingle_sample
 from dedup.storage import MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
@@ -321,6 +321,11 @@ def test_source_retires_a_reprint_with_extras_met_before_the_articles_it_spliced
     assert d.kept == "copy"
     stored = set(c.storage.hgetall("containment:docs"))
     assert "copy" in stored and "reprint" not in stored and "source" not in stored
+    local = LocalFallback(Cascade(MemoryStorage()))  # the outage's copy remembers it too
+    for doc_id, body in (("reprint", SPLICED), ("copy", COPY), ("donor", text(*DONOR)),
+                         ("other", text(*OTHER)), ("source", text(*ARTICLE))):  # fmt: skip
+        local.check_and_add(doc_id, Doc(body))
+    assert ("remove", "reprint", None) in local.pending
 
 
 def test_pipeline_signals_the_retired_reprint_as_a_duplicate_of_the_copy_kept():
