@@ -96,6 +96,13 @@ class Detector(ABC):
     def remove(self, doc_id: str) -> None:
         """Drop ``doc_id`` from the index (no error when it is absent)."""
 
+    def reprints_of(self, doc: Doc) -> list[Match]:
+        """Stored documents that reprint ``doc`` with extra material of their own, so that
+        ``doc`` is their original (``Match.replaces``), whatever else ``doc`` matches: none
+        by default (containment's reverse direction implements it). The cascade asks every
+        method once a match decided (:meth:`dedup.cascade.Cascade.check_and_add`)."""
+        return []
+
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Atomically: return the best stored duplicate of ``doc``, or store it and return None
         (started again when a Redis lock was lost mid-step: :func:`~dedup.storage.retry_lost_lock`)."""

@@ -53,6 +53,17 @@ class Decision:
 
     duplicate: Match | None = None
     replaced: Match | None = None
+    #: with ``keep="first"``: other stored documents the step took out of the index as
+    #: reprints with extras of the new document (``Match.replaces``; containment's reverse
+    #: direction): each is now a duplicate of the kept copy, ``duplicate.doc_id`` when the
+    #: new document is a duplicate, else the new document
+    retired: tuple[Match, ...] = ()
+
+    @property
+    def kept(self) -> str | None:
+        """The stored copy a retired document is a duplicate of: the document the new one
+        duplicates, else None (the new document itself)."""
+        return None if self.duplicate is None else self.duplicate.doc_id
 
 
 def _doc_meta(doc: Doc) -> str:
@@ -185,6 +196,15 @@ class Cascade:
         first; under "longer"/"earlier" that policy decides, as for any match (the corpus
         then holds the longer / earlier copy in both orders).
 
+        With ``keep="first"``, once a method matched, every method is asked for the stored
+        reprints with extras of ``doc`` (:meth:`Detector.reprints_of`: containment's reverse
+        direction, with its ``spliced`` guard). When the matched document is one of them, the
+        pair is that method's but the direction is containment's: ``doc`` replaces it (SpotSigs
+        pairs a source with its reprint with a short spliced block before containment is
+        asked). The others leave the index as duplicates of the copy kept
+        (``Decision.retired``: a reprint with extras stored before the documents it spliced
+        in, which the guard could not see then).
+
         On Redis, when the cascade's lock expired during the step (the worker stalled past
         its time to live), nothing the step wrote reaches the index and the step starts
         again from a fresh read; the decision returned is the one that was written.
@@ -206,18 +226,39 @@ class Cascade:
             for det in self.detectors:
                 det.sync_memory()
 
+    def _reprints_of(self, doc_id: str, doc: Doc) -> list[Match]:
+        """Every method's stored reprints with extras of ``doc`` (:meth:`Detector.reprints_of`),
+        best first, each document once."""
+        out: dict[str, Match] = {}
+        for det in self.detectors:
+            for m in det.reprints_of(doc):
+                if m.doc_id != doc_id:
+                    out.setdefault(m.doc_id, m)
+        return sorted(out.values(), key=lambda m: (-m.score, m.doc_id))
+
     def _check_and_add(self, doc_id: str, doc: Doc) -> tuple[Decision, str | None]:
         with self.storage.lock("cascade"):
             for det in self.detectors:
                 matches = [m for m in det.query(doc) if m.doc_id != doc_id]
                 if not matches:
                     continue
-                match = matches[0]
+                match, name, retired = matches[0], det.name, ()
+                if self.keep == "first":
+                    # which copy is the original is the reverse direction's to say, whichever
+                    # method found the pair; and every other stored reprint with extras of
+                    # this text leaves the index with it (Decision.retired)
+                    extras = self._reprints_of(doc_id, doc)
+                    same = next((m for m in extras if m.doc_id == match.doc_id), None)
+                    if same is not None and not match.replaces:
+                        match, name = same, same.method
+                    retired = tuple(m for m in extras if m.doc_id != match.doc_id)
+                for m in retired:
+                    self._remove(m.doc_id)
                 if (match.replaces and self.keep == "first") or self._new_wins(doc, match.doc_id):
                     self._remove(match.doc_id)
                     self._add(doc_id, doc)
-                    return Decision(replaced=match), det.name
-                return Decision(duplicate=match), det.name
+                    return Decision(replaced=match, retired=retired), name
+                return Decision(duplicate=match, retired=retired), name
             self._add(doc_id, doc)
             return Decision(), None
 
@@ -254,8 +295,9 @@ class LocalFallback:
     def check_and_add(self, doc_id: str, doc: Doc) -> Decision:
         """:meth:`Cascade.check_and_add` on the local copy; what it stores is remembered."""
         decision = self._copy().check_and_add(doc_id, doc)
-        if decision.replaced is not None:
-            self.pending.append(("remove", decision.replaced.doc_id, None))
+        for gone in (decision.replaced, *decision.retired):
+            if gone is not None:
+                self.pending.append(("remove", gone.doc_id, None))
         if decision.duplicate is None:
             self.pending.append(("add", doc_id, doc))
         return decision

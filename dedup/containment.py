@@ -19,6 +19,12 @@ spliced block of other articles is therefore a duplicate of its source (the dedu
 the older bound: the material of B not in A is at most ``max_extra`` of B
 (1 − |S(A) ∩ S(B)| / |S(B)|, on the samples and on the lengths).
 
+**The best of several.** A page may contain more than one stored document: a commentary
+page holds its source and, among the sentences it spliced in, maybe all of a short article
+(test web a4 in reverse order: its source at c 0.98, a spliced article at 0.95). Its forward
+matches are ranked by the share of the page each covers (|S(A) ∩ S(B)| / |S(B)|: the page is
+a copy of what most of it is), then by c(A, B); the score reported stays c(A, B).
+
 **Both directions** (issue 17, item 3, whichever order the crawl meets the two pages). The
 rule above reads "the new page contains the stored one"; when the crawl fetched the reprint
 with extras first, its source arrives second and is *contained in* an accepted document:
@@ -46,6 +52,15 @@ conditions guard the reverse direction (``reverse``, on by default):
   pairs are checked in a fresh index). The cost: a reprint whose extra material is its own
   writing (a commentary no other document holds) is caught only when its source came first,
   and a source met before the documents it was spliced with is not caught either.
+
+The reverse direction also decides *which copy is the original* when an earlier method of
+the cascade found the pair (:meth:`ContainmentDetector.reprints_of`, asked by
+:meth:`dedup.cascade.Cascade.check_and_add` after any match): SpotSigs pairs a source with
+its reprint with a short spliced block (resemblance ≥ 0.5) before containment is asked, and
+the reprint, stored first, would stay. And a reprint with extras stored before the
+documents it spliced in (the guard could not see them) leaves the index when a later page
+shows it up: the cascade retires every stored reprint with extras of the new page
+(``Decision.retired``), as a duplicate of the copy kept.
 
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
@@ -317,16 +332,38 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         held = sum(bool(members - {doc_id}) for members in sets)
         return held / len(rest)
 
+    def _reverse_matches(self, feats: Sample, stored: list[tuple[str, Sample]]) -> list[Match]:
+        """Stored documents that contain the query with spliced material (``replaces``,
+        score c(query, stored)): the reverse direction and its guard."""
+        if not self.reverse:
+            return []
+        return [Match(d, sc, self.name, replaces=True) for d, s in stored
+                if (sc := self.contained_score(feats, s)) > 0
+                and (not self.spliced
+                     or self.spliced_share(d, feats, s) >= self.spliced)]  # fmt: skip
+
     def query_features(self, feats: Sample) -> list[Match]:
-        """Stored documents contained in the query (score c(stored, query)); when there are
-        none, stored documents that contain the query with spliced material (``replaces``,
-        score c(query, stored)). Best first, ties by doc id."""
+        """Stored documents contained in the query (score c(stored, query)), the one that
+        covers the largest share of the query first (|S ∩ Q| / |Q|: a commentary page holds
+        its source and, among the sentences it spliced in, maybe all of a short article;
+        its source covers the most of it), then by score; when there are none, stored
+        documents that contain the query with spliced material (``replaces``, score
+        c(query, stored)), best first. Ties by doc id."""
         stored = self.stored_features(sorted(self.candidates(feats)))
-        matches = [Match(d, sc, self.name) for d, s in stored if (sc := self.score(feats, s)) > 0]
-        if not matches and self.reverse:
-            matches = [Match(d, sc, self.name, replaces=True) for d, s in stored
-                       if (sc := self.contained_score(feats, s)) > 0
-                       and (not self.spliced
-                            or self.spliced_share(d, feats, s) >= self.spliced)]  # fmt: skip
+        ranked = sorted(((-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
+                         if (sc := self.score(feats, s)) > 0))  # fmt: skip
+        matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
+        if not matches:
+            matches = self._reverse_matches(feats, stored)
+            matches.sort(key=lambda m: (-m.score, m.doc_id))
+        return matches
+
+    def reprints_of(self, doc: Doc) -> list[Match]:
+        """The reverse direction alone, whatever else ``doc`` matches: stored documents that
+        hold ``doc`` plus material spliced from other indexed documents (``replaces``), best
+        first. The cascade asks after another method's match (see
+        :meth:`dedup.cascade.Cascade.check_and_add`)."""
+        feats = self.features(doc)
+        matches = self._reverse_matches(feats, self.stored_features(sorted(self.candidates(feats))))
         matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches

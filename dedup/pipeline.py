@@ -26,6 +26,10 @@ the stats as ``topicrawl/dedup/dropped/<method>``. With ``keep`` "longer"/"earli
 displaces a stored one is kept, ``topicrawl/dedup/replaced/<method>`` is counted
 and the :data:`document_replaced` signal is sent with ``old_url``, ``new_url``, ``method``
 and ``score`` (the store pipeline should then mark the old page as a duplicate of the new).
+A stored reprint with extras of the new page that the step retires (``Decision.retired``:
+the new page is its original, found after another stored copy matched it) is counted and
+signalled the same way, ``new_url`` being the copy kept (the new page, or the stored
+document it duplicates).
 Items without text, and items already marked not accepted, pass through unchecked. When the
 index backend fails (``StorageError``, e.g. Redis down), pages are checked against a local
 in-memory copy of the cascade (:class:`dedup.cascade.LocalFallback`), counted as
@@ -436,14 +440,15 @@ class DedupPipeline:
             m = decision.duplicate
             adapter["duplicate"] = {"of": m.doc_id, "method": m.method, "score": float(m.score)}
             self._inc(f"topicrawl/dedup/dropped/{m.method}")
-        elif decision.replaced is not None:
-            m = decision.replaced
+        gone = [(m, url) for m in (decision.replaced,) if m is not None]
+        gone += [(m, decision.kept or url) for m in decision.retired]
+        for m, of in gone:
             self._inc(f"topicrawl/dedup/replaced/{m.method}")
             if self.signals is not None:
                 self.signals.send_catch_log(
                     signal=document_replaced,
                     old_url=m.doc_id,
-                    new_url=url,
+                    new_url=of,
                     method=m.method,
                     score=float(m.score),
                     spider=spider,

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from dedup.base import Doc
-from dedup.cascade import DEFAULT_METHODS, Cascade, Decision
+from dedup.cascade import DEFAULT_METHODS, Cascade, Decision, LocalFallback
 from dedup.containment import ContainmentDetector, Sample, containment, shingle_sample
 from dedup.storage import MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
@@ -252,6 +252,100 @@ def test_pipeline_sends_document_replaced_for_the_source():
     [(signal, kw)] = sent
     assert signal is document_replaced and kw["method"] == "containment"
     assert (kw["old_url"], kw["new_url"]) == ("http://r/1", "http://s/1")
+    pipe.close_spider(None)
+
+
+# -- a page holding several documents; another method's match; reprints met early -----------
+
+
+def test_a_page_holding_several_documents_is_matched_to_the_one_covering_most_of_it():
+    """A commentary page holds its source (most of it) and, among the sentences it spliced in,
+    all of a short article: it is its source's copy, not the short article's (before: the
+    short article, contained whole, ranked first by c(stored, page))."""
+    det = ContainmentDetector(MemoryStorage())
+    det.add("a-short", Doc(text(*OTHER)))
+    det.add("source", Doc(text(*ARTICLE, *DONOR)))
+    page = text(*ARTICLE, *DONOR[:4], "【网友评论】", *OTHER)  # the source's last sentence cut
+    matches = det.query(Doc(page))
+    assert [m.doc_id for m in matches] == ["source", "a-short"]
+    assert matches[0].score < matches[1].score == 1.0  # the score stays c(stored, page)
+
+
+#: A reprint with a shorter spliced block: SpotSigs, before containment, pairs its source
+#: with it (resemblance 0.6).
+SHORT_SPLICE = text(*ARTICLE, "【延伸阅读】", *DONOR[:3])
+
+
+def test_source_paired_by_an_earlier_method_still_replaces_its_reprint_with_extras():
+    """Fails before: SpotSigs matched the source to the stored reprint first and the source
+    was dropped, the reprint with extras kept (test webs b4, URL order: both copies)."""
+    c = Cascade(MemoryStorage())  # exact, spotsigs, containment
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER)),
+                         ("reprint", SHORT_SPLICE)):  # fmt: skip
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    d = c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert d.duplicate is None and d.replaced is not None
+    assert (d.replaced.doc_id, d.replaced.method, d.replaced.replaces) == (
+        "reprint", "containment", True)  # fmt: skip
+    assert c.counts == {"containment": 1}  # the decision is containment's
+    longer = Cascade(MemoryStorage(), keep="longer")  # another policy decides as before
+    for doc_id, body in (("donor", text(*DONOR)), ("reprint", SHORT_SPLICE)):
+        longer.check_and_add(doc_id, Doc(body))
+    kept = longer.check_and_add("source", Doc(text(*ARTICLE)))
+    assert kept.duplicate is not None and kept.duplicate.method == "spotsigs"
+
+
+#: A plain copy of the source (a byline added): stored before the source arrives.
+COPY = text("作者：通讯员 刘洁 来源：新华网", *ARTICLE)
+
+
+def _reprint_met_early(storage=None) -> tuple[Cascade, Decision]:
+    """The reprint with extras first (nothing it spliced in is indexed yet), then a plain
+    copy of its source (contained in it, but no other document holds its extras: kept),
+    then the articles it spliced from, then the source: the decision on the source."""
+    c = Cascade(storage or MemoryStorage())
+    for doc_id, body in (("reprint", SPLICED), ("copy", COPY), ("donor", text(*DONOR)),
+                         ("other", text(*OTHER))):  # fmt: skip
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    return c, c.check_and_add("source", Doc(text(*ARTICLE)))
+
+
+def test_source_retires_a_reprint_with_extras_met_before_the_articles_it_spliced():
+    """Fails before: the source was dropped as the plain copy's duplicate and the reprint
+    with extras stayed in the index (test webs a3, URL order); now the source's match (the
+    copy) decides and the reprint leaves as the copy's duplicate."""
+    c, d = _reprint_met_early()
+    assert d.duplicate is not None and d.duplicate.doc_id == "copy" and d.replaced is None
+    [gone] = d.retired
+    assert (gone.doc_id, gone.method, gone.replaces) == ("reprint", "containment", True)
+    assert d.kept == "copy"
+    stored = set(c.storage.hgetall("containment:docs"))
+    assert "copy" in stored and "reprint" not in stored and "source" not in stored
+    local = LocalFallback(Cascade(MemoryStorage()))  # the outage's copy remembers it too
+    for doc_id, body in (("reprint", SPLICED), ("copy", COPY), ("donor", text(*DONOR)),
+                         ("other", text(*OTHER)), ("source", text(*ARTICLE))):  # fmt: skip
+        local.check_and_add(doc_id, Doc(body))
+    assert ("remove", "reprint", None) in local.pending
+
+
+def test_pipeline_signals_the_retired_reprint_as_a_duplicate_of_the_copy_kept():
+    from crawler.items import PageItem
+    from dedup.pipeline import DedupPipeline, document_replaced
+
+    sent = []
+
+    class Signals:
+        def send_catch_log(self, signal, **kw):
+            sent.append((signal, kw))
+
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals())
+    for url, body in (("http://r/1", SPLICED), ("http://c/1", COPY), ("http://d/1", text(*DONOR)),
+                      ("http://o/1", text(*OTHER)), ("http://s/1", text(*ARTICLE))):  # fmt: skip
+        item = pipe.process_item(PageItem(url=url, text=body, title="标题"))
+    assert item["duplicate"]["of"] == "http://c/1"
+    [(signal, kw)] = sent
+    assert signal is document_replaced and kw["method"] == "containment"
+    assert (kw["old_url"], kw["new_url"]) == ("http://r/1", "http://c/1")
     pipe.close_spider(None)
 
 
