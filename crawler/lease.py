@@ -229,7 +229,8 @@ redis.call('HSET', KEYS[2], 's:' .. ARGV[2], 1)
 return 1
 """
 #: a worker is about to write counted pages (its store-claim, :meth:`WorkerLease.storing`):
-#: KEYS inflight, pages, frontier, precounted, handed, then each page's store-claim; ARGV
+#: KEYS inflight, pages, frontier, precounted, handed, its writes (``<prefix>:writes:<worker>``:
+#: the leases it claimed, ended by :data:`_STORED`), then each page's store-claim; ARGV
 #: worker, claim ms, limit (-1: none), then (id, URL, entry, entry as requeued) per page.
 #: Each page: 1 its count is this worker's; 2 its lease was reclaimed and the queued copy still
 #: waited (taken back with its count); 3 the count is out with a copy another worker popped,
@@ -266,17 +267,19 @@ for i = 4, #ARGV, 4 do
     end
   end
   if code > 0 then
-    local claim = KEYS[6 + (i - 4) / 4]
+    local claim = KEYS[7 + (i - 4) / 4]
     redis.call('HSET', claim, me, 1)
     if redis.call('PTTL', claim) < ms then redis.call('PEXPIRE', claim, ms) end
+    redis.call('HSET', KEYS[6], id, 1)
   end
   out[#out + 1] = code
 end
+redis.call('PEXPIRE', KEYS[6], 10 * ms)
 return out
 """
 #: counted pages written to the database: KEYS inflight, pages, frontier, precounted, handed,
-#: then each page's store-claim; ARGV count (0/1), worker, then (id, entry as requeued, URL,
-#: claimed 0/1) per page. A lease a reclaimer took meanwhile (its count handed on to the
+#: its writes, then each page's store-claim; ARGV count (0/1), worker, then (id, entry as
+#: requeued, URL) per page. A lease a reclaimer took meanwhile (its count handed on to the
 #: request queued again) is taken back from the frontier with that count (counted again only
 #: when the copy had none); a copy another worker popped carries the count to it, and its
 #: give-back keeps it now (``s``). The store-claim ends. A page written after its claim lapsed
@@ -284,12 +287,13 @@ return out
 #: counter says what is stored); returns (taken back, counted again).
 _STORED = """
 local back, late = 0, 0
-for i = 3, #ARGV, 4 do
+for i = 3, #ARGV, 3 do
   local id, copy, url = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local held = redis.call('HDEL', KEYS[1], 'c:' .. id)
   redis.call('HDEL', KEYS[1], id, 's:' .. id)
-  local claim = KEYS[6 + (i - 3) / 4]
+  local claim = KEYS[7 + (i - 3) / 3]
   local claimed = redis.call('HDEL', claim, ARGV[2])
+  local wrote = redis.call('HDEL', KEYS[6], id)
   if held == 0 and redis.call('ZREM', KEYS[3], copy) == 1 then
     local pre = redis.call('HDEL', KEYS[4], redis.sha1hex(copy))
     if pre == 0 and ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
@@ -297,7 +301,7 @@ for i = 3, #ARGV, 4 do
     back = back + 1
   elseif redis.call('HEXISTS', KEYS[5], url) == 1 then
     redis.call('HSET', KEYS[5], url, 's')
-  elseif held == 0 and claimed == 0 and ARGV[i + 3] == '1' and ARGV[1] == '1' then
+  elseif held == 0 and claimed == 0 and wrote == 1 and ARGV[1] == '1' then
     redis.call('INCR', KEYS[2])
     late = late + 1
   end
@@ -473,8 +477,8 @@ class WorkerLease:
         self._precounted_ids: set[str] = set()
         #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
         self.taken_back = 0
-        #: leases whose page this worker claimed to store (:meth:`storing`)
-        self._claimed: set[str] = set()
+        #: the leases whose page this worker claimed to write (:data:`_STORING`)
+        self.writes_key = f"{prefix}:writes:{self.worker}"
         #: pages to store counted afresh, not stored, written past their claim (:meth:`storing`)
         self.recounted = self.dropped = self.late = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
@@ -731,7 +735,7 @@ class WorkerLease:
             return set()
         codes = self._scripts["storing"](
             keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
-                  self.handed_key, *claims],
+                  self.handed_key, self.writes_key, *claims],
             args=[self.worker, self.claim_ms, -1 if limit is None else limit, *quads],
         )  # fmt: skip
         dropped: set[str] = set()
@@ -739,7 +743,6 @@ class WorkerLease:
             for lease_id, url, code in zip(quads[::4], quads[1::4], codes, strict=True):
                 code = int(code)
                 if code > 0:
-                    self._claimed.add(lease_id)
                     self.taken_back += code == 2
                     self.recounted += code == 4
                     continue
@@ -766,7 +769,7 @@ class WorkerLease:
         reclaimer handed on to it (the number of those, also in :attr:`taken_back`); a copy
         another worker popped keeps the count for this page. A page written after its claim
         lapsed whose count went back meanwhile is counted again (:attr:`late`)."""
-        quads: list[Any] = []
+        triples: list[Any] = []
         claims: list[str] = []
         with self._lock:
             for url in urls:
@@ -778,17 +781,14 @@ class WorkerLease:
                 entry = self._entries.pop(lease_id, None)
                 sent = lease_id in self._sent_ids
                 self._sent_ids.discard(lease_id)
-                claimed = lease_id in self._claimed
-                self._claimed.discard(lease_id)
-                quads += [lease_id, requeued_entry(entry, sent)[0] if entry else b"", url,
-                          int(claimed)]  # fmt: skip
+                triples += [lease_id, requeued_entry(entry, sent)[0] if entry else b"", url]
                 claims.append(self.claim_key(url))
-        if not quads:
+        if not triples:
             return 0
         back, late = (int(n) for n in self._scripts["stored"](
             keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
-                  self.handed_key, *claims],
-            args=[int(count), self.worker, *quads],
+                  self.handed_key, self.writes_key, *claims],
+            args=[int(count), self.worker, *triples],
         ))  # fmt: skip
         if back:
             self.taken_back += back
@@ -799,7 +799,7 @@ class WorkerLease:
             log.warning("%d pages were written after their store-claim lapsed (%.0f s) and "
                         "their count had gone back: counted again, the budget may be "
                         "exceeded by as many", late, self.claim_ms / 1000)  # fmt: skip
-        return len(quads) // 4
+        return len(triples) // 3
 
     def settle(self) -> int:
         """Give back the handed-on counts held for a store-claim that lapsed unwritten (its
