@@ -43,12 +43,30 @@ with its mark, so nothing is counted again (``topicrawl/frontier/lease_taken_bac
 another worker already popped it, that worker's copy is the same row (pages are an upsert
 per run and URL) and holds the count through the mark; if that copy then fails for good or
 breaks, its lease asks the database first (only for a lease with a handed-on count) and keeps
-the count when the page is there. Not covered: the slow worker's write landing after that
-check (one page over the budget).
+the count when the page is there.
+
+The store-claim closes the window that check leaves (the slow worker's write landing after
+it). Right before each database write the store's writer claims the batch's counted pages
+(:meth:`WorkerLease.storing`, one script a batch: ``<prefix>:storing:<sha1 of the URL>``,
+field the worker, a time to live of ``claim_seconds``). The script sees what became of a
+reclaimed page's count, kept per stored URL in ``<prefix>:handed`` (``1`` out with a copy,
+``p`` held for a claim, ``s`` stored; absent: given back): a copy still waiting is taken back;
+a count out with a copy another worker holds stays there; a count given back is taken afresh
+under the budget, or the page is not written (``topicrawl/frontier/store_recounted``,
+``topicrawl/frontier/store_dropped``). Every give-back of a count (:data:`_GIVEBACK`) refuses
+while another worker's claim on the page lives (the count is held for it, ``p``) or once the
+page is stored (``s``); the write's end (:meth:`WorkerLease.stored`) marks it stored and drops
+the claim. A worker that dies between its claim and its write leaves a held count that a
+reclaim settles once the claim lapsed (:meth:`WorkerLease.settle`: kept if the database has the
+page, else given back). Not covered: a write that commits after its claim lapsed (a stall of
+more than ``claim_seconds`` inside the write) while the count went back; the end of its lease
+counts it again (``topicrawl/frontier/stored_past_claim``, a WARNING), so the counter says what
+is stored, but that can be one page over the budget.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -114,6 +132,28 @@ local function unmark(precounted, copy)
   return redis.call('HDEL', precounted, redis.sha1hex(copy))
 end
 """
+#: a handed-on count goes back (``DECR``) unless a worker is storing its page: KEYS pages, the
+#: handed-on states (``<prefix>:handed``: field the stored URL; ``1`` out with a copy, ``p``
+#: held by a store-claim, ``s`` stored), the URL's store-claim (``<prefix>:storing:<sha1>``:
+#: field a worker). A page stored already (``s``) keeps it; a live claim of another worker
+#: takes it (``p``: its write keeps it, :data:`_SETTLE` gives it back if the claim lapses
+#: unwritten). 1 when given back.
+_GIVEBACK = """
+local function giveback(pages, handed, claim, url, me)
+  if url ~= '' then
+    if redis.call('HGET', handed, url) == 's' then return 0 end
+    for _, w in ipairs(redis.call('HKEYS', claim)) do
+      if w ~= me then
+        redis.call('HSET', handed, url, 'p')
+        return 0
+      end
+    end
+    redis.call('HDEL', handed, url)
+  end
+  redis.call('DECR', pages)
+  return 1
+end
+"""
 #: count a page under its lease: KEYS inflight, pages, frontier, precounted; ARGV id, entry,
 #: entry as requeued (sent), count (0/1), limit (-1: none), debt (pages counted while Redis
 #: was down), entry as requeued (not sent). Returns the page number (1 when not counting), 0
@@ -150,30 +190,37 @@ redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], n)
 return n
 """
 )
-#: a counted page will not be stored (it broke): KEYS inflight, pages; ARGV id, count (0/1).
-#: The count goes back only if this worker still holds it (a reclaimer handed it on to the
-#: request it queued again else: whoever fetches that copy counts under it).
-_UNCOUNT = """
+#: a counted page will not be stored (it broke): KEYS inflight, pages, handed, the URL's
+#: store-claim; ARGV id, count (0/1), URL, worker. The count goes back only if this worker
+#: still holds it (a reclaimer handed it on to the request it queued again else: whoever
+#: fetches that copy counts under it), and not while another worker stores the page.
+_UNCOUNT = (
+    _GIVEBACK
+    + """
 if redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1]) == 1 and ARGV[2] == '1' then
-  redis.call('DECR', KEYS[2])
-  return 1
+  return giveback(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4])
 end
 return 0
 """
+)
 #: end a lease whose page was not counted (a counted one ends when stored): KEYS inflight,
-#: pages, precounted; ARGV id, keep (0/1). A handed-on count the lease held goes back
-#: (``DECR``) unless ``keep`` (the database has the page: a slow worker stored its copy).
-_RELEASE_UNCOUNTED = """
+#: pages, precounted, handed, the URL's store-claim; ARGV id, keep (0/1), URL, worker. A
+#: handed-on count the lease held goes back (:data:`_GIVEBACK`) unless ``keep`` (the database
+#: has the page: a slow worker stored its copy).
+_RELEASE_UNCOUNTED = (
+    _GIVEBACK
+    + """
 if redis.call('HEXISTS', KEYS[1], 'c:' .. ARGV[1]) == 0 then
   local held = redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[1], 's:' .. ARGV[1])
   if held == 1 and redis.call('HDEL', KEYS[3], ARGV[1]) == 1 and ARGV[2] ~= '1' then
-    redis.call('DECR', KEYS[2])
+    giveback(KEYS[2], KEYS[4], KEYS[5], ARGV[3], ARGV[4])
   end
   return held
 end
 return 0
 """
+)
 #: a leased request goes to download: KEYS the fetch-once set, inflight; ARGV fingerprint, id.
 #: 1 when the URL was not sent before (then the lease is marked sent, ``s:<id>``).
 _SEND = """
@@ -181,30 +228,109 @@ if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 's:' .. ARGV[2], 1)
 return 1
 """
-#: counted pages written to the database: KEYS inflight, pages, frontier, precounted; ARGV
-#: count (0/1), then (id, entry as requeued) pairs. A lease a reclaimer took meanwhile (its
-#: count handed on to the request queued again) is taken back from the frontier with that
-#: count (counted again only when the copy had none); a copy another worker popped carries
-#: the count to it.
+#: a worker is about to write counted pages (its store-claim, :meth:`WorkerLease.storing`):
+#: KEYS inflight, pages, frontier, precounted, handed, its writes (``<prefix>:writes:<worker>``:
+#: the leases it claimed, ended by :data:`_STORED`), then each page's store-claim; ARGV
+#: worker, claim ms, limit (-1: none), then (id, URL, entry, entry as requeued) per page.
+#: Each page: 1 its count is this worker's; 2 its lease was reclaimed and the queued copy still
+#: waited (taken back with its count); 3 the count is out with a copy another worker popped,
+#: or held for this write (``p``), or that page is stored (``s``): the copy's give-back is
+#: refused while the claim lives; 4 the count was given back: counted afresh under the limit;
+#: 0 the same over budget: not to be written (no claim). A page 2 or 4 gets its lease and
+#: ``c:`` mark back (a reclaim hands the count on again; a call sent again changes nothing).
+_STORING = """
+local me, ms, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local out = {}
+for i = 4, #ARGV, 4 do
+  local id, url, entry, copy = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local code = 1
+  if redis.call('HEXISTS', KEYS[1], 'c:' .. id) == 0 then
+    if copy ~= '' and redis.call('ZREM', KEYS[3], copy) == 1 then
+      local n = 1
+      if redis.call('HDEL', KEYS[4], redis.sha1hex(copy)) == 0 then
+        n = redis.call('INCR', KEYS[2])
+      end
+      redis.call('HDEL', KEYS[5], url)
+      redis.call('HSET', KEYS[1], id, entry, 'c:' .. id, n)
+      code = 2
+    elseif redis.call('HEXISTS', KEYS[5], url) == 1 then
+      code = 3
+    else
+      local n = redis.call('INCR', KEYS[2])
+      if limit >= 0 and n > limit then
+        redis.call('DECR', KEYS[2])
+        code = 0
+      else
+        redis.call('HSET', KEYS[1], id, entry, 'c:' .. id, n)
+        code = 4
+      end
+    end
+  end
+  if code > 0 then
+    local claim = KEYS[7 + (i - 4) / 4]
+    redis.call('HSET', claim, me, 1)
+    if redis.call('PTTL', claim) < ms then redis.call('PEXPIRE', claim, ms) end
+    redis.call('HSET', KEYS[6], id, 1)
+  end
+  out[#out + 1] = code
+end
+redis.call('PEXPIRE', KEYS[6], 10 * ms)
+return out
+"""
+#: counted pages written to the database: KEYS inflight, pages, frontier, precounted, handed,
+#: its writes, then each page's store-claim; ARGV count (0/1), worker, then (id, entry as
+#: requeued, URL) per page. A lease a reclaimer took meanwhile (its count handed on to the
+#: request queued again) is taken back from the frontier with that count (counted again only
+#: when the copy had none); a copy another worker popped carries the count to it, and its
+#: give-back keeps it now (``s``). The store-claim ends. A page written after its claim lapsed
+#: whose count went back meanwhile is counted again (``INCR``, even past the budget: the
+#: counter says what is stored); returns (taken back, counted again).
 _STORED = """
-local back = 0
-for i = 2, #ARGV, 2 do
-  local held = redis.call('HDEL', KEYS[1], 'c:' .. ARGV[i])
-  redis.call('HDEL', KEYS[1], ARGV[i], 's:' .. ARGV[i])
-  if held == 0 and redis.call('ZREM', KEYS[3], ARGV[i + 1]) == 1 then
-    local pre = redis.call('HDEL', KEYS[4], redis.sha1hex(ARGV[i + 1]))
+local back, late = 0, 0
+for i = 3, #ARGV, 3 do
+  local id, copy, url = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local held = redis.call('HDEL', KEYS[1], 'c:' .. id)
+  redis.call('HDEL', KEYS[1], id, 's:' .. id)
+  local claim = KEYS[7 + (i - 3) / 3]
+  local claimed = redis.call('HDEL', claim, ARGV[2])
+  local wrote = redis.call('HDEL', KEYS[6], id)
+  if held == 0 and redis.call('ZREM', KEYS[3], copy) == 1 then
+    local pre = redis.call('HDEL', KEYS[4], redis.sha1hex(copy))
     if pre == 0 and ARGV[1] == '1' then redis.call('INCR', KEYS[2]) end
+    redis.call('HDEL', KEYS[5], url)
     back = back + 1
+  elseif redis.call('HEXISTS', KEYS[5], url) == 1 then
+    redis.call('HSET', KEYS[5], url, 's')
+  elseif held == 0 and claimed == 0 and wrote == 1 and ARGV[1] == '1' then
+    redis.call('INCR', KEYS[2])
+    late = late + 1
   end
 end
-return back
+return {back, late}
+"""
+#: a handed-on count held for a store-claim (``p``) whose claim lapsed unwritten: KEYS
+#: handed, the claim, pages; ARGV URL, stored (0/1: the database's word, asked after the
+#: claim lapsed). Stored: it stays (``s``); else it goes back. 0 nothing to settle.
+_SETTLE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'p' or redis.call('EXISTS', KEYS[2]) == 1 then
+  return 0
+end
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], ARGV[1], 's')
+  return 1
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('DECR', KEYS[3])
+return 2
 """
 #: push a request that comes from a leased one (a retry, a redirect, a deferral): KEYS
-#: inflight, frontier, pages, precounted; ARGV id, its entry as requeued (sent, not sent),
-#: score, new entry. 0 when a reclaimer took the lease and another worker has the request now
-#: (not pushed). A handed-on count the replaced request held goes back (``DECR``).
+#: inflight, frontier, pages, precounted, handed, the URL's store-claim; ARGV id, its entry as
+#: requeued (sent, not sent), score, new entry, URL, worker. 0 when a reclaimer took the lease
+#: and another worker has the request now (not pushed). A handed-on count the replaced request
+#: held goes back (:data:`_GIVEBACK`).
 _PUSH = (
     _BACK
+    + _GIVEBACK
     + """
 local pre
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
@@ -215,16 +341,20 @@ else
   pre = redis.call('HDEL', KEYS[4], ARGV[1])
 end
 redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1], 's:' .. ARGV[1])
-if pre == 1 then redis.call('DECR', KEYS[3]) end
+if pre == 1 then giveback(KEYS[3], KEYS[5], KEYS[6], ARGV[6], ARGV[7]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 return 1
 """
 )
-#: the handed-on counts whose entries wait in the frontier: KEYS precounted, frontier
+#: the handed-on counts whose entries wait in the frontier, and those held for a store-claim
+#: (``p``: given back if the claim lapses unwritten): KEYS precounted, frontier, handed
 _WAITING = """
 local n = 0
 for _, m in ipairs(redis.call('HVALS', KEYS[1])) do
   if redis.call('ZSCORE', KEYS[2], m) then n = n + 1 end
+end
+for _, state in ipairs(redis.call('HVALS', KEYS[3])) do
+  if state == 'p' then n = n + 1 end
 end
 return n
 """
@@ -237,11 +367,12 @@ redis.call('DEL', KEYS[2])
 if #all == 0 then redis.call('SREM', KEYS[4], ARGV[1]) end
 return all
 """
-#: one reclaimed entry back to the frontier: KEYS mine, pages, frontier, precounted; ARGV id,
-#: requeue (0/1), score, entry. The page's count (a counted page's, or the handed-on count of
-#: a requeued copy popped and not yet counted) goes on with the entry queued again (its
-#: ``precounted`` mark: field its lease id to be, value the entry); one not queued again keeps
-#: a counted page's count (the database has the page) and gives a handed-on one back. 0 when
+#: one reclaimed entry back to the frontier: KEYS mine, pages, frontier, precounted, handed;
+#: ARGV id, requeue (0/1), score, entry, stored URL. The page's count (a counted page's, or the
+#: handed-on count of a requeued copy popped and not yet counted) goes on with the entry queued
+#: again (its ``precounted`` mark: field its lease id to be, value the entry; the URL's
+#: handed-on state ``1``, unless held or stored already); one not queued again keeps a counted
+#: page's count (the database has the page: ``s``) and gives a handed-on one back. 0 when
 #: another call moved it, 1 moved, 2 moved with a count.
 _REQUEUE = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
@@ -252,8 +383,11 @@ if ARGV[2] == '1' then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
   if counted + pre > 0 then
     redis.call('HSET', KEYS[4], redis.sha1hex(ARGV[4]), ARGV[4])
+    redis.call('HSETNX', KEYS[5], ARGV[5], '1')
     return 2
   end
+elseif counted == 1 and ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[5], ARGV[5], 's')
 elseif pre == 1 then
   redis.call('DECR', KEYS[2])
 end
@@ -312,6 +446,7 @@ class WorkerLease:
         lease_seconds: float = 10.0,
         worker: str | None = None,
         stats: Any = None,
+        claim_seconds: float | None = None,
     ):
         from redis import RedisError
 
@@ -324,8 +459,12 @@ class WorkerLease:
         #: counts handed on by reclaims: field the lease id of a request queued again, value
         #: its entry (:data:`_REQUEUE`)
         self.precounted_key = f"{prefix}:precounted"
+        #: the handed-on counts' states by stored URL (:data:`_GIVEBACK`)
+        self.handed_key = f"{prefix}:handed"
         self.inflight = self.inflight_key(self.worker)
         self.lease_ms = max(1000, int(lease_seconds * 1000))
+        #: a store-claim's time to live (:meth:`storing`): a write must commit within it
+        self.claim_ms = max(1000, int((claim_seconds or max(60.0, 6 * lease_seconds)) * 1000))
         self.stats = stats
         #: what the store recorded: a callable of URLs -> the URLs the database holds
         self.stored_check: Callable[[list[str]], set[str]] | None = None
@@ -338,6 +477,10 @@ class WorkerLease:
         self._precounted_ids: set[str] = set()
         #: stored pages whose lease a reclaimer had taken (:meth:`stored`)
         self.taken_back = 0
+        #: the leases whose page this worker claimed to write (:data:`_STORING`)
+        self.writes_key = f"{prefix}:writes:{self.worker}"
+        #: pages to store counted afresh, not stored, written past their claim (:meth:`storing`)
+        self.recounted = self.dropped = self.late = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
         self._entries: dict[str, bytes] = {}
         self._lock = threading.Lock()
@@ -359,6 +502,8 @@ class WorkerLease:
                 ("send", _SEND),
                 ("push", _PUSH),
                 ("waiting", _WAITING),
+                ("storing", _STORING),
+                ("settle", _SETTLE),
             )  # fmt: skip
         }
 
@@ -367,6 +512,18 @@ class WorkerLease:
 
     def alive_key(self, worker: str) -> str:
         return f"{self.prefix}:alive:{worker}"
+
+    def claim_key(self, url: str) -> str:
+        """The store-claims on the page stored as ``url`` (field: the worker writing it)."""
+        return f"{self.prefix}:storing:{hashlib.sha1(url.encode('utf-8')).hexdigest()}"
+
+    def _url_of(self, lease_id: str) -> str:
+        with self._lock:
+            entry = self._entries.get(lease_id)
+        try:
+            return stored_url(entry) if entry else ""
+        except (ValueError, KeyError):
+            return ""
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None and count:
@@ -480,14 +637,17 @@ class WorkerLease:
         handed it on to the request it queued again, or it was handed on to this lease and
         the database has the page (:meth:`_stored_elsewhere`)."""
         keep = self._stored_elsewhere(lease_id)
+        url = self._url_of(lease_id)
         with self._lock:
             self._counted_ids.discard(lease_id)
             self._precounted_ids.discard(lease_id)
             for url, held in list(self._counted.items()):
                 if held == lease_id:
                     del self._counted[url]
-        return bool(self._scripts["uncount"](keys=[self.inflight, self.pages_key],
-                                             args=[lease_id, int(count and not keep)]))  # fmt: skip
+        return bool(self._scripts["uncount"](
+            keys=[self.inflight, self.pages_key, self.handed_key, self.claim_key(url)],
+            args=[lease_id, int(count and not keep), url, self.worker],
+        ))  # fmt: skip
 
     def release(self, lease_id: str) -> None:
         """The request is done and its page was not counted: the lease ends (a count a
@@ -495,8 +655,12 @@ class WorkerLease:
         with self._lock:
             counted = lease_id in self._counted_ids
         keep = not counted and self._stored_elsewhere(lease_id)
-        self._scripts["release"](keys=[self.inflight, self.pages_key, self.precounted_key],
-                                 args=[lease_id, int(keep)])  # fmt: skip
+        url = self._url_of(lease_id)
+        self._scripts["release"](
+            keys=[self.inflight, self.pages_key, self.precounted_key, self.handed_key,
+                  self.claim_key(url)],
+            args=[lease_id, int(keep), url, self.worker],
+        )  # fmt: skip
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
                 self._entries.pop(lease_id, None)
@@ -520,9 +684,11 @@ class WorkerLease:
         with self._lock:
             entry = self._entries.get(lease_id)
         recovered, plain = self._forms(entry)
+        url = self._url_of(lease_id)
         pushed = bool(self._scripts["push"](
-            keys=[self.inflight, self.frontier_key, self.pages_key, self.precounted_key],
-            args=[lease_id, recovered, plain, score, data],
+            keys=[self.inflight, self.frontier_key, self.pages_key, self.precounted_key,
+                  self.handed_key, self.claim_key(url)],
+            args=[lease_id, recovered, plain, score, data, url, self.worker],
         ))  # fmt: skip
         self.forget(lease_id)
         if not pushed:
@@ -541,16 +707,70 @@ class WorkerLease:
             return False
         data, score = requeued_entry(entry, sent)
         return bool(self._scripts["requeue"](
-            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
-            args=[lease_id, 1, score, data],
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
+                  self.handed_key],
+            args=[lease_id, 1, score, data, stored_url(entry)],
         ))  # fmt: skip
 
+    def storing(self, urls: Iterable[str], *, limit: int | None) -> set[str]:
+        """The writer is about to write these pages: each counted one is claimed for the
+        write (:data:`_STORING`, one script for the batch; called by the store's writer thread
+        right before the database write, so a copy of the page another worker holds keeps its
+        count while this write may land). The URLs not to write: pages whose lease a
+        reclaimer took, whose handed-on count went back meanwhile and that the budget
+        ``limit`` no longer allows (``topicrawl/frontier/store_dropped``); one it allows is
+        counted afresh (``topicrawl/frontier/store_recounted``)."""
+        quads: list[Any] = []
+        claims: list[str] = []
+        with self._lock:
+            for url in urls:
+                lease_id = self._counted.get(url)
+                if lease_id is None:
+                    continue
+                entry = self._entries.get(lease_id) or b""
+                copy = requeued_entry(entry, lease_id in self._sent_ids)[0] if entry else b""
+                quads += [lease_id, url, entry, copy]
+                claims.append(self.claim_key(url))
+        if not quads:
+            return set()
+        codes = self._scripts["storing"](
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
+                  self.handed_key, self.writes_key, *claims],
+            args=[self.worker, self.claim_ms, -1 if limit is None else limit, *quads],
+        )  # fmt: skip
+        dropped: set[str] = set()
+        with self._lock:
+            for lease_id, url, code in zip(quads[::4], quads[1::4], codes, strict=True):
+                code = int(code)
+                if code > 0:
+                    self.taken_back += code == 2
+                    self.recounted += code == 4
+                    continue
+                dropped.add(url)
+                self._counted.pop(url, None)
+                self._counted_ids.discard(lease_id)
+                self._precounted_ids.discard(lease_id)
+                self._entries.pop(lease_id, None)
+                self._sent_ids.discard(lease_id)
+        recounted = sum(int(c) == 4 for c in codes)
+        if recounted:
+            log.info("%d pages to store had lost their lease and its count while this worker "
+                     "was slow: counted again under the budget", recounted)  # fmt: skip
+        for url in sorted(dropped):
+            log.info("%s not stored: this worker was slow, its lease was reclaimed and the "
+                     "count given back, and the page budget is spent", url)  # fmt: skip
+        self.dropped += len(dropped)
+        return dropped
+
     def stored(self, urls: Iterable[str], *, count: bool = True) -> int:
-        """The database holds these pages: their leases end (called by the store's writer
-        thread; redis-py's client is thread-safe). A lease a reclaimer took while this
-        worker was slow is taken back from the frontier with the count the reclaimer handed
-        on to it (the number of those, also in :attr:`taken_back`)."""
-        pairs: list[Any] = []
+        """The database holds these pages: their leases and store-claims end (called by the
+        store's writer thread; redis-py's client is thread-safe). A lease a reclaimer took
+        while this worker was slow is taken back from the frontier with the count the
+        reclaimer handed on to it (the number of those, also in :attr:`taken_back`); a copy
+        another worker popped keeps the count for this page. A page written after its claim
+        lapsed whose count went back meanwhile is counted again (:attr:`late`)."""
+        triples: list[Any] = []
+        claims: list[str] = []
         with self._lock:
             for url in urls:
                 lease_id = self._counted.pop(url, None)
@@ -561,18 +781,58 @@ class WorkerLease:
                 entry = self._entries.pop(lease_id, None)
                 sent = lease_id in self._sent_ids
                 self._sent_ids.discard(lease_id)
-                pairs += [lease_id, requeued_entry(entry, sent)[0] if entry else b""]
-        if not pairs:
+                triples += [lease_id, requeued_entry(entry, sent)[0] if entry else b"", url]
+                claims.append(self.claim_key(url))
+        if not triples:
             return 0
-        back = int(self._scripts["stored"](
-            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
-            args=[int(count), *pairs],
+        back, late = (int(n) for n in self._scripts["stored"](
+            keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
+                  self.handed_key, self.writes_key, *claims],
+            args=[int(count), self.worker, *triples],
         ))  # fmt: skip
         if back:
             self.taken_back += back
             log.info("%d stored pages had been reclaimed while this worker was slow: taken "
                      "back from the frontier with their count", back)  # fmt: skip
-        return len(pairs) // 2
+        if late:
+            self.late += late
+            log.warning("%d pages were written after their store-claim lapsed (%.0f s) and "
+                        "their count had gone back: counted again, the budget may be "
+                        "exceeded by as many", late, self.claim_ms / 1000)  # fmt: skip
+        return len(triples) // 3
+
+    def settle(self) -> int:
+        """Give back the handed-on counts held for a store-claim that lapsed unwritten (its
+        worker died between its claim and its write): a page the database has keeps its
+        count. The number given back (``topicrawl/frontier/claim_count_given_back``)."""
+        states = self.client.hgetall(self.handed_key)
+        pending = sorted(_s(url) for url, state in states.items() if _b(state) == b"p")
+        if not pending:
+            return 0
+        live = self.client.pipeline(transaction=False)
+        for url in pending:
+            live.exists(self.claim_key(url))
+        pending = [url for url, n in zip(pending, live.execute(), strict=True) if not n]
+        if not pending:
+            return 0
+        stored: set[str] = set()
+        if self.stored_check is not None:
+            try:
+                stored = self.stored_check(pending)
+            except Exception as exc:  # the database is down: settled later
+                log.warning("settle: the store could not say which pages it holds (%s)", exc)
+                return 0
+        given = 0
+        for url in pending:
+            done = int(self._scripts["settle"](
+                keys=[self.handed_key, self.claim_key(url), self.pages_key],
+                args=[url, int(url in stored)],
+            ))  # fmt: skip
+            given += done == 2
+        self._inc("topicrawl/frontier/claim_count_given_back", given)
+        if given:
+            log.info("%d counts held for a store-claim that lapsed unwritten went back", given)
+        return given
 
     # -- the others ----------------------------------------------------------------------------
     def stale_workers(self, fresh_ms: int | None = None) -> list[str]:
@@ -612,6 +872,7 @@ class WorkerLease:
             if flat:
                 fields = {_s(k): _b(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
                 total += self._requeue(worker, fields)
+        self.settle()
         return total
 
     def _requeue(self, worker: str, fields: dict[str, bytes]) -> int:
@@ -629,11 +890,13 @@ class WorkerLease:
             keep = lease_id in urls and urls[lease_id] in stored
             try:
                 data, score = requeued_entry(entry, sent=f"s:{lease_id}" in fields)
-            except ValueError:  # not a request of ours: dropped
-                data, score, keep = b"", 0.0, True
+                url = stored_url(entry)
+            except (ValueError, KeyError):  # not a request of ours: dropped
+                data, score, keep, url = b"", 0.0, True, ""
             done = int(self._scripts["requeue"](
-                keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key],
-                args=[lease_id, int(not keep), score, data],
+                keys=[self.inflight, self.pages_key, self.frontier_key, self.precounted_key,
+                      self.handed_key],
+                args=[lease_id, int(not keep), score, data, url],
             ))  # fmt: skip
             if done:
                 moved += not keep
@@ -657,7 +920,7 @@ class WorkerLease:
         yet counted, or ``waiting`` in the frontier only: a spent budget still has those to
         fetch, and a mark whose entry went astray never keeps a worker from ending)."""
         if waiting:
-            keys = [self.precounted_key, self.frontier_key]
+            keys = [self.precounted_key, self.frontier_key, self.handed_key]
             return int(self._scripts["waiting"](keys=keys, args=[]))
         return int(self.client.hlen(self.precounted_key))
 
@@ -688,6 +951,7 @@ def lease_of(crawler: Any) -> WorkerLease | None:
             frontier_key=s.get("SCHEDULER_QUEUE_KEY", "%(spider)s:requests") % {"spider": name},
             pages_key=s.get("TOPICRAWL_PAGES_KEY", "topicrawl:%(spider)s:pages") % {"spider": name},
             lease_seconds=seconds,
+            claim_seconds=s.getfloat("TOPICRAWL_LEASE_CLAIM_SECONDS", 0.0) or None,
         )  # its stats are the crawler's once the crawl starts (SharedIdleClose.spider_opened)
     _LEASES[crawler] = lease
     return lease

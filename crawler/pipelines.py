@@ -104,6 +104,7 @@ class StorePipeline:
         #: scale-out: crawler.lease.WorkerLease (a stored page's lease ends)
         self.lease: Any = None
         self._lease_counts = False  # the pages count against a shared budget
+        self._lease_limit: int | None = None  # that budget (the spider's max_pages)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -189,6 +190,7 @@ class StorePipeline:
         if self.lease is not None:
             self.lease.stored_check = self._stored_urls
             self._lease_counts = getattr(spider, "pages_redis", None) is not None
+            self._lease_limit = getattr(spider, "max_pages", None)
         self._save_run_id()
         self._give_labels(spider)
         if self.jobdir:
@@ -466,6 +468,8 @@ class StorePipeline:
     def _write_batch(self, batch: list[dict[str, Any]], replaced: list[dict[str, Any]]) -> None:
         """One batch and the replaced documents after it (called by the writer thread)."""
         assert self.store is not None and self.run_id is not None
+        if self.lease is not None and self._lease_counts:
+            batch = self._claim_for_write(batch)
         self.written_documents += self.store.save_crawl_batch(self.run_id, batch)
         if replaced:
             self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
@@ -477,6 +481,19 @@ class StorePipeline:
                 self.lease.stored((row["url"] for row in batch), count=self._lease_counts)
             except self.lease.errors as exc:  # reclaimed later, found stored then
                 log.warning("leases of %d stored pages not ended (%s)", len(batch), exc)
+
+    def _claim_for_write(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Claim the batch's counted pages for this write (crawler.lease's store-claim: a
+        reclaimed copy's count is not given back while the write may land); a page whose
+        count went back while this worker was slow and that the budget no longer allows is
+        left out."""
+        try:
+            dropped = self.lease.storing((row["url"] for row in batch), limit=self._lease_limit)
+        except self.lease.errors as exc:  # written unclaimed, as before the claims
+            log.warning("store-claim of %d pages not made (%s): written without it",
+                        len(batch), exc)  # fmt: skip
+            return batch
+        return [row for row in batch if row["url"] not in dropped] if dropped else batch
 
     def _stored_urls(self, urls: list[str]) -> set[str]:
         """Which of ``urls`` the run holds whole (a reclaimer's check, crawler.lease)."""
@@ -534,8 +551,13 @@ class StorePipeline:
         self.stats.set_value("topicrawl/storage/failed_batches", writer.failed_attempts)
         if self.journal is not None:
             self.stats.set_value("topicrawl/storage/journal_segments", self.journal.sealed)
-        if self.lease is not None and self.lease.taken_back:
-            self.stats.set_value("topicrawl/frontier/lease_taken_back", self.lease.taken_back)
+        if self.lease is not None:
+            for key, value in (("lease_taken_back", self.lease.taken_back),
+                               ("store_recounted", self.lease.recounted),
+                               ("store_dropped", self.lease.dropped),
+                               ("stored_past_claim", self.lease.late)):  # fmt: skip
+                if value:
+                    self.stats.set_value(f"topicrawl/frontier/{key}", value)
         since = writer.outage_since
         self.stats.set_value("topicrawl/storage/outage_seconds",
                              round(time.monotonic() - since) if since is not None else 0)  # fmt: skip

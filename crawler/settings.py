@@ -296,6 +296,11 @@ TOPICRAWL_FRONTIER_POLL_SECONDS = 0.5
 TOPICRAWL_LEASE_SECONDS = float(os.environ.get("TOPICRAWL_LEASE_SECONDS", "10"))
 #: Seconds between two looks for dead workers (also done whenever a worker is idle).
 TOPICRAWL_LEASE_CHECK_SECONDS = 5.0
+#: Scale-out: the time to live of a store-claim (crawler/lease.py: a worker claims its counted
+#: pages right before their database write, and a reclaimed copy's count is not given back
+#: while the claim lives). A write must commit within it; 0: 6 x TOPICRAWL_LEASE_SECONDS, at
+#: least 60 s.
+TOPICRAWL_LEASE_CLAIM_SECONDS = 0.0
 
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 from conftest import CountingStats, delete_prefix
@@ -678,3 +679,181 @@ def _sha1(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha1(data).hexdigest()
+
+
+# -- the store-claim: a slow worker's write against a copy's give-back (issue 11 item 4) -------
+class _Database:
+    """The run's pages as the store writes them; ``during`` runs inside the next write,
+    before it commits (the moment another worker may look and not find the page)."""
+
+    def __init__(self) -> None:
+        self.pages: set[str] = set()
+        self.during: Callable[[], None] | None = None
+
+    def save_crawl_batch(self, run_id: int, rows: list[dict]) -> int:
+        during, self.during = self.during, None
+        if during is not None:
+            during()
+        self.pages |= {row["url"] for row in rows}
+        return 0
+
+    def complete_page_urls(self, run_id: int, urls: list[str]) -> set[str]:
+        return {u for u in urls if u in self.pages}
+
+
+def _writer_of(lease: WorkerLease, database: _Database, limit: int):
+    """The store's writer for ``lease`` (StorePipeline._write_batch: claim, write, leases end)."""
+    from crawler.pipelines import StorePipeline
+
+    pipe = StorePipeline(None)
+    pipe.store, pipe.run_id, pipe.lease = database, 1, lease
+    pipe._lease_counts, pipe._lease_limit = True, limit
+    lease.stored_check = pipe._stored_urls
+    return lambda *urls: pipe._write_batch([{"url": u, "accepted": True} for u in urls], [])
+
+
+def _reclaimed_and_popped(client, prefix: str, database: _Database, limit: int = 1):
+    """The slow worker counts page 1 (budget ``limit``), its heartbeat lapses, the reclaimer
+    queues page 1 again with the count handed on and worker x pops that copy; the slow worker
+    is alive again. Page 2 waits in the frontier. (slow, x, x's lease id, write of slow)"""
+    slow, other, _ = _counted_and_reclaimed(client, prefix, limit=limit)
+    x = _worker(client, prefix, "x")
+    x.stored_check = lambda urls: database.complete_page_urls(1, urls)
+    popped = x.pop(limit=limit)
+    assert popped is not None and serialization.loads(popped[0])["url"] == "http://a.cn/1"
+    slow.beat()
+    return slow, x, popped[1], _writer_of(slow, database, limit)
+
+
+def _end_without_page(x: WorkerLease, lid: str, end: str) -> None:
+    """x's copy fails for good (``fails``), or breaks once counted under the mark (``breaks``)."""
+    if end == "breaks":
+        assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+        x.uncount(lid, count=True)
+    x.release(lid)  # the callback is done (LeaseMiddleware)
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("end", ["fails", "breaks"])
+def test_a_slow_workers_write_landing_after_the_copys_database_check_keeps_the_budget(crawl, end):
+    """The window of issue 11 item 4, step by step: x's copy of page 1 ends without a page
+    while the slow worker's write of page 1 is under way, after it decided to write and before
+    it commits (x asks the database: not there yet). Before: x gave the count back, the write
+    landed, and worker y then counted page 2 in the freed place: 2 pages stored, budget 1. Now
+    the slow worker's store-claim (made before its write) keeps the count: y gets nothing."""
+    client, prefix = crawl
+    database = _Database()
+    slow, x, lid, write = _reclaimed_and_popped(client, prefix, database)
+    database.during = lambda: _end_without_page(x, lid, end)
+    write("http://a.cn/1")
+    assert database.pages == {"http://a.cn/1"}
+    y = _worker(client, prefix, "y")
+    popped = y.pop(limit=1)
+    if popped is not None:  # the budget looked free: y counts and stores page 2
+        if y.take(popped[1], "http://a.cn/2", count=True, limit=1) > 0:
+            database.pages.add("http://a.cn/2")
+    assert len(database.pages) == int(client.get(slow.pages_key)) == 1, database.pages
+    assert client.hget(slow.handed_key, "http://a.cn/1") == b"s"  # stored: its count stays
+    assert not client.exists(slow.claim_key("http://a.cn/1"))
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("spent", [False, True])
+def test_a_slow_worker_whose_count_went_back_counts_again_or_does_not_write(crawl, spent):
+    """x's copy of page 1 failed before the slow worker's write (the count went back, the
+    database had no page 1 then). The slow worker's claim sees it: it counts page 1 afresh
+    under the budget, or, when worker y has counted page 2 in the freed place, does not write
+    page 1 (before: it wrote page 1 uncounted, 2 pages for a budget of 1)."""
+    client, prefix = crawl
+    database = _Database()
+    slow, x, lid, write = _reclaimed_and_popped(client, prefix, database)
+    x.release(lid)
+    assert int(client.get(slow.pages_key)) == 0
+    if spent:
+        y = _worker(client, prefix, "y")
+        _, lid2 = y.pop(limit=1)
+        assert y.take(lid2, "http://a.cn/2", count=True, limit=1) == 1
+        database.pages.add("http://a.cn/2")
+    write("http://a.cn/1")
+    assert len(database.pages) == int(client.get(slow.pages_key)) == 1
+    assert database.pages == {"http://a.cn/2" if spent else "http://a.cn/1"}
+    assert (slow.dropped, slow.recounted) == ((1, 0) if spent else (0, 1))
+    assert client.hlen(slow.inflight) == 0 and not client.exists(slow.claim_key("http://a.cn/1"))
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("written", [False, True])
+def test_a_worker_dying_between_its_claim_and_its_leases_end_loses_no_count(crawl, written):
+    """The slow worker claims page 1 and dies before its write (or after it, before its
+    leases end); x's copy fails meanwhile: its count is held for the claim, not given back.
+    Once the claim lapses a reclaim settles it: given back when the database has no page 1,
+    kept when it has (never lost, never twice; a settle sent again changes nothing)."""
+    client, prefix = crawl
+    database = _Database()
+    slow, x, lid, _ = _reclaimed_and_popped(client, prefix, database)
+    slow.claim_ms = 1000
+    assert slow.storing(["http://a.cn/1"], limit=1) == set()
+    _end_without_page(x, lid, "fails")  # during the write: the database has no page 1 yet
+    if written:
+        database.pages.add("http://a.cn/1")  # committed, then killed before lease.stored
+    _kill(slow)
+    assert int(client.get(slow.pages_key)) == 1
+    assert client.hget(slow.handed_key, "http://a.cn/1") == b"p"
+    assert x.precounted(waiting=True) == 1  # an idle worker waits for it
+    z = _worker(client, prefix, "z")
+    z.stored_check = lambda urls: database.complete_page_urls(1, urls)
+    assert z.settle() == 0  # the claim still lives
+    time.sleep(1.1)
+    z.reclaim()  # settles it too
+    assert int(client.get(slow.pages_key)) == len(database.pages) == int(written)
+    assert z.settle() == 0 and int(client.get(slow.pages_key)) == int(written)
+    assert x.precounted(waiting=True) == 0
+
+
+def _sent_twice(lease: WorkerLease, *names: str) -> None:
+    """redis-py sends a command again after a connection error: each of these scripts runs
+    twice, and the second reply is the one the worker sees."""
+    for name in names:
+        script = lease._scripts[name]
+        lease._scripts[name] = lambda script=script, **kw: (script(**kw), script(**kw))[1]
+
+
+@pytest.mark.redis
+def test_a_claim_a_give_back_and_a_writes_end_sent_again_count_once(crawl):
+    """x's give-back, the slow worker's claim that counts page 1 afresh and the end of its
+    write, each run twice: page 1 is counted once."""
+    client, prefix = crawl
+    database = _Database()
+    slow, x, lid, write = _reclaimed_and_popped(client, prefix, database, limit=10)
+    _sent_twice(x, "release")
+    _sent_twice(slow, "storing", "stored")
+    x.release(lid)
+    assert int(client.get(slow.pages_key)) == 0
+    write("http://a.cn/1")
+    assert int(client.get(slow.pages_key)) == 1 and database.pages == {"http://a.cn/1"}
+    assert slow.late == 0 and client.hlen(slow.inflight) == 0
+    assert not client.exists(slow.writes_key)
+
+
+@pytest.mark.redis
+def test_a_claim_that_lapses_during_the_write_counts_the_late_page(crawl):
+    """The remaining caveat: the slow worker stalls in its write past its claim's time to
+    live; x's copy then gives the count back and y counts page 2. The write lands: the page is
+    counted again when its lease ends (the counter says what is stored, 2 for a budget of 1),
+    and ``stored_past_claim`` says so."""
+    client, prefix = crawl
+    database = _Database()
+    slow, x, lid, write = _reclaimed_and_popped(client, prefix, database)
+    slow.claim_ms = 1000
+    y = _worker(client, prefix, "y")
+
+    def stall() -> None:
+        time.sleep(1.1)
+        _end_without_page(x, lid, "fails")
+        _, lid2 = y.pop(limit=1)
+        assert y.take(lid2, "http://a.cn/2", count=True, limit=1) == 1
+        database.pages.add("http://a.cn/2")
+
+    database.during = stall
+    write("http://a.cn/1")
+    assert len(database.pages) == int(client.get(slow.pages_key)) == 2 and slow.late == 1
