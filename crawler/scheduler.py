@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections import deque
 from typing import Any
 
@@ -42,6 +43,9 @@ class RedisScheduler(Scheduler):
         self.crawler: Any = None
         self._closing = False
         self._spent_at: tuple[float, bool] = (-1.0, False)
+        #: requests whose fingerprint the seen set took (check_seen, or an enqueue whose
+        #: push to the frontier failed): their enqueue sends no seen check of its own
+        self._checked: weakref.WeakSet[Request] = weakref.WeakSet()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RedisScheduler:
@@ -94,13 +98,42 @@ class RedisScheduler(Scheduler):
             self.held.popleft()
 
     def _push(self, request: Request) -> bool:
-        if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
-            return False
+        if not request.dont_filter and request not in self._checked:
+            if self.df.request_seen(request):
+                self.df.log(request, self.spider)
+                return False
+            self._checked.add(request)  # a push failing now is retried without the check
         if self.stats is not None:
             self.stats.inc_value("scheduler/enqueued/redis")
         self.queue.push(request)
+        self._checked.discard(request)
         return True
+
+    def check_seen(self, requests: list[Request]) -> set[int]:
+        """The seen-set check of a response's new links in one Redis round trip
+        (``SMISMEMBER``) instead of a ``SADD`` each at enqueue: returns the ``id()`` of
+        those seen before (logged as the dupefilter logs them), which need not reach the
+        scheduler. It only reads: the new ones still enqueue through the dupefilter's own
+        ``SADD`` (the one a race of two workers settles), so a worker killed between the
+        check and the enqueue loses no link. Nothing is checked (an empty set) with the
+        Bloom seen set, while requests are held for an outage, or when Redis does not
+        answer."""
+        df = self.df
+        todo = [r for r in requests if not r.dont_filter and r not in self._checked]
+        if not todo or getattr(df, "bloom", None) is not None or self.held:
+            return set()
+        try:
+            member = self.server.smismember(df.key, [df.request_fingerprint(r) for r in todo])
+        except REDIS_ERRORS:
+            return set()
+        seen: set[int] = set()
+        for request, known in zip(todo, member, strict=True):
+            if known:
+                df.log(request, self.spider)
+                seen.add(id(request))
+        if self.stats is not None:
+            self.stats.inc_value("topicrawl/frontier/seen_batches")
+        return seen
 
     # -- Scheduler -------------------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:

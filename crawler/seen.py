@@ -191,3 +191,52 @@ class RedisSeenDupeFilter(_dupefilter_base()):  # type: ignore[misc]
         super().clear()
         if self.bloom is not None:
             self.bloom.clear()
+
+
+class SeenBatchMiddleware:
+    """Spider middleware of the scale-out: the links of a response are looked up in the
+    shared seen set in one Redis round trip (:meth:`crawler.scheduler.RedisScheduler.
+    check_seen`) before the engine schedules them one by one; those seen before are dropped
+    here (``request_dropped`` sent, as the scheduler's refusal does), and only the new ones
+    cost the dupefilter's ``SADD``. scrapy-redis' dupefilter sends one ``SADD`` a link
+    found: 23 round trips a page on the small test web, most for links seen before, each
+    blocking the event loop for a network round trip (2 a page with this check, plus one
+    ``SMISMEMBER``). Last of the spider middlewares on a
+    callback's output (order 10)."""
+
+    def __init__(self, crawler: Any):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SeenBatchMiddleware:
+        from scrapy.exceptions import NotConfigured
+
+        if crawler.settings.get("SCHEDULER") != "crawler.scheduler.RedisScheduler":
+            raise NotConfigured("not a scale-out crawl")
+        return cls(crawler)
+
+    def _batch(self, objs: list[Any]) -> list[Any]:
+        from scrapy import Request, signals
+
+        slot = getattr(self.crawler.engine, "_slot", None)
+        check = getattr(getattr(slot, "scheduler", None), "check_seen", None)
+        requests = [o for o in objs if isinstance(o, Request)]
+        if check is None or len(requests) < 2:
+            return objs
+        seen = check(requests)
+        if not seen:
+            return objs
+        for request in requests:
+            if id(request) in seen:
+                self.crawler.signals.send_catch_log(
+                    signal=signals.request_dropped, request=request, spider=self.crawler.spider
+                )
+        return [o for o in objs if id(o) not in seen]
+
+    def process_spider_output(self, response: Any, result: Any) -> Any:
+        yield from self._batch(list(result))
+
+    async def process_spider_output_async(self, response: Any, result: Any) -> Any:
+        objs = [o async for o in result]
+        for o in self._batch(objs):
+            yield o

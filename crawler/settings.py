@@ -46,6 +46,9 @@ DEPTH_PRIORITY = 0
 DEPTH_STATS_VERBOSE = True
 
 SPIDER_MIDDLEWARES = {
+    # scale-out: a response's new links checked against the shared seen set in one Redis
+    # round trip, last on the output (crawler/seen.py)
+    "crawler.seen.SeenBatchMiddleware": 10,
     # scale-out: a response that gave no counted page ends its lease (crawler/lease.py)
     "crawler.lease.LeaseMiddleware": 100,
     "crawler.middlewares.TrapGuardMiddleware": 650,

@@ -148,3 +148,68 @@ def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
         assert crawler.stats.get_value("topicrawl/frontier/redis_errors") >= 3
     finally:
         delete_prefix(client, prefix)
+
+
+class _PushFails(RedisPriorityQueue):
+    """The frontier's push fails once (Redis gone between the seen check and the push)."""
+
+    fail_next = False
+
+    def push(self, request):
+        if _PushFails.fail_next:
+            _PushFails.fail_next = False
+            import redis
+
+            raise redis.ConnectionError("down")
+        return super().push(request)
+
+
+@pytest.mark.redis
+def test_a_responses_links_are_checked_against_the_seen_set_in_one_round_trip(redis_url):
+    """crawler.seen.SeenBatchMiddleware + RedisScheduler.check_seen: one SMISMEMBER for a
+    response's links; a link seen before is dropped there, the new ones are not marked (a
+    worker killed before their enqueue loses none) and enqueue through the dupefilter; a new
+    link whose push then fails is held and pushed later, not taken for seen (its fingerprint
+    is already in the set)."""
+    import redis
+    from scrapy_redis.dupefilter import RFPDupeFilter
+
+    from crawler.scheduler import RedisScheduler
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    crawler = get_crawler(TopicSpider)
+    spider = TopicSpider.__new__(TopicSpider)
+    spider.crawler = crawler
+    crawler.stats.open_spider()
+    df = RFPDupeFilter(client, key=f"{prefix}:df")
+    sched = RedisScheduler(client, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
+                           queue_cls=f"{__name__}._PushFails", dupefilter=df)  # fmt: skip
+    sched.stats = crawler.stats
+    sched.open(spider)
+    sent: list[str] = []
+    real_sadd = df.server.sadd
+    df.server = type("Counting", (), {"sadd": lambda self, *a: sent.append(a[1]) or real_sadd(*a),
+                                      "__getattr__": lambda self, n: getattr(client, n)})()  # fmt: skip
+    try:
+        assert sched.enqueue_request(Request("http://a.example/old"))
+        assert len(sent) == 1
+        links = [Request(f"http://a.example/{p}") for p in ("old", "new1", "new2", "new1")]
+        seen = sched.check_seen(links)
+        assert seen == {id(links[0])}  # only looked up: nothing added
+        assert client.scard(df.key) == 1
+        assert sched.enqueue_request(links[1])
+        _PushFails.fail_next = True
+        assert sched.enqueue_request(links[2])  # held: the push failed after its SADD
+        assert len(sched.held) == 1
+        assert not sched.enqueue_request(links[3])  # new1 twice in one page: the SADD says
+        assert len(sent) == 4
+        sched.enqueue_request(Request("http://a.example/later"))  # pushes the held one first
+        urls = []
+        while (request := sched.next_request()) is not None:
+            urls.append(request.url)
+        assert sorted(urls) == ["http://a.example/later", "http://a.example/new1",
+                                "http://a.example/new2", "http://a.example/old"]  # fmt: skip
+        assert crawler.stats.get_value("topicrawl/frontier/seen_batches") == 1
+    finally:
+        delete_prefix(client, prefix)
