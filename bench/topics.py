@@ -533,6 +533,9 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                       for k in ("harvest_first_n", "corpus_precision", "corpus_recall")]
         n = len({x["seed"] for x in results if x["category"] == c})
         lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")
+    keys = ("harvest_first_n", "corpus_precision", "corpus_recall")
+    means = [statistics.mean(per[(c, r)][k] for c in cats) for r in runs for k in keys]
+    lines.append("| mean | " + " | ".join(f"{v:.3f}" for v in means) + " |")
     if "topicrawl" in runs:
         t = {c: per[(c, "topicrawl")] for c in cats}
         prec = [v["corpus_precision"] for v in t.values()]
@@ -553,6 +556,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                   f"worst {min(prec):.3f} — **{'met' if statistics.mean(prec) >= 0.95 and min(prec) >= 0.9 else 'MISSED'}**",
                   f"- corpus recall ≥ 0.85 mean: {statistics.mean(rec):.3f} — "
                   f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
+    lines += paired(results, runs)
     text = "\n".join(lines)
     print(text)
     plot_curves(family, results, write.with_suffix(".png") if write else OUT / f"topics-{family}.png")
@@ -561,6 +565,27 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
 
         write_doc(write, text, title=f"Benchmark: words-only topics, template family {family}")
         print(f"written: {write}")
+
+
+def paired(results: list[dict], runs: list[str]) -> list[str]:
+    """Each ``topicrawl:...`` run against ``topicrawl`` over the crawls of the same results
+    file, seed and category (one run of the benchmark, the same machine load): the mean
+    difference and in how many pairs it rose / fell."""
+    base = {(x.get("stem"), x["seed"], x["category"]): x for x in results
+            if x["label"] == "topicrawl"}  # fmt: skip
+    out = []
+    for r in (r for r in runs if r.startswith("topicrawl:")):
+        pairs = [(base[k], x) for x in results if x["label"] == r
+                 and (k := (x.get("stem"), x["seed"], x["category"])) in base]  # fmt: skip
+        if not pairs:
+            continue
+        out += ["", f"Paired, `{r}` − `topicrawl` ({len(pairs)} pairs of crawls in the same run):",
+                ""]  # fmt: skip
+        for k in ("harvest_first_n", "corpus_precision", "corpus_recall"):
+            d = [b[k] - a[k] for a, b in pairs]
+            up, down = sum(v > 0 for v in d), sum(v < 0 for v in d)
+            out.append(f"- {k}: mean {statistics.mean(d):+.3f}, rose in {up}, fell in {down}")
+    return out
 
 
 def plot_curves(family: str, results: list[dict], path: Path) -> None:
@@ -636,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--write", type=Path)
     r.add_argument("--results", help="results file stems under bench/out, comma-separated "
                    "(default topics-FAMILY); the crawls of several are pooled")
-    r.set_defaults(func=lambda a: report(a.family, [x for stem in (a.results or f"topics-{a.family}").split(",")
+    r.set_defaults(func=lambda a: report(a.family, [{**x, "stem": stem} for stem in (a.results or f"topics-{a.family}").split(",")
         for x in json.loads((OUT / f"{stem}.json").read_text("utf-8"))], a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)
