@@ -3,8 +3,10 @@
     python bench/topics.py fit   [--family a] [--seeds 0,1]            # choose the defaults
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
     python bench/topics.py confusion [--family a] [--seeds 0] [--idf]   # precision lost where
+    python bench/topics.py combine [--family a] [--seeds 0,1]            # P_lit + P_model rule
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
-                                 [--runs topicrawl,keyword,breadth-first,oracle] [--write FILE]
+                                 [--runs topicrawl,topicrawl:weight=0.7,keyword,...]
+                                 [--write FILE]
                                  [--set SETTING=VALUE ...] [--results STEM]
     python bench/topics.py report [--family b] [--write FILE] [--results STEM,...]
                                   # from bench/out/topics-b.json (the PNG next to FILE)
@@ -277,8 +279,176 @@ def cmd_pages(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- combine: the rule that mixes P_lit and P_model, offline ---------------------------------
+def combine_rows(family: str, seeds: list[int], *, folds: int = 2) -> list[dict]:
+    """Per (seed, category), the ``pages`` sample (the category's articles and as many random
+    other article/list pages), split into ``folds``: the page model self-trains on the other
+    folds (pseudo-labels from P_lit, as in a crawl) and scores this one, so every P_model is
+    out of sample, as it is for a page the crawl scores before it trains on it."""
+    import random
+
+    from relevance.evidence import LiteralEvidence
+    from relevance.learning.selftrain import SelfTrainingPageModel
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    rows = []
+    for seed in seeds:
+        pages = web_pages(family, seed)
+        for cat, path in topic_paths().items():
+            topic = load_topic(path)
+            lc = topic.learning
+            ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+            ev = LiteralEvidence(topic.weights, ext)
+            scored = []
+            for p in pages:
+                head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
+                text = ext(p["text"])
+                e = ev.page(head, text)
+                y = p["kind"] == "article" and p["category"] == cat
+                scored.append((head + text, ev.page_probability(e), y, e.features(), p))
+            rnd = random.Random(seed)
+            pos = [r for r in scored if r[2]]
+            neg = [r for r in scored if not r[2]]
+            sample = pos + rnd.sample(neg, min(len(neg), len(pos)))
+            rnd.shuffle(sample)
+            for k in range(folds):
+                m = SelfTrainingPageModel(positive=lc.positive, negative=lc.negative,
+                                          retrain_every=10**9, c=lc.c, em_lambda=lc.em_lambda,
+                                          em_steps=lc.em_steps)  # fmt: skip
+                for i, (words, e, *_) in enumerate(sample):
+                    if i % folds != k:
+                        m.observe(words, e)
+                m.retrain()
+                test = [(r, True) for i, r in enumerate(sample) if i % folds == k]
+                if k == 0:  # the rest of the web, scored by the first fold's model
+                    ids = {id(r) for r in sample}
+                    test += [(r, False) for r in scored if id(r) not in ids]
+                probs = m.probability_words([r[0] for r, _ in test])
+                for ((_, e, y, feats, p), in_sample), pm in zip(test, probs, strict=True):
+                    rows.append({"seed": seed, "category": cat, "lit": e, "model": pm, "y": y,
+                                 "sample": in_sample,
+                                 "features": feats, "positives": m.trained_on.get("positives", 0),
+                                 "kind": p["kind"], "page_category": p.get("category")})  # fmt: skip
+            print(f"{family}{seed} {cat}: {sum(r[2] for r in sample)} on-topic, "
+                  f"{len(sample)} in the sample", flush=True)  # fmt: skip
+    return rows
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    """Leave-one-category-out precision/recall at 0.5 of the rules of
+    :mod:`relevance.combine` (and of a stacked model with the count features, for
+    comparison) on out-of-sample P_model (:func:`combine_rows`); the stacked coefficients and
+    the mean's weight are fitted on the other nine categories, both seeds pooled."""
+    every = combine_rows(args.family, parse_seeds(args.seeds), folds=args.folds)
+    for label, keep in (("the sample (on-topic : other = 1 : 1)", True),
+                        ("every page of the web", False)):  # fmt: skip
+        print(f"\n== {label}")
+        combine_report([r for r in every if r["sample"] or not keep], args)
+    return 0
+
+
+def combine_report(rows: list[dict], args: argparse.Namespace) -> None:
+    """:func:`cmd_combine`'s table for one set of rows."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from relevance.combine import _clipped_logit, combine
+
+    for r in rows:  # no model (no word known or not trained): P_lit alone, as in a crawl
+        r["m"] = r["lit"] if r["model"] is None else r["model"]
+    cats = list(CATEGORIES)
+    y = np.asarray([r["y"] for r in rows])
+    c = np.asarray([r["category"] for r in rows])
+    ll = np.asarray([[_clipped_logit(r["lit"]), _clipped_logit(r["m"])] for r in rows])
+    extra = np.asarray([[*r["features"], np.log1p(r["positives"])] for r in rows])
+
+    def fixed(rule: str, **kw):
+        return lambda train, test: np.asarray([combine(rows[i]["lit"], rows[i]["m"], rule, **kw)
+                                               for i in test])  # fmt: skip
+
+    def weighted(rule: str):  # the weight of P_model with the best F1 on the nine others
+        def f1(w, idx):
+            pred = np.asarray([combine(rows[i]["lit"], rows[i]["m"], rule, weight=w)
+                               for i in idx]) >= 0.5  # fmt: skip
+            tp = (pred & y[idx]).sum()
+            return 2 * tp / max(1, pred.sum() + y[idx].sum())
+
+        def run(train, test):
+            best = max(np.linspace(0, 1, 21), key=lambda w: f1(w, train))
+            chosen.setdefault(f"{rule}-w", []).append(round(float(best), 2))
+            return fixed(rule, weight=float(best))(train, test)
+
+        return run
+
+    def stacked(x, name):
+        def run(train, test):
+            m = LogisticRegression(C=1.0, max_iter=2000).fit(x[train], y[train])
+            coef = [round(float(m.intercept_[0]), 2), *(round(float(v), 2) for v in m.coef_[0])]
+            chosen.setdefault(name, []).append(coef)
+            return m.predict_proba(x[test])[:, 1]
+
+        return run
+
+    chosen: dict[str, list] = {}
+    rules = {"lit": lambda tr, te: np.asarray([rows[i]["lit"] for i in te]),
+             "model": lambda tr, te: np.asarray([rows[i]["m"] for i in te]),
+             "mean": fixed("mean"), "mean-w": weighted("mean"),
+             "mean w=0.7": fixed("mean", weight=0.7), "logpool-w": weighted("logpool"),
+             "logpool w=0.75": fixed("logpool", weight=0.75), "noisy-or": fixed("noisy-or"),
+             "max": fixed("max"), "stacked": stacked(ll, "stacked"),
+             "stacked+counts": stacked(np.hstack([ll, extra]), "stacked+counts")}  # fmt: skip
+    print(f"\nleave-one-category-out, family {args.family} seeds {args.seeds}, threshold 0.5; "
+          "precision / recall per held-out category (both seeds pooled)")  # fmt: skip
+    head = "".join(f"{k:>12}" for k in cats)
+    print(f"{'rule':<16}{head}   P mean  P min  R mean  R min  F1")
+    summary = {}
+    for name, rule in rules.items():
+        ps, rs, cells = [], [], []
+        for cat in cats:
+            train, test = np.flatnonzero(c != cat), np.flatnonzero(c == cat)
+            pred = rule(train, test) >= 0.5
+            tp = int((pred & y[test]).sum())
+            ps.append(tp / max(1, int(pred.sum())))
+            rs.append(tp / max(1, int(y[test].sum())))
+            cells.append(f"{ps[-1]:.2f}/{rs[-1]:.2f}")
+        pm, rm = statistics.mean(ps), statistics.mean(rs)
+        f1 = 2 * pm * rm / max(1e-9, pm + rm)
+        summary[name] = f1
+        print(f"{name:<16}" + "".join(f"{x:>12}" for x in cells)
+              + f"   {pm:.3f}  {min(ps):.3f}  {rm:.3f}  {min(rs):.3f}  {f1:.3f}")  # fmt: skip
+    for name, v in chosen.items():
+        print(f"{name} fitted without each category: {v}")
+    m = LogisticRegression(C=1.0, max_iter=2000).fit(ll, y)
+    coef = [round(float(m.intercept_[0]), 2), *(round(float(v), 2) for v in m.coef_[0])]
+    print(f"stacked, all categories: {coef}")
+
+
 # -- crawl: the benchmark ------------------------------------------------------------------
 RUN_SETTINGS = {"topicrawl": {}}
+
+
+def variant_topic(path: Path, run: str) -> Path:
+    """The topic file of a run: ``topicrawl:KEY=VALUE+KEY=VALUE`` is topicrawl with those
+    ``[learning]`` settings (e.g. ``topicrawl:weight=0.7``, ``topicrawl:combine=noisy-or``),
+    written next to the topics under ``variants/``; any other run uses ``path`` as it is."""
+    if not run.startswith("topicrawl:"):
+        return path
+    pairs = [kv.split("=", 1) for kv in run.split(":", 1)[1].split("+")]
+    lines = [f"{k} = {v}" if _is_number(v) else f'{k} = "{v}"' for k, v in pairs]
+    slug = "".join(ch if ch.isalnum() or ch in ".=" else "_" for ch in run.split(":", 1)[1])
+    out = path.parent / "variants" / f"{path.stem}-{slug}.toml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(path.read_text("utf-8") + "\n[learning]\n" + "\n".join(lines) + "\n", "utf-8")
+    return out
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
 
 
 def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_dir: Path,
@@ -293,7 +463,7 @@ def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_d
     from sitegen.build import topic_targets
 
     out, truth = ensure_web(family, seed)
-    topic = str(topic_paths()[category])
+    topic = str(variant_topic(topic_paths()[category], run))
     settings = {"keyword": KEYWORD_SETTINGS, "breadth-first": BREADTH_FIRST_SETTINGS,
                 "oracle": ORACLE_SETTINGS}.get(run, {})  # fmt: skip
     settings = {**settings, **(extra or {})}
@@ -301,8 +471,9 @@ def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_d
     hosts = {urlsplit(s).hostname for s in seeds}
     targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
     budget = 2 * len(targets)
-    label = f"{family}{seed}-{CATEGORIES[category][0]}-{run}"
-    db, wall = run_crawl(CrawlSpec(run, topic, dict(settings)), label, seeds, budget, proxy,
+    slug = "".join(ch if ch.isalnum() or ch in ".-" else "_" for ch in run)  # a file name
+    label = f"{family}{seed}-{CATEGORIES[category][0]}-{slug}"
+    db, wall = run_crawl(CrawlSpec(slug, topic, dict(settings)), label, seeds, budget, proxy,
                          concurrency, category, run_dir, out / "ground_truth.json")  # fmt: skip
     figs = measure(db, wall, web="portal", label=run, truth=truth, category=category,
                    targets=targets, budget=budget, page_threshold=load_topic(topic).page_threshold,
@@ -362,6 +533,9 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                       for k in ("harvest_first_n", "corpus_precision", "corpus_recall")]
         n = len({x["seed"] for x in results if x["category"] == c})
         lines.append(f"| {c} ({n}) | " + " | ".join(cells) + " |")
+    keys = ("harvest_first_n", "corpus_precision", "corpus_recall")
+    means = [statistics.mean(per[(c, r)][k] for c in cats) for r in runs for k in keys]
+    lines.append("| mean | " + " | ".join(f"{v:.3f}" for v in means) + " |")
     if "topicrawl" in runs:
         t = {c: per[(c, "topicrawl")] for c in cats}
         prec = [v["corpus_precision"] for v in t.values()]
@@ -382,6 +556,7 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
                   f"worst {min(prec):.3f} — **{'met' if statistics.mean(prec) >= 0.95 and min(prec) >= 0.9 else 'MISSED'}**",
                   f"- corpus recall ≥ 0.85 mean: {statistics.mean(rec):.3f} — "
                   f"**{'met' if statistics.mean(rec) >= 0.85 else 'MISSED'}**"]  # fmt: skip
+    lines += paired(results, runs)
     text = "\n".join(lines)
     print(text)
     plot_curves(family, results, write.with_suffix(".png") if write else OUT / f"topics-{family}.png")
@@ -390,6 +565,27 @@ def report(family: str, results: list[dict], write: Path | None) -> None:
 
         write_doc(write, text, title=f"Benchmark: words-only topics, template family {family}")
         print(f"written: {write}")
+
+
+def paired(results: list[dict], runs: list[str]) -> list[str]:
+    """Each ``topicrawl:...`` run against ``topicrawl`` over the crawls of the same results
+    file, seed and category (one run of the benchmark, the same machine load): the mean
+    difference and in how many pairs it rose / fell."""
+    base = {(x.get("stem"), x["seed"], x["category"]): x for x in results
+            if x["label"] == "topicrawl"}  # fmt: skip
+    out = []
+    for r in (r for r in runs if r.startswith("topicrawl:")):
+        pairs = [(base[k], x) for x in results if x["label"] == r
+                 and (k := (x.get("stem"), x["seed"], x["category"])) in base]  # fmt: skip
+        if not pairs:
+            continue
+        out += ["", f"Paired, `{r}` − `topicrawl` ({len(pairs)} pairs of crawls in the same run):",
+                ""]  # fmt: skip
+        for k in ("harvest_first_n", "corpus_precision", "corpus_recall"):
+            d = [b[k] - a[k] for a, b in pairs]
+            up, down = sum(v > 0 for v in d), sum(v < 0 for v in d)
+            out.append(f"- {k}: mean {statistics.mean(d):+.3f}, rose in {up}, fell in {down}")
+    return out
 
 
 def plot_curves(family: str, results: list[dict], path: Path) -> None:
@@ -439,6 +635,11 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--em-lambda", type=float, default=1.0)
     g.add_argument("--em-steps", type=int, default=3)
     g.set_defaults(func=cmd_pages)
+    k = sub.add_parser("combine", help="the rule mixing P_lit and P_model, offline (family a)")
+    k.add_argument("--family", default="a")
+    k.add_argument("--seeds", default="0,1")
+    k.add_argument("--folds", type=int, default=2)
+    k.set_defaults(func=cmd_combine)
     q = sub.add_parser("confusion", help="where literal evidence loses precision (offline)")
     q.add_argument("--family", default="a")
     q.add_argument("--seeds", default="0")
@@ -460,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--write", type=Path)
     r.add_argument("--results", help="results file stems under bench/out, comma-separated "
                    "(default topics-FAMILY); the crawls of several are pooled")
-    r.set_defaults(func=lambda a: report(a.family, [x for stem in (a.results or f"topics-{a.family}").split(",")
+    r.set_defaults(func=lambda a: report(a.family, [{**x, "stem": stem} for stem in (a.results or f"topics-{a.family}").split(",")
         for x in json.loads((OUT / f"{stem}.json").read_text("utf-8"))], a.write) or 0)  # fmt: skip
     args = ap.parse_args(argv)
     return args.func(args)

@@ -4,12 +4,14 @@
 and 5, :mod:`relevance.priority`). Every score is a probability, so one threshold means the
 same for every topic:
 
-* **page relevance** P(page) = (1 − w)·P_lit(page) + w·P_model(page): P_lit the calibrated
+* **page relevance** P(page) = combine(P_lit(page), P_model(page)): P_lit the calibrated
   literal topic-word evidence of the head and the text (:mod:`relevance.evidence`), P_model
   the self-trained page model (:mod:`relevance.learning.selftrain`, Nigam et al. 2000) that
-  the crawl trains on its own pages, pseudo-labelled by P_lit; w = ``[learning] weight``.
-  Before the model has its first training (too few confident pages of either class), and for a
-  text with no word it knows, P_lit alone. A page is accepted at ``[page] threshold`` (0.5).
+  the crawl trains on its own pages, pseudo-labelled by P_lit; the rule is ``[learning]
+  combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
+  weight``). Before the model has its first training (too few confident pages of either
+  class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
+  threshold`` (0.5).
 * **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +
   α·P(holding page), P(anchor) the same mix on the anchor text; the sparse weights w_f of
   the online link model (:mod:`relevance.learning.linkmodel`, ACHE / Chakrabarti et al.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
@@ -43,6 +46,7 @@ class CalibratedLinkScorer:
         page_model: SelfTrainingPageModel | None = None,
         link_model: OnlineLinkModel | None = None,
         model_weight: float = 0.5,
+        combine: str = "mean",
         alpha: float = 0.3,
         beta: float = 0.7,
         threshold: float = 0.0,
@@ -56,6 +60,8 @@ class CalibratedLinkScorer:
         self.page_model = page_model
         self.link_model = link_model
         self.model_weight = model_weight
+        self.combine = combine
+        self._combine = combiner(combine, weight=model_weight)
         self.alpha, self.beta, self.threshold = alpha, beta, threshold
         self.memo_size, self.memo_chars = memo_size, memo_chars
         self.labels: UserLabels | None = None
@@ -102,6 +108,7 @@ class CalibratedLinkScorer:
             page_model=page_model,
             link_model=link_model,
             model_weight=lc.weight,
+            combine=lc.combine,
             alpha=p.alpha,
             beta=p.beta,
             threshold=p.threshold,
@@ -123,10 +130,7 @@ class CalibratedLinkScorer:
         return m.probability_words(docs)
 
     def _mix(self, lit: float, model: float | None) -> float:
-        if model is None:
-            return lit
-        w = self.model_weight
-        return (1.0 - w) * lit + w * model
+        return self._combine(lit, model)
 
     # -- pages ------------------------------------------------------------------------------
     def page_scores(self, page: PageInfo) -> tuple[float, float, float | None]:

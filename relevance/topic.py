@@ -83,7 +83,9 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
 
     [learning]                         # calibrated mode: what the crawl learns as it goes
     self_train = true                  # the self-trained page model (Nigam et al. 2000)
-    weight = 0.5                       # P(page) = (1 - w)·P_lit + w·P_model
+    combine = "mean"                   # how P_lit and P_model make P(page) (relevance.combine):
+                                       #   "mean" | "noisy-or" | "max" | "logpool"
+    weight = 0.5                       # "mean": P = (1 - w)·P_lit + w·P_model; "logpool" too
     positive = 0.7                     # pseudo-labels: P_lit >= positive is on-topic,
     negative = 0.1                     #   <= negative off-topic
     retrain_every = 10                 # pages between trainings (at least pages seen / 4)
@@ -114,6 +116,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relevance.combine import RULES
 from topicrawl.errors import TopicFileError
 
 SOURCES = ("hownet", "openhownet", "cilin", "word2vec")
@@ -190,6 +193,7 @@ class LearningConfig:
     """What a calibrated-mode crawl learns (relevance.learning): page model and link model."""
 
     self_train: bool = True
+    combine: str = "mean"
     weight: float = 0.5
     positive: float = 0.7
     negative: float = 0.1
@@ -344,6 +348,7 @@ _TABLES: dict[str, _Spec] = {
     "crawl": {"allowed_hosts": (list, None)},
     "learning": {
         "self_train": (bool, None),
+        "combine": (str, None),
         "weight": ((int, float), (0.0, 1.0)),
         "positive": ((int, float), (0.0, 1.0)),
         "negative": ((int, float), (0.0, 1.0)),
@@ -369,6 +374,7 @@ _CHOICES = {
     ("urls", "mode"): ("path", "paper"),
     ("page", "formula3"): ("normalized", "paper"),
     ("classifier", "format"): ("label-text", "text-label"),
+    ("learning", "combine"): RULES,
 }
 
 
