@@ -264,7 +264,7 @@ def _kept(stats: dict) -> int:
 
 
 @pytest.mark.docker
-def test_compose_deployment_crawls_resumes_and_survives_a_killed_worker(tmp_path: Path):
+def test_compose_deployment_resumes_and_keeps_the_budget_through_a_killed_worker(tmp_path: Path):
     _engine_or_skip()
     subprocess.run(["bash", str(ROOT / "deploy/local-base-images.sh")], check=True, timeout=1500)
     from sitegen.build import build_web
