@@ -35,6 +35,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,17 +217,33 @@ def cmd_confusion(args: argparse.Namespace) -> int:
 
 
 # -- pages: the page-model settings, offline -------------------------------------------------
+def literal_pages(pages: list[dict], path: Path) -> tuple[Any, list[tuple]]:
+    """The topic at ``path`` and, for each page, (words, the topic's
+    :class:`~relevance.evidence.LiteralEvidence`, the page's evidence, the page): the head
+    and text through the topic's candidate extractor."""
+    from relevance.evidence import LiteralEvidence
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    topic = load_topic(path)
+    ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
+    ev = LiteralEvidence(topic.weights, ext)
+    out = []
+    for p in pages:
+        head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
+        text = ext(p["text"])
+        out.append((head + text, ev, ev.page(head, text), p))
+    return topic, out
+
+
 def cmd_pages(args: argparse.Namespace) -> int:
     """Self-training over each category's articles and as many random other article/list
     pages of the web (a crawl-like sample), then precision/recall at 0.5 of P_lit, P_model and
     their combinations: how the page-model defaults were chosen (family a, seed 0)."""
     import random
 
-    from relevance.evidence import LiteralEvidence
     from relevance.learning.base import logit, sigmoid
     from relevance.learning.selftrain import SelfTrainingPageModel
-    from relevance.topic import load_topic
-    from relevance.weights import CandidateExtractor
 
     combos = {
         "lit": lambda e, m: e,
@@ -239,15 +256,9 @@ def cmd_pages(args: argparse.Namespace) -> int:
     for seed in parse_seeds(args.seeds):
         pages = web_pages(args.family, seed)
         for cat, path in topic_paths().items():
-            topic = load_topic(path)
-            ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
-            ev = LiteralEvidence(topic.weights, ext)
-            rows = []
-            for p in pages:
-                head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
-                text = ext(p["text"])
-                e = ev.page_probability(ev.page(head, text))
-                rows.append((head + text, e, p["kind"] == "article" and p["category"] == cat))
+            _, lit = literal_pages(pages, path)
+            rows = [(words, ev.page_probability(e), p["kind"] == "article" and p["category"] == cat)
+                    for words, ev, e, p in lit]  # fmt: skip
             rnd = random.Random(0)
             pos = [r for r in rows if r[2]]
             neg = [r for r in rows if not r[2]]
@@ -287,26 +298,16 @@ def combine_rows(family: str, seeds: list[int], *, folds: int = 2) -> list[dict]
     out of sample, as it is for a page the crawl scores before it trains on it."""
     import random
 
-    from relevance.evidence import LiteralEvidence
     from relevance.learning.selftrain import SelfTrainingPageModel
-    from relevance.topic import load_topic
-    from relevance.weights import CandidateExtractor
 
     rows = []
     for seed in seeds:
         pages = web_pages(family, seed)
         for cat, path in topic_paths().items():
-            topic = load_topic(path)
+            topic, lit = literal_pages(pages, path)
             lc = topic.learning
-            ext = CandidateExtractor(pos=topic.candidates.pos, topic_words=topic.weights)
-            ev = LiteralEvidence(topic.weights, ext)
-            scored = []
-            for p in pages:
-                head = ext(" ".join(x for x in (p["title"], p["description"], p["keywords"]) if x))
-                text = ext(p["text"])
-                e = ev.page(head, text)
-                y = p["kind"] == "article" and p["category"] == cat
-                scored.append((head + text, ev.page_probability(e), y, e.features(), p))
+            scored = [(words, ev.page_probability(e), p["kind"] == "article" and p["category"] == cat,
+                       e.features(), p) for words, ev, e, p in lit]  # fmt: skip
             rnd = random.Random(seed)
             pos = [r for r in scored if r[2]]
             neg = [r for r in scored if not r[2]]

@@ -113,25 +113,33 @@ def test_meta_that_json_cannot_carry_is_dropped_not_the_request(redis_url):
         client.delete(queue.key)
 
 
-@pytest.mark.redis
-def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
-    import redis
+def _scheduler(client, prefix: str, queue_cls: str = "crawler.queues.RedisPriorityQueue"):
+    """A RedisScheduler over ``client`` with an RFPDupeFilter, opened for a TopicSpider:
+    (crawler, scheduler)."""
     from scrapy_redis.dupefilter import RFPDupeFilter
 
     from crawler.scheduler import RedisScheduler
 
-    client = redis.Redis.from_url(redis_url)
-    flaky = FlakyRedis(client)
-    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
     crawler = get_crawler(TopicSpider)
     spider = TopicSpider.__new__(TopicSpider)
     spider.crawler = crawler
     crawler.stats.open_spider()
-    df = RFPDupeFilter(flaky, key=f"{prefix}:df")
-    sched = RedisScheduler(flaky, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
-                           queue_cls="crawler.queues.RedisPriorityQueue", dupefilter=df)  # fmt: skip
+    df = RFPDupeFilter(client, key=f"{prefix}:df")
+    sched = RedisScheduler(client, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
+                           queue_cls=queue_cls, dupefilter=df)  # fmt: skip
     sched.stats = crawler.stats
     sched.open(spider)
+    return crawler, sched
+
+
+@pytest.mark.redis
+def test_the_scheduler_holds_requests_through_a_redis_outage(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    flaky = FlakyRedis(client)
+    prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    crawler, sched = _scheduler(flaky, prefix)
     try:
         sched.enqueue_request(Request("http://a.example/1", priority=3))
         flaky.down = True
@@ -172,21 +180,11 @@ def test_a_responses_links_are_checked_against_the_seen_set_in_one_round_trip(re
     link whose push then fails is held and pushed later, not taken for seen (its fingerprint
     is already in the set)."""
     import redis
-    from scrapy_redis.dupefilter import RFPDupeFilter
-
-    from crawler.scheduler import RedisScheduler
 
     client = redis.Redis.from_url(redis_url)
     prefix = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
-    crawler = get_crawler(TopicSpider)
-    spider = TopicSpider.__new__(TopicSpider)
-    spider.crawler = crawler
-    crawler.stats.open_spider()
-    df = RFPDupeFilter(client, key=f"{prefix}:df")
-    sched = RedisScheduler(client, persist=True, queue_key=f"{prefix}:%(spider)s:requests",
-                           queue_cls=f"{__name__}._PushFails", dupefilter=df)  # fmt: skip
-    sched.stats = crawler.stats
-    sched.open(spider)
+    crawler, sched = _scheduler(client, prefix, f"{__name__}._PushFails")
+    df = sched.df
     sent: list[str] = []
     real_sadd = df.server.sadd
     df.server = type("Counting", (), {"sadd": lambda self, *a: sent.append(a[1]) or real_sadd(*a),
