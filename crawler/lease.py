@@ -641,9 +641,9 @@ class WorkerLease:
         with self._lock:
             self._counted_ids.discard(lease_id)
             self._precounted_ids.discard(lease_id)
-            for url, held in list(self._counted.items()):
+            for page, held in list(self._counted.items()):
                 if held == lease_id:
-                    del self._counted[url]
+                    del self._counted[page]
         return bool(self._scripts["uncount"](
             keys=[self.inflight, self.pages_key, self.handed_key, self.claim_key(url)],
             args=[lease_id, int(count and not keep), url, self.worker],

@@ -726,15 +726,18 @@ def _reclaimed_and_popped(client, prefix: str, database: _Database, limit: int =
 
 
 def _end_without_page(x: WorkerLease, lid: str, end: str) -> None:
-    """x's copy fails for good (``fails``), or breaks once counted under the mark (``breaks``)."""
-    if end == "breaks":
+    """x's copy fails for good (``fails``), or breaks once counted under the mark (``breaks``;
+    ``breaks busy``: while x also holds another counted page awaiting its write)."""
+    if end.startswith("breaks"):
         assert x.take(lid, "http://a.cn/1", count=True, limit=1) == 1
+        if end == "breaks busy":
+            x._counted["http://a.cn/9"] = "another-lease"  # counted after page 1
         x.uncount(lid, count=True)
     x.release(lid)  # the callback is done (LeaseMiddleware)
 
 
 @pytest.mark.redis
-@pytest.mark.parametrize("end", ["fails", "breaks"])
+@pytest.mark.parametrize("end", ["fails", "breaks", "breaks busy"])
 def test_a_slow_workers_write_landing_after_the_copys_database_check_keeps_the_budget(crawl, end):
     """The window of issue 11 item 4, step by step: x's copy of page 1 ends without a page
     while the slow worker's write of page 1 is under way, after it decided to write and before
