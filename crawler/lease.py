@@ -739,12 +739,13 @@ class WorkerLease:
             args=[self.worker, self.claim_ms, -1 if limit is None else limit, *quads],
         )  # fmt: skip
         dropped: set[str] = set()
+        recounted = 0
         with self._lock:
             for lease_id, url, code in zip(quads[::4], quads[1::4], codes, strict=True):
                 code = int(code)
                 if code > 0:
                     self.taken_back += code == 2
-                    self.recounted += code == 4
+                    recounted += code == 4
                     continue
                 dropped.add(url)
                 self._counted.pop(url, None)
@@ -752,7 +753,7 @@ class WorkerLease:
                 self._precounted_ids.discard(lease_id)
                 self._entries.pop(lease_id, None)
                 self._sent_ids.discard(lease_id)
-        recounted = sum(int(c) == 4 for c in codes)
+        self.recounted += recounted
         if recounted:
             log.info("%d pages to store had lost their lease and its count while this worker "
                      "was slow: counted again under the budget", recounted)  # fmt: skip
