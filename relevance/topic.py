@@ -98,6 +98,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
+    rejudge = 0                        # rejected pages kept and judged again after each
+                                       #   retraining of the page model (0: off)
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -207,6 +209,7 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
+    rejudge: int = 0
     suggested: list[str] = field(default_factory=list)
 
 
@@ -362,6 +365,7 @@ _TABLES: dict[str, _Spec] = {
         "model": (str, None),
         "link_model": (bool, None),
         "link_rate": ((int, float), (0.0, 10.0)),
+        "rejudge": (int, (0, 1_000_000)),
         "suggested": (list, None),
     },
 }
