@@ -29,8 +29,8 @@ from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
-from relevance.learning.rejudge import HeldPage, RejudgeBuffer
-from relevance.learning.selftrain import SelfTrainingPageModel, preload_learner
+from relevance.learning.rejudge import HeldPage, RejudgeBuffer, bag_probabilities
+from relevance.learning.selftrain import Bag, SelfTrainingPageModel, preload_learner
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
 
@@ -233,9 +233,14 @@ class CalibratedLinkScorer:
         assert self.rejudge is not None and self.page_model is not None
         self._rejudged_at = self.page_model.trainings
 
-        def score(literals: list[float], docs: list[list[str]]) -> list[tuple[float, float | None]]:
-            models = self._model(docs)
-            return [(self._mix(lit, m), m) for lit, m in zip(literals, models, strict=True)]
+        m = self.page_model
+
+        def score(literals: list[float], bags: list[Bag]) -> list[tuple[float, float | None]]:
+            models: list[float | None] = (
+                bag_probabilities(m.terms, m.intercept, bags)
+                if m.ready and self.model_weight > 0 else [None] * len(bags)
+            )  # fmt: skip
+            return [(self._mix(lit, p), p) for lit, p in zip(literals, models, strict=True)]
 
         return self.rejudge.rejudge(score, threshold)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import os
 import zlib
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from relevance.learning.base import sigmoid
 from relevance.learning.selftrain import Bag, bag, bag_counts, bag_of_counts
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,7 @@ class HeldPage:
         """The kept candidate words as a list (each as often as it was counted)."""
         return [w for w, n in zip(self.words[0], self.words[1], strict=True) for _ in range(n)]
 
+
     def text(self) -> str:
         return zlib.decompress(self.text_z).decode("utf-8")
 
@@ -77,6 +80,24 @@ class HeldPage:
 
 def _pack(s: str | None) -> bytes | None:
     return None if s is None else zlib.compress(s.encode("utf-8"), 6)
+
+
+def bag_probabilities(terms: Mapping[str, tuple[float, float]], intercept: float,
+                      bags: Sequence[Bag]) -> list[float | None]:  # fmt: skip
+    """:func:`relevance.classifier.term_probabilities` of word counts: the same arithmetic
+    (tf' = 1 + ln tf, l2-normalised tf'·idf, σ(b + w·x)) over each bag's distinct words,
+    without expanding the counts into a word list. None where no word is in ``terms``."""
+    out: list[float | None] = []
+    for words, counts in bags:
+        dot = norm = 0.0
+        for w, c in zip(words, counts, strict=True):
+            t = terms.get(w)
+            if t is not None:
+                v = (1.0 + math.log(c)) * t[0]
+                dot += v * t[1]
+                norm += v * v
+        out.append(sigmoid(intercept + dot / math.sqrt(norm)) if norm > 0 else None)
+    return out
 
 
 class RejudgeBuffer:
@@ -133,17 +154,18 @@ class RejudgeBuffer:
 
     def rejudge(
         self,
-        score: Callable[[list[float], list[list[str]]], list[tuple[float, float | None]]],
+        score: Callable[[list[float], list[Bag]], list[tuple[float, float | None]]],
         threshold: float,
     ) -> list[tuple[HeldPage, float, float | None]]:
-        """Score every held page again in one batch — ``score(literals, word lists)`` gives
-        (P(page), P_model or None) per page with the current model — and take out those at
-        or above ``threshold``: (page, P(page), P_model), oldest first."""
+        """Score every held page again in one batch — ``score(literals, bags)`` gives
+        (P(page), P_model or None) per page with the current model (:func:`bag_probabilities`)
+        — and take out those at or above ``threshold``: (page, P(page), P_model), oldest
+        first."""
         self.rounds += 1
         if not self.pages:
             return []
         held = list(self.pages.values())
-        scores = score([h.literal for h in held], [h.word_list() for h in held])
+        scores = score([h.literal for h in held], [h.words for h in held])
         out = []
         for h, (p, model) in zip(held, scores, strict=True):
             if p >= threshold:
