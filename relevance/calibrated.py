@@ -119,7 +119,8 @@ class CalibratedLinkScorer:
             threshold=p.threshold,
         )
         if page_model is not None and lc.rejudge > 0:
-            scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words)
+            scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
+                                           min_literal=lc.rejudge_literal)  # fmt: skip
         return scorer
 
     # -- texts ------------------------------------------------------------------------------

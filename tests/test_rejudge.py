@@ -31,7 +31,8 @@ OFF = ("基金 市场", "银行 基金 利率 市场 投资 股票 银行 基金
 
 
 def scorer(rejudge: int = 10) -> CalibratedLinkScorer:
-    s = CalibratedLinkScorer.from_topic(parse_topic(TOPIC + f"[learning]\nrejudge = {rejudge}\n"))
+    topic = TOPIC + f"[learning]\nrejudge = {rejudge}\nrejudge_literal = 0.0\n"
+    s = CalibratedLinkScorer.from_topic(parse_topic(topic))
     s.page_model.min_positives = s.page_model.min_negatives = 2
     s.page_model.retrain_every = 1000  # trained by the test
     return s
@@ -72,6 +73,8 @@ def test_a_rejected_page_is_accepted_after_a_retraining_makes_it_on_topic():
 
 def test_rejudge_is_off_by_default_and_in_paper_mode():
     assert CalibratedLinkScorer.from_topic(parse_topic(TOPIC)).rejudge is None
+    on = CalibratedLinkScorer.from_topic(parse_topic(TOPIC + "[learning]\nrejudge = 10\n"))
+    assert on.rejudge is not None and on.rejudge.min_literal == 0.4
     paper = parse_topic(TOPIC + '[priority]\nmode = "paper"\n[learning]\nrejudge = 10\n')
     assert paper.priority.mode == "paper"  # the paper's scorer has no page model to retrain
 
@@ -89,6 +92,10 @@ def test_the_buffer_is_bounded_and_round_trips(tmp_path):
     for i in range(5):
         small.hold({"url": f"http://a.cn/{i}", "text": "正文" * 50}, ["球迷"] * 6, 0.3, html="<p>x</p>")
     assert len(small) <= 2 and small.bytes <= small.max_bytes
+    strict = RejudgeBuffer(10, min_literal=0.4)  # weak literal evidence: not kept
+    assert not strict.hold({"url": "http://a.cn/w", "text": "x"}, ["球迷"], 0.39, html=None)
+    assert strict.hold({"url": "http://a.cn/s", "text": "x"}, ["球迷"], 0.41, html=None)
+    assert list(strict.pages) == ["http://a.cn/s"]
     save_held(tmp_path, buf)
     again = RejudgeBuffer(3)
     assert load_held(tmp_path, again) == 3
@@ -119,7 +126,7 @@ def spider_run(tmp_path) -> list[PageItem]:
     rejected page, then on- and off-topic pages until the page model's first training;
     returns the page items in order."""
     topic = tmp_path / "t.toml"
-    topic.write_text(TOPIC + "[learning]\nrejudge = 100\n", encoding="utf-8")
+    topic.write_text(TOPIC + "[learning]\nrejudge = 100\nrejudge_literal = 0.1\n", encoding="utf-8")
     crawler = get_crawler(TopicSpider, {"TOPICRAWL_REQUEUE_MARGIN": 0.02})
     spider = crawler._create_spider(seeds="http://a.cn/", topic=str(topic), max_pages=8)  # noqa: SLF001
     crawler.spider = spider
@@ -196,7 +203,7 @@ def test_crawl_with_rejudge_keeps_its_budget_and_resumes_from_jobdir(proxy, smal
     words = ("火箭 皇马 巴萨 米兰 曼联 科比 姚明 AC 阿森纳 球队 球迷 国米 主帅 连胜 阿联 湖人 球员 "
              "图文 夺冠 热火 尤文 转会 客场 足协 申花 男篮 切尔西 官方 队友 篮网").split()  # fmt: skip
     topic.write_text('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in words)
-                     + "[learning]\nrejudge = 500\n", encoding="utf-8")  # fmt: skip
+                     + "[learning]\nrejudge = 500\nrejudge_literal = 0.0\n", encoding="utf-8")  # fmt: skip
     db = f"sqlite:///{tmp_path / 'crawl.db'}"
     job = tmp_path / "job"
     result = run_crawl(proxy, truth["seeds"]["portal"], topic, db, args={"max_pages": 60},

@@ -104,10 +104,13 @@ class RejudgeBuffer:
     """Recently rejected pages, scored again after every retraining of the page model."""
 
     def __init__(self, max_pages: int = 2000, *, max_words: int = 2000,
-                 max_bytes: int = 64 * 1024 * 1024):  # fmt: skip
+                 max_bytes: int = 64 * 1024 * 1024, min_literal: float = 0.0):  # fmt: skip
         if max_pages < 1:
             raise ValueError(f"max_pages must be at least 1, not {max_pages}")
         self.max_pages, self.max_words, self.max_bytes = max_pages, max_words, max_bytes
+        #: a page whose P_lit is below this is not kept (its literal evidence is too weak
+        #: for a re-judgement to be trusted: the page model confuses sibling categories)
+        self.min_literal = min_literal
         self.pages: OrderedDict[str, HeldPage] = OrderedDict()
         self.bytes = 0
         self.held = 0  # pages ever kept
@@ -124,8 +127,10 @@ class RejudgeBuffer:
     def hold(self, record: Mapping[str, Any], words: Sequence[str], literal: float, *,
              html: str | None) -> bool:  # fmt: skip
         """Keep a rejected page: its item fields (``record``, a PageItem's), its candidate
-        words, P_lit, and its HTML (None: a document, no links). Returns False when the
-        page alone is larger than ``max_bytes``."""
+        words, P_lit, and its HTML (None: a document, no links). Returns False (not kept)
+        when P_lit is below ``min_literal`` or the page alone is larger than ``max_bytes``."""
+        if literal < self.min_literal:
+            return False
         url = record["url"]
         held = HeldPage(
             url=url,
