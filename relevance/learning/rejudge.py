@@ -66,11 +66,6 @@ class HeldPage:
         """Approximate bytes held (compressed texts, the word counts)."""
         return len(self.text_z) + len(self.html_z or b"") + 8 * len(self.words[0]) + 512
 
-    def word_list(self) -> list[str]:
-        """The kept candidate words as a list (each as often as it was counted)."""
-        return [w for w, n in zip(self.words[0], self.words[1], strict=True) for _ in range(n)]
-
-
     def text(self) -> str:
         return zlib.decompress(self.text_z).decode("utf-8")
 
@@ -206,7 +201,7 @@ class RejudgeBuffer:
             raise ValueError("bad pages")
         parsed = []
         try:
-            for entry in raw[-self.max_pages:]:
+            for entry in raw[-self.max_pages :]:
                 rec = dict(entry["record"])
                 if not isinstance(rec.get("url"), str) or set(rec) - set(KEPT_FIELDS):
                     raise ValueError("bad record")
@@ -233,8 +228,10 @@ class RejudgeBuffer:
         while len(self.pages) > self.max_pages or self.bytes > self.max_bytes:
             self._drop(next(iter(self.pages)))
         counters = state.get("counters")
-        if isinstance(counters, list) and len(counters) == 4 and all(
-            type(x) is int and x >= 0 for x in counters
+        if (
+            isinstance(counters, list)
+            and len(counters) == 4
+            and all(type(x) is int and x >= 0 for x in counters)
         ):
             self.held, self.evicted, self.accepted, self.rounds = counters
         return len(parsed)
