@@ -380,3 +380,55 @@ def test_both_orders_on_every_backend(kind, tmp_path):
     finally:
         storage.clear()
         storage.close()
+
+
+#: A short article as a table-layout site serves it (test webs a6, a10): the site's name, the
+#: headline and a "热点推荐" box heading are rows of the layout table, and trafilatura keeps
+#: them as lines of the text.
+SHORT_TITLE = "联防联控机制部署疫情防控工作"
+SHORT_BODY = ARTICLE[1] + ARTICLE[2] + ARTICLE[3]
+TABLE_SOURCE = text(
+    "| 京华在线 |  |", "| 首页 \\| 体育新闻 \\| 时政新闻 \\| 财经新闻 |  |",
+    "| 当前位置：京华在线 >> 时政新闻 >> 正文 |", f"| {SHORT_TITLE} |",
+    "| 2019-02-22 来源：京华在线 作者：实习生 张晨 |", f"| {SHORT_BODY}我要评论 |",
+    "| [打印] [关闭] [返回顶部] |", "| 相关阅读： |", "| 热点推荐 |",
+)  # fmt: skip
+#: Its reprint with a commentary: two characters edited, the headline only in the title.
+TABLE_REPRINT = text(
+    "编者按：以下内容来自京华在线，供读者参考。",
+    SHORT_BODY.replace("全面加强", "全面的加强").replace("全力做好", "全力的做好") + "我要评论",
+    "来源：京华在线", "责任编辑：王磊", "【延伸阅读】", *DONOR[:2], *OTHER[:2],
+)  # fmt: skip
+
+
+def test_cleaning_drops_the_pages_own_title_site_name_and_related_heading():
+    from dedup.containment import cleaned
+
+    out = cleaned(TABLE_SOURCE, f"{SHORT_TITLE} | 时政新闻 | 京华在线")
+    assert out == SHORT_BODY  # the comment link at the end goes with the box
+    assert SHORT_TITLE in cleaned(TABLE_SOURCE)  # no title given: the headline stays
+    body_first = text(SHORT_BODY, SHORT_TITLE)  # the headline after one line: still the title
+    assert cleaned(body_first, SHORT_TITLE) == SHORT_BODY
+    late = text(*ARTICLE[:3], SHORT_TITLE)  # beyond the first three lines it is text
+    assert cleaned(late, SHORT_TITLE).endswith(SHORT_TITLE)
+
+
+@pytest.mark.parametrize("order", ["source first", "reprint first"])
+def test_short_table_layout_source_and_its_reprint_with_extras_pair(order):
+    """Fails before (test webs a6 and a10, both orders): the source's site-name, headline and
+    "热点推荐" lines were a sixth of its letters, so with two edited characters its reprint
+    held 0.79 of it; without them, 0.87."""
+    c = Cascade(MemoryStorage())
+    src = Doc(TABLE_SOURCE, f"{SHORT_TITLE} | 时政新闻 | 京华在线")
+    rep = Doc(TABLE_REPRINT, f"{SHORT_TITLE}（转载）_时政_华夏日报网")
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):  # what it spliced
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    if order == "source first":
+        c.check_and_add("source", src)
+        d = c.check_and_add("reprint", rep)
+        assert d.duplicate is not None and d.duplicate.doc_id == "source"
+    else:
+        c.check_and_add("reprint", rep)
+        d = c.check_and_add("source", src)
+        assert d.replaced is not None and d.replaced.doc_id == "reprint"
+    assert c.counts == {"containment": 1}
