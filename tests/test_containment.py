@@ -432,3 +432,37 @@ def test_short_table_layout_source_and_its_reprint_with_extras_pair(order):
         d = c.check_and_add("source", src)
         assert d.replaced is not None and d.replaced.doc_id == "reprint"
     assert c.counts == {"containment": 1}
+
+
+#: Two more articles a commentary page can splice sentences from.
+WEATHER = [
+    "气象台今天发布寒潮蓝色预警，受强冷空气影响，未来三天全省大部分地区气温将下降八到十度。",
+    "交通部门提醒驾驶人注意路面结冰，高速公路部分路段可能采取临时交通管制措施，请提前规划路线。",
+    "农业部门要求各地做好大棚蔬菜和越冬作物的防冻工作，及时加固设施，防止大风造成损失。",
+    "电力公司表示已提前储备抢修物资，安排值班人员二十四小时待命，确保居民用电安全稳定。",
+    "专家建议市民减少不必要的外出，老人和儿童注意防寒保暖，预防感冒等呼吸道疾病的发生。",
+]
+READING = [
+    "本届读书节为期一个月，图书馆将举办名家讲座、亲子阅读和旧书交换等三十多场活动。",
+    "主办方介绍，今年新增了数字阅读体验区，读者可以现场试用电子书阅读器和有声读物。",
+    "旧书交换活动吸引了不少家庭参加，孩子们带来自己读过的绘本，换回一本本新的故事书。",
+    "图书馆负责人表示，希望通过丰富多彩的活动，让更多市民养成读书的习惯，营造书香氛围。",
+    "据统计，去年全市图书馆接待读者超过三百万人次，借阅图书四百余万册，均创历史新高。",
+]
+
+
+def test_source_replaces_its_reprint_when_few_of_the_spliced_articles_are_indexed_yet():
+    """Fails before (test web b9, URL order): the commentary page splices sentences of four
+    articles; when its source arrives only one of them is indexed, which holds 0.19 of the
+    page's extra material: under the former guard (0.2), the source and the page both
+    stayed. The guard is 0.1 since (chosen on 24 test webs, see the module docstring)."""
+    page = text(*ARTICLE, "【延伸阅读】", *DONOR[:3], *OTHER, *WEATHER, *READING)
+    c = Cascade(MemoryStorage())
+    for doc_id, body in (("page", page), ("donor", text(*DONOR))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    det = c.detectors[-1]
+    query = det.features(Doc(text(*ARTICLE)))
+    [(_, stored)] = det.stored_features(["page"])
+    assert 0.1 <= det.spliced_share("page", query, stored) < 0.2
+    d = c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert d.replaced is not None and (d.replaced.doc_id, d.replaced.replaces) == ("page", True)
