@@ -176,7 +176,8 @@ def cleaned(text: str, title: str = "") -> str:
     for line in _CLEANER._expand([ln.strip() for ln in text.splitlines()], removed):
         if not line or _CLEANER.line_rule(line) is not None:
             continue
-        if heads and len(kept) < 3 and _is_title(line, heads):
+        # (a headline has at most 60 letters: a longer line is not looked at)
+        if heads and len(kept) < 3 and len(line) <= 200 and _is_title(line, heads):
             continue
         kept.append(line)
     return "\n".join(_related_block(kept, removed))
