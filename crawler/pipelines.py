@@ -478,7 +478,9 @@ class StorePipeline:
             self.journal.written()
         if self.lease is not None:  # the pages are in the database: their leases end
             try:
-                self.lease.stored((row["url"] for row in batch), count=self._lease_counts)
+                # a URL twice in a batch (a page accepted on re-judgement): its lease once
+                self.lease.stored(dict.fromkeys(row["url"] for row in batch),
+                                  count=self._lease_counts)  # fmt: skip
             except self.lease.errors as exc:  # reclaimed later, found stored then
                 log.warning("leases of %d stored pages not ended (%s)", len(batch), exc)
 
@@ -488,7 +490,8 @@ class StorePipeline:
         count went back while this worker was slow and that the budget no longer allows is
         left out."""
         try:
-            dropped = self.lease.storing((row["url"] for row in batch), limit=self._lease_limit)
+            dropped = self.lease.storing(dict.fromkeys(row["url"] for row in batch),
+                                         limit=self._lease_limit)  # fmt: skip
         except self.lease.errors as exc:  # written unclaimed, as before the claims
             log.warning("store-claim of %d pages not made (%s): written without it",
                         len(batch), exc)  # fmt: skip

@@ -140,8 +140,13 @@ class WarcReferenceMiddleware:
         return cls()
 
     @staticmethod
-    def _mark(item: Any, ref: dict[str, Any] | None) -> Any:
+    def _mark(item: Any, ref: dict[str, Any] | None, url: str | None = None) -> Any:
+        """The response's WARC place into its own page's item (``final_url`` is the
+        response's URL; a page judged again that another page's callback yields keeps its
+        own place)."""
         if ref is not None and not isinstance(item, Request) and hasattr(item, "fields"):
+            if url is not None and item.get("final_url") not in (None, url):
+                return item
             if "warc_file" in item.fields:
                 item["warc_file"] = ref["file"]
                 item["warc_offset"] = ref["offset"]
@@ -153,11 +158,11 @@ class WarcReferenceMiddleware:
     ) -> Iterator[Any]:
         ref = response.meta.get(META_KEY)
         for item in result:
-            yield self._mark(item, ref)
+            yield self._mark(item, ref, response.url)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         ref = response.meta.get(META_KEY)
         async for item in result:
-            yield self._mark(item, ref)
+            yield self._mark(item, ref, response.url)

@@ -29,7 +29,8 @@ from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
-from relevance.learning.selftrain import SelfTrainingPageModel, preload_learner
+from relevance.learning.rejudge import HeldPage, RejudgeBuffer, bag_probabilities
+from relevance.learning.selftrain import Bag, SelfTrainingPageModel, preload_learner
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
 
@@ -71,6 +72,10 @@ class CalibratedLinkScorer:
         self._words: dict[str, list[str]] = {}
         self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
         self._last_features: tuple[float, float, float] = (0.0, 0.0, 0.0)  # of the last page
+        #: rejected pages judged again after each retraining of the page model
+        #: (``[learning] rejudge``; relevance.learning.rejudge), None: off
+        self.rejudge: RejudgeBuffer | None = None
+        self._rejudged_at = 0  # the page model's trainings at the last re-judgement
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -102,7 +107,7 @@ class CalibratedLinkScorer:
             seed_model(page_model, topic, extract)
         link_model = OnlineLinkModel(learning_rate=lc.link_rate) if lc.link_model else None
         p = topic.priority
-        return cls(
+        scorer = cls(
             extract,
             evidence,
             page_model=page_model,
@@ -113,6 +118,10 @@ class CalibratedLinkScorer:
             beta=p.beta,
             threshold=p.threshold,
         )
+        if page_model is not None and lc.rejudge > 0:
+            scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
+                                           min_literal=lc.rejudge_literal)  # fmt: skip
+        return scorer
 
     # -- texts ------------------------------------------------------------------------------
     def words(self, text: str) -> list[str]:
@@ -193,6 +202,53 @@ class CalibratedLinkScorer:
 
     def observe_accepted(self, url: str) -> None:
         return None
+
+    # -- re-judgement (relevance.learning.rejudge) ---------------------------------------------
+    def last_judged(self, page_url: str) -> tuple[list[str], float] | None:
+        """(candidate words, P_lit) of ``page_url`` when it is the page scored last."""
+        if self._last is None or self._last[0] != page_url:
+            return None
+        return self._last[2], self._last[3]
+
+    def hold_rejected(self, record: dict[str, Any], judged: tuple[list[str], float],
+                      html: str | None, threshold: float) -> bool:  # fmt: skip
+        """Keep a page that was not accepted (``record``: its item; ``judged``: its
+        :meth:`last_judged`) to judge it again after the next retraining; not kept when
+        re-judgement is off or when no P_model could lift it to ``threshold``
+        (combine(P_lit, 1) below it). Returns whether it was kept."""
+        words, lit = judged
+        if self.rejudge is None or self._mix(lit, 1.0) < threshold:
+            return False
+        return self.rejudge.hold(record, words, lit, html=html)
+
+    def rejudge_due(self) -> bool:
+        """The page model was trained since the last re-judgement."""
+        m = self.page_model
+        return self.rejudge is not None and m is not None and m.trainings != self._rejudged_at
+
+    def rejudge_pages(self, threshold: float) -> list[tuple[HeldPage, float, float | None]]:
+        """Score the held pages with the current page model in one batch; those at or above
+        ``threshold`` leave the buffer: (page, P(page), P_model). Empty when not due."""
+        if not self.rejudge_due():
+            return []
+        assert self.rejudge is not None and self.page_model is not None
+        self._rejudged_at = self.page_model.trainings
+
+        m = self.page_model
+
+        def score(literals: list[float], bags: list[Bag]) -> list[tuple[float, float | None]]:
+            models: list[float | None] = (
+                bag_probabilities(m.terms, m.intercept, bags)
+                if m.ready and self.model_weight > 0 else [None] * len(bags)
+            )  # fmt: skip
+            return [(self._mix(lit, p), p) for lit, p in zip(literals, models, strict=True)]
+
+        return self.rejudge.rejudge(score, threshold)
+
+    def set_page_relevance(self, url: str, relevance: float, literal: float) -> None:
+        """The relevance of the page whose links :meth:`score_links` scores next (a page
+        judged again: its links are scored with its new P(page) as the holding page's)."""
+        self._last = (url, relevance, [], literal)
 
     # -- links ------------------------------------------------------------------------------
     def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:

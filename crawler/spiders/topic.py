@@ -389,6 +389,24 @@ class TopicSpider(scrapy.Spider):
         #: stored history when there is one)
         self.url_sample_restored = "url_sample" in restored
         self.crawler.signals.connect(self.save_learned, signal=signals.spider_closed)
+        buf = getattr(self.scorer, "rejudge", None)
+        if buf is not None:  # the rejected pages to judge again (relevance.learning.rejudge)
+            from relevance.learning.rejudge import load_held
+
+            if n := load_held(self.jobdir, buf):
+                log.info("%d rejected pages to judge again restored from JOBDIR", n)
+            self.crawler.signals.connect(self.save_held, signal=signals.spider_closed)
+
+    def save_held(self, spider: Any = None, reason: str = "") -> None:
+        """At close: the rejected pages to judge again, to JOBDIR (a resume reads them)."""
+        from relevance.learning.rejudge import save_held
+
+        buf = getattr(self.scorer, "rejudge", None)
+        if self.jobdir and buf is not None:
+            try:
+                save_held(self.jobdir, buf)
+            except OSError as exc:
+                log.warning("rejected pages to judge again not saved in JOBDIR: %s", exc)
 
     def save_learned(self, spider: Any = None, reason: str = "") -> None:
         """Write the learned state to JOBDIR (at close, and every
@@ -941,6 +959,10 @@ class TopicSpider(scrapy.Spider):
         observe = getattr(self.scorer, "observe_page", None)
         if observe is not None:
             observe(info, relevance, meta.get("link_score"))
+        # [learning] rejudge: a rejected page is kept to be judged again after a retraining
+        scorer: Any = self.scorer
+        rejudge = getattr(scorer, "rejudge", None) is not None
+        judged = scorer.last_judged(info.url) if rejudge and not accepted else None
         headers = response.headers
         item = PageItem(
             url=meta_url(response),
@@ -973,6 +995,10 @@ class TopicSpider(scrapy.Spider):
             self.release_page(meta)
         else:
             yield item
+            if judged is not None:  # after the output middlewares (its WARC place is set)
+                scorer.hold_rejected(dict(item), judged, html, self.topic.page_threshold)
+        if rejudge:
+            yield from self.rejudged()
         # with leases the worker ends in the idle extension, after a killed worker's pages
         if self.max_pages is not None and number >= self.max_pages and self.lease is None:
             raise CloseSpider("max_pages")
@@ -987,6 +1013,43 @@ class TopicSpider(scrapy.Spider):
         if discovery.FEEDS in self.discover:
             yield from self._feeds_of(page)
         yield from self.follow_links(page, info, meta.get("depth", 0))
+
+    def rejudged(self) -> Iterator[Any]:
+        """``[learning] rejudge`` (calibrated mode): after a retraining of the page model the
+        rejected pages it now puts at or above the page threshold are accepted
+        (relevance.learning.rejudge). Each becomes an item again, with its new relevance
+        and ``accepted``, and goes through dedup, cleaning and the store like any page (the
+        store upserts its row; the budget counted the page when it was fetched). Its links
+        are extracted again from its HTML and scored with its new relevance as the holding
+        page's, as an accepted page's are: those not followed before may be followed now,
+        those followed before are filtered as seen (or re-queued higher with
+        ``TOPICRAWL_REQUEUE_MARGIN``)."""
+        scorer: Any = self.scorer
+        stats = self.crawler.stats
+        for held, p, model in scorer.rejudge_pages(self.topic.page_threshold):
+            stats.inc_value("topicrawl/pages/rejudged_accepted")
+            rec = held.record
+            parts = dict(rec.get("relevance_parts") or {})
+            parts["rejudged_from"] = float(rec.get("relevance") or 0.0)
+            if model is not None:
+                parts["model"] = float(model)
+            html, text = held.html(), held.text()
+            fields = {**rec, "html": html, "text": text, "relevance": p,
+                      "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
+            yield PageItem(**fields)
+            if html is None:  # a document: no links
+                continue
+            page = HtmlResponse(rec.get("final_url") or held.url, body=html.encode("utf-8"),
+                                encoding="utf-8")  # fmt: skip
+            info = PageInfo(url=page.url, title=rec.get("title"),
+                            description=rec.get("description"), keywords=rec.get("keywords"),
+                            text=text)  # fmt: skip
+            scorer.set_page_relevance(page.url, p, held.literal)
+            yield from self.follow_links(page, info, rec.get("depth") or 0)
+        buf = scorer.rejudge
+        stats.set_value("topicrawl/pages/rejudge_held", len(buf))
+        if buf.evicted:
+            stats.set_value("topicrawl/pages/rejudge_evicted", buf.evicted)
 
     def judge_page(self, url: str, relevance: float,
                    parts: dict[str, float] | None = None) -> bool:  # fmt: skip
