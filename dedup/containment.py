@@ -68,15 +68,43 @@ navigation lines and table remnants first, so a copy's boilerplate neither hides
 two different articles of one site look alike. Shingles are ``k`` consecutive letters (CJK
 characters, Latin letters, digits; punctuation and space dropped).
 
-Index: each document's MOD-``m`` sample (``containment:docs``) and posting sets over its
-MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``) for the candidates, and its
-sizes (``containment:n``: sample size, posting keys, letters) so that a query decodes only
-the candidates that can still reach the threshold. A stored A with c(A, B) ≥ θ lacks at
-most (1 − θ)·|S(A)| of its sample in B, so at least |P(A)| − (1 − θ)·|S(A)| of its posting
-hashes P(A) are among B's: a candidate with fewer posting hits is no match (the bound keeps
-every match, so the decisions are the same as verifying every candidate). The least such
-count over the stored documents, rounded down (``containment:need:<θ>``, a set that only
-grows), skips most documents that share a passage or two before their sizes are read.
+Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
+MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
+them) and its sizes (``containment:n``: sample size, posting keys, letters).
+
+**Candidates by span keys** (``candidates="spans"``, the default). A stored document's
+candidates used to be found by counting its posting hits (below); where documents share
+sentences with many others (reprint sites, boilerplate-heavy sections, the throughput
+benchmark's documents drawn from a pool of sentences) those posting sets grow with the index
+and every document sharing a sentence was counted: the time per page grew 2.09× from 10k to
+100k documents. A *span key* pairs a sub-sampled shingle with the first sub-sampled shingle
+starting ``span`` (64) letters or more after it, in text order (:func:`span_keys`, a 32-bit
+mix of the two hashes; ``containment:s:<key>``, and ``containment:sn``: key count, letters).
+A copy keeps its source's span keys wherever the source's text runs on for ``span`` letters
+without an insertion or cut (an edit in between changes the key only when it moves the end
+shingle); two documents that merely share a sentence shorter than ``span`` share none. A
+stored document is a candidate when it shares at least ``span_share`` (0.2) of its span keys
+with the query (forward: it may be contained in the query) or of the query's (reverse: the
+query may be contained in it), the span-key sets of more than ``span_cap`` (64) documents
+left out of the count (a passage many *distinct* stored documents hold: a copy found is
+not stored, so such a set is no copy's evidence), and passes the length conditions; then every
+candidate is verified exactly as before. This is approximate where the bound below is
+exact: a copy that keeps under ``span_share`` of its source's keys — a short text with
+passages inserted every few sentences, or sentences reordered — or whose keys are all in
+sets over ``span_cap`` is not found by containment (the earlier methods of the cascade may
+still find it). Measured against the bound: docs/benchmarks/dedup.md ("Containment
+candidates"). The shingle hashes (CRC-32 of each UTF-32 shingle, computed in numpy from
+tables, :func:`shingle_hashes`) are the same as before, so stored samples keep their meaning.
+
+**The posting-hit bound** (``candidates="postings"``, and any index of an earlier version:
+one whose documents have no span keys, told by the absent ``containment:spans`` mark). A
+stored A with c(A, B) ≥ θ lacks at most (1 − θ)·|S(A)| of its sample in B, so at least
+|P(A)| − (1 − θ)·|S(A)| of its posting hashes P(A) are among B's: a candidate with fewer
+posting hits is no match (the bound keeps every match, so the decisions are the same as
+verifying every candidate). The least such count over the stored documents, rounded down
+(``containment:need:<θ>``, a set that only grows), skips most documents that share a passage
+or two before their sizes are read. An index started by this version writes both, so a
+process of the earlier version can still read it.
 """
 
 from __future__ import annotations
@@ -246,7 +274,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     4, half as many, the bound on posting hits hardly filters at θ = 0.8),
     ``min_sample`` (20: shorter documents are not indexed), ``clean`` (true);
     the reverse direction (the new page contained in a stored one, ``Match.replaces``):
-    ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.2; 0 = no guard).
+    ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.2; 0 = no guard);
+    the candidate stage: ``candidates`` ("spans", or "postings": the exact posting-hit
+    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
