@@ -271,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-webs", action="store_true", help="only the dedup sets")
     ap.add_argument("--skip-sets", action="store_true", help="only the local webs")
     ap.add_argument("--webs", default="a1,a2,b1,b2",
-                    help="local webs as FAMILY+SEED (default a1,a2,b1,b2: where the spliced "
-                         "guard was chosen; a3,a4,b3,b4 seen since; a5,a6,b5,b6 and "
-                         "a7,a8,b7,b8 held out for the cascade's retire step)")  # fmt: skip
+                    help="local webs as FAMILY+SEED (default a1,a2,b1,b2; a1-a12 and b1-b12 "
+                         "are development webs, where the spliced guard 0.1 was chosen; "
+                         "a13-a20 and b13-b20 were first used for the figures of 2026-11-26 "
+                         "in docs/benchmarks/clean-layouts.md)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

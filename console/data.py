@@ -434,6 +434,10 @@ class ConsoleData:
                 )
                 original = s.scalar(select(Page).where(cond))
         thr = self.page_threshold(run)
+        # the host-level prior ([page] host_prior) lowered this page's threshold
+        host_thr = (page.relevance_parts or {}).get("host_threshold")
+        if isinstance(host_thr, int | float) and host_thr < thr:
+            thr = float(host_thr)
         rel = page.relevance
         text = page.text or ""
         if page.accepted:

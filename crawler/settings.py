@@ -32,6 +32,11 @@ DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+#: Scrapy 2.19's remote control: an HTTP server in every crawl process that runs the Python
+#: code it is sent (token in a job file under the user's profile). Off: a crawler (and each
+#: scale-out worker) opens no code-execution endpoint; out of EXTENSIONS too (below), so that
+#: its module (aiohttp, ≈ 0.18 s of imports) is not even loaded.
+REMOTE_CONTROL_ENABLED = False
 
 # -- frontier: a global best-first order -----------------------------------------------------
 SCHEDULER_PRIORITY_QUEUE = "crawler.queues.DurablePriorityQueue"
@@ -78,6 +83,8 @@ EXTENSIONS = {
     "crawler.idle.SharedIdleClose": 510,
     # malloc_trim(0) every TOPICRAWL_MALLOC_TRIM_INTERVAL s: freed heap back to the system
     "crawler.memory.MallocTrim": 520,
+    "scrapy.extensions.remote_control.RemoteControl": None,
+    "scrapy.extensions.telnet.TelnetConsole": None,
 }
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,

@@ -930,12 +930,16 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
       clause punctuation (headlines run together: "…出席欢迎仪式。外交部就…答问(实录)"), and
       a comment link at its end ("我要评论"), are cut off.
     """
-    total = sum(len(_letters(ln)) for ln in lines)
+    total = None  # the text's letters, counted once a heading is found
     for i in range(max(0, len(lines) - 7), len(lines)):
         head = re.split(r"[:：]", lines[i], maxsplit=1)[0]
-        letters = _letters(head)
+        letters = _letters(head[:64])  # more than 8 letters there: no heading, paragraph or not
+        if len(head) > 64 and len(letters) <= 8:
+            letters = _letters(head)
         if not (0 < len(letters) <= 8 and _RELATED_HEAD.fullmatch(letters)):
             continue
+        if total is None:
+            total = sum(len(_letters(ln)) for ln in lines)
         if 3 * sum(len(_letters(ln)) for ln in lines[i:]) <= total:
             removed["related"] += len(lines) - i
             lines = lines[:i]

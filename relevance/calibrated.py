@@ -29,7 +29,7 @@ from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
-from relevance.learning.selftrain import SelfTrainingPageModel
+from relevance.learning.selftrain import SelfTrainingPageModel, preload_learner
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
 
@@ -98,7 +98,7 @@ class CalibratedLinkScorer:
                 em_steps=lc.em_steps,
                 seed=seed or 0,
             )
-            page_model.learner()  # scikit-learn imported at start-up, not mid-crawl
+            preload_learner()  # scikit-learn imported beside the start-up, not mid-crawl
             seed_model(page_model, topic, extract)
         link_model = OnlineLinkModel(learning_rate=lc.link_rate) if lc.link_model else None
         p = topic.priority

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,18 @@ def page_relevance(
     s = sim.matrix(list(uniq), topic).astype(np.float64)
     aff = np.minimum(1.0, (s * s) @ w_t / normalizer)
     return float((counts * aff).sum() / counts.sum())
+
+
+def raw_affinity(sim: Any, topic: Sequence[str], weights: np.ndarray,
+                 words: Sequence[str]) -> np.ndarray:  # fmt: skip
+    """aff(d) = Σ_t w_t·Sim(d, t)² of each word (float32; ``weights`` scaled to a top of 1),
+    in batches of 512 words through ``sim.matrix``."""
+    out = np.empty(len(words), dtype=np.float32)
+    step = 512
+    for lo in range(0, len(words), step):
+        s = sim.matrix(list(words[lo : lo + step]), topic)
+        out[lo : lo + step] = (s * s) @ weights
+    return out
 
 
 def memoised_words(
@@ -88,7 +101,12 @@ class TopicRelevance:
         memo_size: int = 100_000,
         memo_chars: int = 200,
         form: str = "normalized",
+        table: Mapping[str, float] | None = None,
+        similarity: Callable[[], Any] | None = None,
     ):
+        """``table``: the raw affinity of every word the similarity source knows, non-zero
+        ones only (:mod:`relevance.affinity`): words are then looked up, not computed, and
+        ``sim`` may be None, built by ``similarity()`` only when something asks for it."""
         if not topic_weights:
             raise ValueError("a topic needs at least one word")
         if form not in ("normalized", "paper"):
@@ -99,7 +117,10 @@ class TopicRelevance:
         top = max(topic_weights.values())
         self.topic = list(topic_weights)
         self.weights = np.asarray([topic_weights[t] / top for t in self.topic], dtype=np.float32)
-        self.sim = sim
+        self._sim, self._similarity = sim, similarity
+        if sim is None and (table is None or similarity is None):
+            raise ValueError("a similarity source, or an affinity table and its source's loader")
+        self.table = table
         self.extract = extractor
         self.cache_size = cache_size
         self.shared = shared  # e.g. relevance.cache.RedisAffinityCache (get_many/set_many)
@@ -115,20 +136,27 @@ class TopicRelevance:
         for w, a in zip(self.topic, raw, strict=True):
             self._aff[w] = min(self._cap, float(a) / self.normalizer)
 
+    @property
+    def sim(self) -> Any:
+        """The similarity source (loaded on first use when the affinities come from a
+        table)."""
+        if self._sim is None:
+            assert self._similarity is not None
+            self._sim = self._similarity()
+        return self._sim
+
     def _raw_affinity(self, words: Sequence[str]) -> np.ndarray:
-        out = np.empty(len(words), dtype=np.float32)
-        step = 512
-        for lo in range(0, len(words), step):
-            s = self.sim.matrix(list(words[lo : lo + step]), self.topic)
-            out[lo : lo + step] = (s * s) @ self.weights
-        return out
+        if self.table is not None:
+            get = self.table.get
+            return np.fromiter((get(w, 0.0) for w in words), dtype=np.float32, count=len(words))
+        return raw_affinity(self.sim, self.topic, self.weights, words)
 
     def affinities(self, words: Iterable[str]) -> dict[str, float]:
         """Normalised topic affinity min(1, aff(d)/Z) of each word (cached)."""
         words = list(dict.fromkeys(words))
         out = {w: self._aff[w] for w in words if w in self._aff}
         new = [w for w in words if w not in out]
-        if new and self.shared is not None:
+        if new and self.shared is not None and self.table is None:
             found = self._shared_call(self.shared.get_many, new) or {}
             if found:
                 out.update(found)
@@ -141,7 +169,7 @@ class TopicRelevance:
             computed = {}
             for w, a in zip(new, raw, strict=True):
                 out[w] = self._aff[w] = computed[w] = min(self._cap, float(a) / self.normalizer)
-            if self.shared is not None:
+            if self.shared is not None and self.table is None:
                 self._shared_call(self.shared.set_many, computed)
         return out
 

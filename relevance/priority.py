@@ -19,6 +19,7 @@ alone when ``anchors = false``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from relevance.classifier import TopicClassifier, mix, train_cached
@@ -51,10 +52,25 @@ def build_relevance(
     crawls the same topic (same words, weights and similarity settings), under the key
     prefix ``shared_namespace``. A Redis error falls back to computing the words locally
     (``TopicRelevance.shared_failures``).
+
+    Without ``sim``, a topic whose sources are dictionaries (HowNet, Cilin) reads every
+    word's affinity from the start-up cache (:func:`affinity_table`) and loads the
+    dictionary only if something asks for ``relevance.sim``; the shared cache is then not
+    needed (nothing is computed).
     """
     from relevance.weights import CandidateExtractor
 
-    sim = build_similarity(topic) if sim is None else sim
+    loaded = sim
+
+    def load():
+        nonlocal loaded
+        if loaded is None:
+            loaded = build_similarity(topic)
+        return loaded
+
+    # a dictionary topic's affinities come from the start-up cache: no dictionary to load
+    # (not when the caller brings its own source)
+    found = affinity_table(topic, load) if sim is None else None
     weights = topic.weights
     extractor = CandidateExtractor(
         language=topic.language,
@@ -69,7 +85,30 @@ def build_relevance(
         shared = RedisAffinityCache.from_url(
             shared_cache, topic_fingerprint(topic), namespace=shared_namespace
         )
-    return TopicRelevance(weights, sim, extractor, shared=shared, form=topic.page_formula3)
+    if found is None:
+        load()
+    return TopicRelevance(weights, loaded, extractor, shared=shared, form=topic.page_formula3,
+                          table=found, similarity=load)  # fmt: skip
+
+
+def affinity_table(topic: Topic, load: Callable[[], Any]) -> dict[str, float] | None:
+    """The raw affinity of every word the topic's dictionary knows, from the start-up cache,
+    computed with ``load()``'s source when absent; None for sources without a closed
+    vocabulary (word vectors, OpenHowNet) or with the cache off (:mod:`relevance.affinity`)."""
+    from relevance.affinity import build_table, cached_table, vocabulary
+    from relevance.page import raw_affinity
+
+    def build() -> dict:
+        import numpy as np
+
+        source = load()
+        top = max(topic.weights.values())
+        scaled = np.asarray([w / top for w in topic.weights.values()], dtype=np.float32)
+        words = list(topic.weights)
+        return build_table(lambda ws: raw_affinity(source, words, scaled, ws),
+                           vocabulary(source), words)  # fmt: skip
+
+    return cached_table(topic, build)
 
 
 def _rounded(x: float | None) -> float | None:

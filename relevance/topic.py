@@ -45,6 +45,15 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     formula3 = "normalized"            # paper mode's formula 3: "normalized" (affinity / Z,
                                        # capped at 1, w_d = tf) | "paper" (w_d = tf·idf, as
                                        # published; relevance.page)
+    host_prior = false                 # a host whose judged pages mostly pass lowers the
+                                       # threshold for its pages (relevance.hostprior)
+    host_prior_reference = 0.5         # π_0: accepted share at which nothing changes
+    host_prior_strength = 10.0         # m: Beta prior pseudo-pages (shrinks towards π_0)
+    host_prior_min_pages = 10          # judged pages of the host before the prior acts
+    host_prior_elasticity = 1.0        # k: paper mode's page odds ∝ relevance^k
+    host_prior_max_shift = 2.0         # largest log-odds shift Δ
+    host_prior_sections = true         # only hosts whose accepted URLs span sections (no
+                                       # majority structure in their Algorithm 3 sample)
 
     [priority]                         # formula 5
     mode = "calibrated"                # "calibrated" (default: relevance.calibrated, every
@@ -117,6 +126,7 @@ from pathlib import Path
 from typing import Any
 
 from relevance.combine import RULES
+from relevance.hostprior import HostPriorConfig
 from topicrawl.errors import TopicFileError
 
 SOURCES = ("hownet", "openhownet", "cilin", "word2vec")
@@ -236,6 +246,7 @@ class Topic:
     page_description_weight: float = 0.5
     page_struct_weight: float = 0.5
     page_formula3: str = "normalized"
+    page_host_prior: HostPriorConfig = field(default_factory=HostPriorConfig)
     similarity: SimilarityConfig = field(default_factory=SimilarityConfig)
     hownet: HowNetConfig = field(default_factory=HowNetConfig)
     candidates: CandidateConfig = field(default_factory=CandidateConfig)
@@ -314,6 +325,13 @@ _TABLES: dict[str, _Spec] = {
         "description_weight": ((int, float), (0.0, 1.0)),
         "struct_weight": ((int, float), (0.0, 1.0)),
         "formula3": (str, None),
+        "host_prior": (bool, None),
+        "host_prior_reference": ((int, float), (0.001, 0.999)),
+        "host_prior_strength": ((int, float), (0.0, 1e6)),
+        "host_prior_min_pages": (int, (0, 1_000_000)),
+        "host_prior_elasticity": ((int, float), (0.01, 100.0)),
+        "host_prior_max_shift": ((int, float), (0.0, 20.0)),
+        "host_prior_sections": (bool, None),
     },
     "priority": {
         "mode": (str, None),
@@ -650,6 +668,7 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         page_description_weight=float(doc.get("page", {}).get("description_weight", 0.5)),
         page_struct_weight=float(doc.get("page", {}).get("struct_weight", 0.5)),
         page_formula3=str(doc.get("page", {}).get("formula3", "normalized")),
+        page_host_prior=_host_prior(doc.get("page", {})),
         similarity=similarity,
         hownet=hownet,
         candidates=candidates,
@@ -661,6 +680,20 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
         dedup=dict(doc.get("dedup", {})),
         path=path,
         raw=text,
+    )
+
+
+def _host_prior(page: dict[str, Any]) -> HostPriorConfig:
+    """The ``[page] host_prior*`` keys (relevance.hostprior; validated by the schema)."""
+    d = HostPriorConfig()
+    return HostPriorConfig(
+        enabled=bool(page.get("host_prior", d.enabled)),
+        reference=float(page.get("host_prior_reference", d.reference)),
+        strength=float(page.get("host_prior_strength", d.strength)),
+        min_pages=int(page.get("host_prior_min_pages", d.min_pages)),
+        elasticity=float(page.get("host_prior_elasticity", d.elasticity)),
+        max_shift=float(page.get("host_prior_max_shift", d.max_shift)),
+        sections=bool(page.get("host_prior_sections", d.sections)),
     )
 
 

@@ -470,3 +470,15 @@ def test_start_and_stop_a_crawl_through_the_api(sqlite_env, small_web, tmp_path)
     run = env["store"].get_run(run_id)
     assert run.finished_at is not None and run.stats["finish_reason"] == "shutdown"
     assert "[page]\nthreshold = 0.3" in run.topic_text
+
+
+def test_page_detail_names_the_threshold_the_host_prior_set(sqlite_env):
+    """A page admitted by the host-level prior ([page] host_prior) under the topic's page
+    threshold: the console names the threshold it passed (relevance_parts host_threshold)."""
+    c, run, store = sqlite_env["client"], sqlite_env["run"], sqlite_env["store"]
+    row = page_row(99, "a.example", True, 0.1, POLITICS + "第99条。",
+                   relevance_parts={"info": 0.1, "host_threshold": 0.05})  # fmt: skip
+    store.save_crawl_batch(run, [row])
+    items = c.get(f"/api/runs/{run}/pages", params={"after": 40, "limit": 5}).json()["items"]
+    page = c.get(f"/api/runs/{run}/pages/{items[0]['id']}").json()
+    assert page["why"].startswith("accepted: relevance 0.100 ≥ page threshold 0.050")

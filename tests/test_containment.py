@@ -548,3 +548,89 @@ def test_both_orders_on_every_backend(kind, tmp_path):
     finally:
         storage.clear()
         storage.close()
+
+
+#: A short article as a table-layout site serves it (test webs a6, a10): the site's name, the
+#: headline and a "热点推荐" box heading are rows of the layout table, and trafilatura keeps
+#: them as lines of the text.
+SHORT_TITLE = "联防联控机制部署疫情防控工作"
+SHORT_BODY = ARTICLE[1] + ARTICLE[2] + ARTICLE[3]
+TABLE_SOURCE = text(
+    "| 京华在线 |  |", "| 首页 \\| 体育新闻 \\| 时政新闻 \\| 财经新闻 |  |",
+    "| 当前位置：京华在线 >> 时政新闻 >> 正文 |", f"| {SHORT_TITLE} |",
+    "| 2019-02-22 来源：京华在线 作者：实习生 张晨 |", f"| {SHORT_BODY}我要评论 |",
+    "| [打印] [关闭] [返回顶部] |", "| 相关阅读： |", "| 热点推荐 |",
+)  # fmt: skip
+#: Its reprint with a commentary: two characters edited, the headline only in the title.
+TABLE_REPRINT = text(
+    "编者按：以下内容来自京华在线，供读者参考。",
+    SHORT_BODY.replace("全面加强", "全面的加强").replace("全力做好", "全力的做好") + "我要评论",
+    "来源：京华在线", "责任编辑：王磊", "【延伸阅读】", *DONOR[:2], *OTHER[:2],
+)  # fmt: skip
+
+
+def test_cleaning_drops_the_pages_own_title_site_name_and_related_heading():
+    from dedup.containment import cleaned
+
+    out = cleaned(TABLE_SOURCE, f"{SHORT_TITLE} | 时政新闻 | 京华在线")
+    assert out == SHORT_BODY  # the comment link at the end goes with the box
+    assert SHORT_TITLE in cleaned(TABLE_SOURCE)  # no title given: the headline stays
+    body_first = text(SHORT_BODY, SHORT_TITLE)  # the headline after one line: still the title
+    assert cleaned(body_first, SHORT_TITLE) == SHORT_BODY
+    late = text(*ARTICLE[:3], SHORT_TITLE)  # beyond the first three lines it is text
+    assert cleaned(late, SHORT_TITLE).endswith(SHORT_TITLE)
+
+
+@pytest.mark.parametrize("order", ["source first", "reprint first"])
+def test_short_table_layout_source_and_its_reprint_with_extras_pair(order):
+    """Fails before (test webs a6 and a10, both orders): the source's site-name, headline and
+    "热点推荐" lines were a sixth of its letters, so with two edited characters its reprint
+    held 0.79 of it; without them, 0.87."""
+    c = Cascade(MemoryStorage())
+    src = Doc(TABLE_SOURCE, f"{SHORT_TITLE} | 时政新闻 | 京华在线")
+    rep = Doc(TABLE_REPRINT, f"{SHORT_TITLE}（转载）_时政_华夏日报网")
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):  # what it spliced
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    if order == "source first":
+        c.check_and_add("source", src)
+        d = c.check_and_add("reprint", rep)
+        assert d.duplicate is not None and d.duplicate.doc_id == "source"
+    else:
+        c.check_and_add("reprint", rep)
+        d = c.check_and_add("source", src)
+        assert d.replaced is not None and d.replaced.doc_id == "reprint"
+    assert c.counts == {"containment": 1}
+
+
+#: Two more articles a commentary page can splice sentences from.
+WEATHER = [
+    "气象台今天发布寒潮蓝色预警，受强冷空气影响，未来三天全省大部分地区气温将下降八到十度。",
+    "交通部门提醒驾驶人注意路面结冰，高速公路部分路段可能采取临时交通管制措施，请提前规划路线。",
+    "农业部门要求各地做好大棚蔬菜和越冬作物的防冻工作，及时加固设施，防止大风造成损失。",
+    "电力公司表示已提前储备抢修物资，安排值班人员二十四小时待命，确保居民用电安全稳定。",
+    "专家建议市民减少不必要的外出，老人和儿童注意防寒保暖，预防感冒等呼吸道疾病的发生。",
+]
+READING = [
+    "本届读书节为期一个月，图书馆将举办名家讲座、亲子阅读和旧书交换等三十多场活动。",
+    "主办方介绍，今年新增了数字阅读体验区，读者可以现场试用电子书阅读器和有声读物。",
+    "旧书交换活动吸引了不少家庭参加，孩子们带来自己读过的绘本，换回一本本新的故事书。",
+    "图书馆负责人表示，希望通过丰富多彩的活动，让更多市民养成读书的习惯，营造书香氛围。",
+    "据统计，去年全市图书馆接待读者超过三百万人次，借阅图书四百余万册，均创历史新高。",
+]
+
+
+def test_source_replaces_its_reprint_when_few_of_the_spliced_articles_are_indexed_yet():
+    """Fails before (test web b9, URL order): the commentary page splices sentences of four
+    articles; when its source arrives only one of them is indexed, which holds 0.19 of the
+    page's extra material: under the former guard (0.2), the source and the page both
+    stayed. The guard is 0.1 since (chosen on 24 test webs, see the module docstring)."""
+    page = text(*ARTICLE, "【延伸阅读】", *DONOR[:3], *OTHER, *WEATHER, *READING)
+    c = Cascade(MemoryStorage())
+    for doc_id, body in (("page", page), ("donor", text(*DONOR))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    det = c.detectors[-1]
+    query = det.features(Doc(text(*ARTICLE)))
+    [(_, stored)] = det.stored_features(["page"])
+    assert 0.1 <= det.spliced_share("page", query, stored) < 0.2
+    d = c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert d.replaced is not None and (d.replaced.doc_id, d.replaced.replaces) == ("page", True)

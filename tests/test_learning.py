@@ -315,3 +315,29 @@ def test_a_crawl_reads_the_console_labels_of_its_topic(tmp_path):
         assert labels.lookup("http://a.cn/sports/1.html") is None
     finally:
         pipe.store.close()
+
+
+def test_preload_learner_imports_scikit_learn_in_the_background():
+    """Start-up (issue 16): the calibrated scorer starts scikit-learn's import in a thread
+    instead of waiting ~1 s for it; a second call starts nothing; the thread ends with the
+    learner classes imported. In a fresh interpreter (this one may have imported them)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from relevance.learning.selftrain import preload_learner\n"
+        "assert 'sklearn.linear_model' not in sys.modules\n"
+        "t = preload_learner()\n"
+        "assert t is not None and t.name == 'topicrawl-import-sklearn'\n"
+        "assert preload_learner() is None\n"
+        "t.join(120)\n"
+        "assert 'sklearn.linear_model' in sys.modules\n"
+        "assert preload_learner() is None\n"
+        "print('ok')\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=180, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"

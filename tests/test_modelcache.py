@@ -204,3 +204,81 @@ def test_topic_validate_warms_the_cache_for_the_crawl(cache, tmp_path, monkeypat
                         lambda self, text: segmented.append(text) or [])  # fmt: skip
     build_scorer(load_topic(topic_file))
     assert len(calls) == 1 and not segmented
+
+
+def _dictionary_topic(tmp_path, hownet_dir: str = "") -> Path:
+    topic_file = tmp_path / "d.toml"
+    source = f'hownet = "{hownet_dir}"\n' if hownet_dir else ""
+    topic_file.write_text(
+        'name = "d"\n[words]\n"政府" = 1.0\n"总理" = 0.8\n"改革" = 0.6\n'
+        f'[similarity]\nsources = ["hownet"]\nth2 = 0.8\n{source}',
+        encoding="utf-8",
+    )
+    return topic_file
+
+
+TEXTS = ["国务院总理主持召开常务会议，部署深化改革", "球队昨晚赢得了比赛", "政府官员会见代表团",
+         "", "经济增长放缓，部长表示将出台政策"]  # fmt: skip
+
+
+def test_dictionary_topic_reads_its_affinities_without_loading_the_dictionary(
+    cache, tmp_path, monkeypatch
+):
+    """Issue 16 (start-up): a HowNet topic's word affinities are computed once over the whole
+    glossary and read back from the cache; the scores are those of the dictionary itself,
+    and the dictionary is loaded only when something asks for it."""
+    from relevance import priority
+    from relevance.page import TopicRelevance
+    from relevance.topic import load_topic
+
+    topic = load_topic(_dictionary_topic(tmp_path))
+    first = priority.build_relevance(topic)
+    assert first.table is not None and modelcache.STATS["miss"] == 1
+    sim = first.sim  # loaded to build the table
+    reference = TopicRelevance(topic.weights, sim, first.extract)
+    loads = []
+    real = priority.build_similarity
+    monkeypatch.setattr(priority, "build_similarity", lambda t: loads.append(1) or real(t))
+    second = priority.build_relevance(topic)
+    assert modelcache.STATS["hit"] >= 1 and not loads
+    assert second.relevance_many(TEXTS) == reference.relevance_many(TEXTS)
+    assert any(x > 0 for x in reference.relevance_many(TEXTS))
+    # every word of the glossary, not only those of the texts above
+    some = [w for w in list(sim.dictionary.words)[::997]] + ["不在词典里的词", "政府"]
+    assert second.affinities(some) == reference.affinities(some)
+    assert not loads
+    assert second.sim is not None and loads == [1]  # on demand
+
+
+def test_a_changed_dictionary_file_rebuilds_the_table(cache, tmp_path):
+    import shutil
+
+    from relevance.priority import build_relevance
+    from relevance.topic import load_topic
+    from topicrawl.data import data_dir
+
+    own = tmp_path / "hownet"
+    own.mkdir()
+    for name in ("glossary.dat", "WHOLE.DAT"):
+        shutil.copy(data_dir() / "hownet" / name, own / name)
+    topic = load_topic(_dictionary_topic(tmp_path, str(own)))
+    build_relevance(topic)
+    build_relevance(topic)
+    assert modelcache.STATS["miss"] == 1
+    with (own / "glossary.dat").open("ab") as fh:  # a new word similar to 政府
+        fh.write("新政府词\tN\tinstitution|机构,politics|政\r\n".encode("gbk"))
+    rebuilt = build_relevance(load_topic(_dictionary_topic(tmp_path, str(own))))
+    assert modelcache.STATS["miss"] == 2
+    assert "新政府词" in rebuilt.sim.dictionary.words
+
+
+def test_topics_with_word_vectors_have_no_table(tmp_path):
+    from relevance.affinity import dictionary_files
+    from relevance.topic import load_topic
+
+    topic_file = tmp_path / "v.toml"
+    topic_file.write_text('name = "v"\n[words]\n"政府" = 1.0\n[similarity]\n'
+                          'sources = ["hownet", "word2vec"]\nvectors = "v.kv"\n',
+                          encoding="utf-8")  # fmt: skip
+    assert dictionary_files(load_topic(topic_file)) is None
+    assert dictionary_files(load_topic(_dictionary_topic(tmp_path))) is not None

@@ -35,6 +35,7 @@ from crawler.middlewares import (
     scaleout_redis,
     sleep,
 )
+from relevance.hostprior import HostPrior, section_sample
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
@@ -269,6 +270,14 @@ class TopicSpider(scrapy.Spider):
         #: scale-out: this worker's leases on the requests it holds (crawler.lease)
         self.lease: Any = None
         self.scorer: LinkScorer | None = None
+        #: the topic's host-level prior for the page decision ([page] host_prior), state per
+        #: host in this process (relevance.hostprior)
+        self.host_prior: HostPrior | None = None
+        cfg = self.topic.page_host_prior
+        if cfg.enabled:
+            scale = "probability" if self.topic.priority.mode == "calibrated" else "power"
+            self.host_prior = HostPrior.from_config(cfg, scale=scale,
+                                                    sections=section_sample(self.topic))  # fmt: skip
         self.harvest_window = HarvestWindow(200)
         #: scale-out: seconds an idle worker waits for the shared frontier (from_crawler)
         self.shared_frontier = False
@@ -925,7 +934,7 @@ class TopicSpider(scrapy.Spider):
         if self.jobdir and time.monotonic() - self._learned_saved_at > self.learned_save_seconds:
             self.save_learned()
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
-        accepted = relevance >= self.topic.page_threshold
+        accepted = self.judge_page(response.url, relevance, relevance_parts)
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
         # learned models (calibrated mode): the page trains the page model and labels the
         # link that led to it (relevance.calibrated.CalibratedLinkScorer.observe_page)
@@ -978,6 +987,25 @@ class TopicSpider(scrapy.Spider):
         if discovery.FEEDS in self.discover:
             yield from self._feeds_of(page)
         yield from self.follow_links(page, info, meta.get("depth", 0))
+
+    def judge_page(self, url: str, relevance: float,
+                   parts: dict[str, float] | None = None) -> bool:  # fmt: skip
+        """The page decision: relevance ≥ the topic's page threshold, lowered on a host whose
+        judged pages mostly pass when the topic's ``[page] host_prior`` is on
+        (:mod:`relevance.hostprior`; the host's counts are this process's). A page accepted
+        only thanks to the prior is counted (``topicrawl/pages/host_prior_accepted``) and
+        its ``parts`` record the threshold it passed (``host_threshold``)."""
+        base = self.topic.page_threshold
+        if self.host_prior is None:
+            return relevance >= base
+        host = urlsplit(url).hostname or ""
+        accepted, threshold = self.host_prior.judge(host, relevance, base, url)
+        if threshold < base:
+            if parts is not None:
+                parts["host_threshold"] = round(threshold, 4)
+            if accepted and relevance < base:
+                self.crawler.stats.inc_value("topicrawl/pages/host_prior_accepted")
+        return accepted
 
     def extract_links(self, page: HtmlResponse) -> list[Link]:
         """Links of the page with anchor text (title/alt attributes where the text is empty)."""

@@ -29,9 +29,11 @@ a ``Counter`` a page took ~17 kB (~85 MB; the largest structure of the 30 min so
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import sys
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -39,6 +41,36 @@ from typing import Any, ClassVar
 
 from relevance.classifier import term_probabilities
 from relevance.learning.base import LearnedModel
+
+logger = logging.getLogger(__name__)
+
+#: the thread importing scikit-learn off the start-up path (:func:`preload_learner`)
+_preload: threading.Thread | None = None
+_preload_lock = threading.Lock()
+
+
+def _import_learner() -> None:
+    try:
+        SelfTrainingPageModel.learner()
+    except Exception as exc:  # the first training imports again and raises it there
+        logger.warning("importing scikit-learn in the background failed: %r", exc)
+
+
+def preload_learner() -> threading.Thread | None:
+    """Start importing scikit-learn in a background thread (≈ 1 s of imports: scikit-learn,
+    SciPy's stats, pandas) and return the thread, or None when it is imported or importing
+    already. A crawl builds its scorer and sends its first requests meanwhile; the first
+    training, many pages later, finds the import done (or waits for it: Python's import
+    locks serialise the two). Not a daemon: a process that exits at once waits for the import
+    instead of tearing down a half-imported C extension."""
+    global _preload
+    with _preload_lock:
+        if _preload is not None or "sklearn.linear_model" in sys.modules:
+            return None
+        _preload = threading.Thread(target=_import_learner, name="topicrawl-import-sklearn")
+        _preload.start()
+        return _preload
+
 
 #: a page's word counts as the reservoir keeps them: its distinct words and their counts
 Bag = tuple[tuple[str, ...], array]
@@ -146,8 +178,9 @@ class SelfTrainingPageModel(LearnedModel):
     @staticmethod
     def learner() -> tuple[Any, Any, Any]:
         """scikit-learn's (DictVectorizer, TfidfTransformer, LogisticRegression). Importing
-        scikit-learn takes a second or more: a crawl calls this when it builds its scorer, so that the
-        cost is paid at start-up, not by the first page to trigger a training."""
+        scikit-learn takes a second or more: a crawl starts it in the background when it
+        builds its scorer (:func:`preload_learner`), so that neither the start-up nor the
+        first page to trigger a training waits for it."""
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.feature_extraction.text import TfidfTransformer
         from sklearn.linear_model import LogisticRegression

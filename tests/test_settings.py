@@ -1,0 +1,36 @@
+"""The project's Scrapy settings: no endpoint a crawl process opens by itself."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.settings import Settings
+
+
+def test_no_code_execution_endpoint_in_a_crawl_process():
+    """Scrapy 2.19 starts an HTTP server that runs the Python code it is sent (the remote
+    control), and Scrapy a telnet console: a crawler and every scale-out worker open
+    neither (hostile input: nothing listens that the user did not ask for)."""
+    from scrapy.extensions.remote_control import RemoteControl
+    from scrapy.extensions.telnet import TelnetConsole
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    crawler = SimpleNamespace(settings=settings)  # both read their switch before anything else
+    for ext in (RemoteControl, TelnetConsole):
+        with pytest.raises(NotConfigured):
+            ext.from_crawler(crawler)
+
+
+def test_the_remote_control_module_is_not_loaded():
+    """Out of EXTENSIONS: Scrapy imports every listed extension before asking it whether it
+    is configured, and the remote control's module imports aiohttp."""
+    from scrapy.utils.conf import build_component_list
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    names = build_component_list(settings.getwithbase("EXTENSIONS"))
+    assert "crawler.extensions.CrawlProgress" in names
+    assert not [n for n in names if "remote_control" in n or "telnet" in n]
