@@ -2,11 +2,13 @@
 after issue 17, item 3 (a page that contains most of an accepted document is its duplicate,
 whatever it adds), side by side in one run.
 
-Five cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
+Six cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
 in one direction (the default before item 3); unbounded, one direction (the default before
 both crawl orders: ``reverse`` off); both directions (the default now: a new page contained
 in a stored one with spliced material replaces it); both directions without the spliced
-guard (``spliced`` 0: the rule alone). Two label sets: *before* (a reprint followed by a
+guard (``spliced`` 0: the rule alone); and both directions with the posting-hit bound as the
+candidate stage (``candidates="postings"``: exact, the default before span keys), so the
+decisions the approximate span-key candidates change show side by side. Two label sets: *before* (a reprint followed by a
 long commentary, kind ``commentary``, is a hard negative) and *after* (it is a duplicate of
 its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label it).
 
@@ -30,6 +32,7 @@ its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label
     python bench/neardup_real.py --out bench/out/neardup_real
     python bench/neardup_zh.py --out bench/out/neardup_zh
     python bench/containment.py
+    python bench/containment.py --growth 10000,50000   # the candidate stages' time alone
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ CASCADES: list[tuple[str, list[str], dict]] = [
     (f"{','.join(WITH)}, both directions (default now)", WITH, {}),
     (f"{','.join(WITH)}, both directions, spliced 0 (the rule alone)", WITH,
      {"containment": {"spliced": 0.0}}),
+    (f"{','.join(WITH)}, both directions, posting-hit bound (the exact candidate stage "
+     "before span keys)", WITH, {"containment": {"candidates": "postings"}}),
 ]  # fmt: skip
 #: The orders the local webs' pages are checked in: URL order, and its reverse (a copy met
 #: before its source).
@@ -201,6 +206,64 @@ def timing(pairs, docs: DocCache, rounds: int = 4) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in out.items()} | {"docs": len(texts)}
 
 
+def growth(sizes: list[int], probe: int = 1000, batch: int = 50) -> None:
+    """The containment stage alone, span-key candidates (the default) against the posting-hit
+    bound, on the throughput benchmark's documents (``SentenceDocs`` of bench/dedup.py:
+    sentences shared by many documents): one index per (size, candidate stage), then the
+    same fresh documents checked and added in interleaved batches; median ms per document,
+    and whether the two stages decided every document alike (building and probing)."""
+    import importlib.util
+    import os
+    import statistics
+    import time
+
+    from dedup.containment import ContainmentDetector
+
+    spec = importlib.util.spec_from_file_location("bench_dedup", ROOT / "bench" / "dedup.py")
+    bench_dedup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_dedup)
+    gen = bench_dedup.SentenceDocs()
+    modes = ("spans", "postings")
+    idx, differ, dups = {}, 0, {m: 0 for m in modes}
+    for size in sizes:
+        dets = {m: ContainmentDetector(MemoryStorage(), candidates=m) for m in modes}
+        for i in range(size):
+            doc = Doc(gen.text(i))
+            got = {m: det.check_and_add(f"d{i}", doc) for m, det in dets.items()}
+            ids = {m: g.doc_id if g else None for m, g in got.items()}
+            differ += ids["spans"] != ids["postings"]
+        idx.update({(size, m): d for m, d in dets.items()})
+        print(f"  built {size:,} (both stages)", file=sys.stderr, flush=True)
+    times: dict[tuple[int, str], list[float]] = {cell: [] for cell in idx}
+    cells = list(idx)
+    for nb, b in enumerate(range(0, probe, batch)):
+        docs = [Doc(gen.text(10**7 + b + i)) for i in range(batch)]
+        decided: dict[tuple[int, str], list] = {}
+        for cell in cells if nb % 2 == 0 else cells[::-1]:
+            t = time.perf_counter()
+            decided[cell] = [idx[cell].check_and_add(f"p{b + i}", d) for i, d in enumerate(docs)]
+            times[cell].append((time.perf_counter() - t) / batch * 1000)
+        for size in sizes:
+            a, c = decided[(size, "spans")], decided[(size, "postings")]
+            differ += sum((x.doc_id if x else None) != (y.doc_id if y else None)
+                          for x, y in zip(a, c, strict=True))  # fmt: skip
+            for m, got in (("spans", a), ("postings", c)):
+                dups[m] += sum(x is not None for x in got)
+    print(f"## Containment alone on SentenceDocs: span keys vs the posting-hit bound "
+          f"(load average {os.getloadavg()[0]:.1f})\n")  # fmt: skip
+    print("| indexed docs | span keys ms/doc | posting-hit bound ms/doc | bound ÷ spans |")
+    print("|---|---|---|---|")
+    med = {cell: statistics.median(v) for cell, v in times.items()}
+    for size in sizes:
+        sp, po = med[(size, "spans")], med[(size, "postings")]
+        print(f"| {size:,} | {sp:.3f} | {po:.3f} | {po / sp:.2f} |")
+    a, b = sizes[0], sizes[-1]
+    print(f"\nGrowth {a:,} → {b:,}: span keys {med[(b, 'spans')] / med[(a, 'spans')]:.2f}×, "
+          f"posting-hit bound {med[(b, 'postings')] / med[(a, 'postings')]:.2f}×. Duplicates "
+          f"found while probing: {dups}; documents decided differently (building and probing, "
+          f"all sizes): {differ}.\n")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
@@ -212,7 +275,13 @@ def main(argv: list[str] | None = None) -> int:
                          "are development webs, where the spliced guard 0.1 was chosen; "
                          "a13-a20 and b13-b20 were first used for the figures of 2026-11-26 "
                          "in docs/benchmarks/clean-layouts.md)")  # fmt: skip
+    ap.add_argument("--growth", default=None, metavar="SIZES",
+                    help="only the candidate stages' time on SentenceDocs at these index "
+                         "sizes (e.g. 10000,50000)")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.growth:
+        growth([int(x) for x in args.growth.split(",")])
+        return 0
     webs = [(w[0], int(w[1:])) for w in args.webs.split(",") if w]
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
     logging.getLogger("htmldate").setLevel(logging.ERROR)

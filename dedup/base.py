@@ -211,8 +211,7 @@ class PostingIndexDetector(Detector, Generic[F]):
             if not self.indexed(feats):
                 return
             self.storage.hset(self.key("docs"), doc_id, feats.to_json())
-            for key in self.posting_keys(feats):
-                self.storage.sadd(key, doc_id)
+            self.storage.sadd_many(self.posting_keys(feats), doc_id)
 
     def add(self, doc_id: str, doc: Doc) -> None:
         self.add_features(doc_id, self.features(doc))
@@ -223,8 +222,7 @@ class PostingIndexDetector(Detector, Generic[F]):
             return
         feats = self.feature_type.from_json(raw)
         with self.storage.batch():
-            for key in self.posting_keys(feats):
-                self.storage.srem(key, doc_id)
+            self.storage.srem_many(self.posting_keys(feats), doc_id)
             self.storage.hdel(self.key("docs"), doc_id)
 
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:

@@ -78,20 +78,49 @@ source those lines kept its reprint below the threshold (test webs a6, a10: c 0.
 them, 0.95 and 0.86 without). Shingles are ``k`` consecutive letters (CJK characters, Latin
 letters, digits; punctuation and space dropped).
 
-Index: each document's MOD-``m`` sample (``containment:docs``) and posting sets over its
-MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``) for the candidates, and its
-sizes (``containment:n``: sample size, posting keys, letters) so that a query decodes only
-the candidates that can still reach the threshold. A stored A with c(A, B) ≥ θ lacks at
-most (1 − θ)·|S(A)| of its sample in B, so at least |P(A)| − (1 − θ)·|S(A)| of its posting
-hashes P(A) are among B's: a candidate with fewer posting hits is no match (the bound keeps
-every match, so the decisions are the same as verifying every candidate). The least such
-count over the stored documents, rounded down (``containment:need:<θ>``, a set that only
-grows), skips most documents that share a passage or two before their sizes are read.
+Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
+MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
+them) and its sizes (``containment:n``: sample size, posting keys, letters).
+
+**Candidates by span keys** (``candidates="spans"``, the default). A stored document's
+candidates used to be found by counting its posting hits (below); where documents share
+sentences with many others (reprint sites, boilerplate-heavy sections, the throughput
+benchmark's documents drawn from a pool of sentences) those posting sets grow with the index
+and every document sharing a sentence was counted: the time per page grew 2.09× from 10k to
+100k documents. A *span key* pairs a sub-sampled shingle with the first sub-sampled shingle
+starting ``span`` (64) letters or more after it, in text order (:func:`span_keys`, a 32-bit
+mix of the two hashes; ``containment:s:<key>``, and ``containment:sn``: key count, letters).
+A copy keeps its source's span keys wherever the source's text runs on for ``span`` letters
+without an insertion or cut (an edit in between changes the key only when it moves the end
+shingle); two documents that merely share a sentence shorter than ``span`` share none. A
+stored document is a candidate when it shares at least ``span_share`` (0.2) of its span keys
+with the query (forward: it may be contained in the query) or of the query's (reverse: the
+query may be contained in it), the span-key sets of more than ``span_cap`` (64) documents
+left out of the count (a passage many *distinct* stored documents hold: a copy found is
+not stored, so such a set is no copy's evidence), and passes the length conditions; then every
+candidate is verified exactly as before. This is approximate where the bound below is
+exact: a copy that keeps under ``span_share`` of its source's keys — a short text with
+passages inserted every few sentences, or sentences reordered — or whose keys are all in
+sets over ``span_cap`` is not found by containment (the earlier methods of the cascade may
+still find it). Measured against the bound: docs/benchmarks/dedup.md ("Containment
+candidates"). The shingle hashes (CRC-32 of each UTF-32 shingle, computed in numpy from
+tables, :func:`shingle_hashes`) are the same as before, so stored samples keep their meaning.
+
+**The posting-hit bound** (``candidates="postings"``, and any index of an earlier version:
+one whose documents have no span keys, told by the absent ``containment:spans`` mark). A
+stored A with c(A, B) ≥ θ lacks at most (1 − θ)·|S(A)| of its sample in B, so at least
+|P(A)| − (1 − θ)·|S(A)| of its posting hashes P(A) are among B's: a candidate with fewer
+posting hits is no match (the bound keeps every match, so the decisions are the same as
+verifying every candidate). The least such count over the stored documents, rounded down
+(``containment:need:<θ>``, a set that only grows), skips most documents that share a passage
+or two before their sizes are read. An index started by this version writes both, so a
+process of the earlier version can still read it.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import re
@@ -108,14 +137,81 @@ from topicrawl.errors import ConfigError
 _NON_LETTER = re.compile(r"[\W_]+", re.U)
 
 
+@functools.lru_cache(maxsize=4)
+def _crc_tables(k: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """CRC-32 is linear over GF(2): for messages of one length, crc(x ⊕ y) = crc(x) ⊕ crc(y) ⊕
+    crc(0…0). So the CRC-32 of a ``k``-letter UTF-32 shingle is crc(0…0) xor one table entry
+    per letter and position: ``lo[j][cp & 0xFFFF]`` and ``hi[j][cp >> 16]`` for the letter of
+    code point ``cp`` at position ``j`` (tables built from the CRCs of the single-bit
+    messages; 2 MB for k = 8)."""
+    width = 4 * k
+    c0 = zlib.crc32(bytes(width))
+    lo = np.zeros((k, 1 << 16), dtype=np.uint32)
+    hi = np.zeros((k, 32), dtype=np.uint32)  # code points ≤ 0x10FFFF: 5 high bits
+    low_vals, high_vals = np.arange(1 << 16, dtype=np.uint32), np.arange(32, dtype=np.uint32)
+    for j in range(k):
+        for bit in range(21):
+            msg = bytearray(width)
+            msg[4 * j : 4 * j + 4] = (1 << bit).to_bytes(4, "little")
+            basis = np.uint32(zlib.crc32(bytes(msg)) ^ c0)
+            table, vals, b = (lo[j], low_vals, bit) if bit < 16 else (hi[j], high_vals, bit - 16)
+            table ^= np.where((vals >> b) & 1 == 1, basis, np.uint32(0))
+    return c0, lo, hi
+
+
+def shingle_hashes(letters: str, k: int = 8) -> np.ndarray:
+    """The 32-bit hash of every ``k``-letter shingle of ``letters``, in text order: the CRC-32
+    of the shingle's UTF-32-LE bytes (stable across processes), computed for all shingles at
+    once from :func:`_crc_tables` (the same values as ``zlib.crc32`` shingle by shingle)."""
+    cp = np.frombuffer(letters.encode("utf-32-le"), dtype="<u4")
+    n = len(cp) - k + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint32)
+    c0, lo, hi = _crc_tables(k)
+    low = cp & 0xFFFF
+    out = np.full(n, c0, dtype=np.uint32)
+    for j in range(k):
+        out ^= lo[j][low[j : j + n]]
+    if int(cp.max()) > 0xFFFF:  # letters beyond the Basic Multilingual Plane
+        high = cp >> 16
+        for j in range(k):
+            out ^= hi[j][high[j : j + n]]
+    return out
+
+
+def _letters(text: str) -> str:
+    return _NON_LETTER.sub("", text.lower())
+
+
 def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
     """The sorted distinct 32-bit hashes (CRC-32 of the UTF-32 shingle: stable across
     processes, and cheap) ≡ 0 (mod ``m``) of the ``k``-letter shingles of ``text`` (Broder's
     MOD-m sample)."""
-    raw = _NON_LETTER.sub("", text.lower()).encode("utf-32-le")
-    width = 4 * k
-    return sorted({h for i in range(0, len(raw) - width + 4, 4)
-                   if (h := zlib.crc32(raw[i : i + width])) % m == 0})  # fmt: skip
+    h = shingle_hashes(_letters(text), k)
+    return np.unique(h[h % m == 0]).tolist()
+
+
+def span_keys(hashes: np.ndarray, m: int, span: int) -> list[int]:
+    """The sorted distinct span keys of a document whose shingle hashes in text order are
+    ``hashes``: for each shingle with hash ≡ 0 (mod ``m``), a 32-bit mix of its hash and the
+    hash of the first such shingle starting at least ``span`` letters after it.
+
+    Two documents share a key only where both hold the same two sampled shingles ``span``
+    letters or more apart with no sampled shingle moved between them: a copy shares most of
+    its source's keys, while a page that only shares a sentence shorter than ``span`` with
+    it shares none."""
+    pos = np.flatnonzero(hashes % m == 0)
+    if len(pos) < 2:
+        return []
+    end = np.searchsorted(pos, pos + span)
+    ok = end < len(pos)
+    a = hashes[pos[ok]].astype(np.uint64)
+    b = hashes[pos[end[ok]]].astype(np.uint64)
+    x = (a << np.uint64(32)) | b  # then the 64-bit finaliser of MurmurHash3
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    return np.unique((x >> np.uint64(32)).astype(np.uint32)).tolist()
 
 
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
@@ -125,29 +221,38 @@ def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> f
 
 @dataclass(frozen=True)
 class Sample:
-    """A document's shingle sample and its length in letters (the stored features)."""
+    """A document's shingle sample, its length in letters and its span keys (the stored
+    features; an index of an earlier version has no span keys)."""
 
     hashes: frozenset[int]
     length: int = 0
+    spans: tuple[int, ...] = ()
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
-        uint32>"`` (a third of the JSON list's size, decoded in C)."""
-        packed = np.array(sorted(self.hashes), dtype="<u4").tobytes()
-        return f"{self.length}:{base64.b64encode(packed).decode('ascii')}"
+        uint32>[:<base64 of the span keys, likewise>]"`` (a third of the JSON list's size,
+        decoded in C)."""
+        packed = np.sort(np.fromiter(self.hashes, dtype="<u4", count=len(self.hashes))).tobytes()
+        out = f"{self.length}:{base64.b64encode(packed).decode('ascii')}"
+        if self.spans:
+            spans = np.array(self.spans, dtype="<u4").tobytes()
+            out += ":" + base64.b64encode(spans).decode("ascii")
+        return out
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> Sample:
-        """Read :meth:`to_json`'s form, or the JSON object ``{"h": [...], "n": ...}`` that
-        indexes before it stored."""
+        """Read :meth:`to_json`'s form (with or without span keys), or the JSON object
+        ``{"h": [...], "n": ...}`` that indexes before it stored."""
         if isinstance(raw, str):
             raw = raw.encode("ascii")
         if raw[:1] == b"{":
             data = json.loads(raw)
             return cls(frozenset(data["h"]), int(data["n"]))
-        length, _, packed = raw.partition(b":")
+        length, _, rest = raw.partition(b":")
+        packed, _, spans = rest.partition(b":")
         hashes = np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
-        return cls(frozenset(hashes), int(length))
+        keys = tuple(np.frombuffer(base64.b64decode(spans), dtype="<u4").tolist()) if spans else ()
+        return cls(frozenset(hashes), int(length), keys)
 
 
 _CLEANER: Any = None
@@ -194,7 +299,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     4, half as many, the bound on posting hits hardly filters at θ = 0.8),
     ``min_sample`` (20: shorter documents are not indexed), ``clean`` (true);
     the reverse direction (the new page contained in a stored one, ``Match.replaces``):
-    ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.1; 0 = no guard).
+    ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.1; 0 = no guard);
+    the candidate stage: ``candidates`` ("spans", or "postings": the exact posting-hit
+    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
@@ -219,6 +326,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         reverse: bool = True,
         min_contained: int = 100,
         spliced: float = 0.1,
+        candidates: str = "spans",
+        span: int = 64,
+        span_share: float = 0.2,
+        span_cap: int = 64,
         **params: Any,
     ):
         super().__init__(storage, **params)
@@ -230,6 +341,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             raise ConfigError("containment k ≥ 2, m ≥ 1, posting_factor ≥ 1, min_sample ≥ 1")
         if min_contained < 0 or not 0 <= spliced <= 1:
             raise ConfigError("containment min_contained ≥ 0 (letters), spliced in [0, 1]")
+        if candidates not in ("spans", "postings") or span < 1 or not 0 <= span_share <= 1:
+            raise ConfigError(
+                'containment candidates is "spans" or "postings", span ≥ 1, span_share in [0, 1]'
+            )
+        if span_cap < 1:
+            raise ConfigError("containment span_cap ≥ 1 (documents)")
+        self.candidate_mode, self.span = candidates, int(span)
+        self.span_share, self.span_cap = float(span_share), int(span_cap)
+        #: whether this index finds candidates by span keys (None: not read yet)
+        self._spans: bool | None = None if candidates == "spans" else False
         self.reverse, self.min_contained = bool(reverse), int(min_contained)
         self.spliced = float(spliced)
         self.threshold = float(threshold)
@@ -238,6 +359,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.min_sample, self.clean = int(min_sample), bool(clean)
         self._last: tuple[str, str, Sample] | None = None
         self._keys_memo: tuple[Sample, list[str]] | None = None
+        self._span_memo: tuple[Sample, list[str]] | None = None
         #: a set of the posting hits each stored document needs, rounded down (never
         #: shrunk on removal, so its minimum is a floor for every stored document)
         self._need_key = self.key("need", self.threshold)
@@ -249,17 +371,34 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if last is not None and last[0] is text and last[1] == title:
             return last[2]
         body = cleaned(text, title) if self.clean else text
-        feats = Sample(frozenset(shingle_sample(body, self.k, self.m)),
-                       len(_NON_LETTER.sub("", body)))  # fmt: skip
+        low = body.lower()
+        letters = _NON_LETTER.sub("", low)
+        # the length in letters of the text as written (lower-casing keeps the count unless
+        # it changed the text's length: "İ" → "i̇")
+        length = len(letters) if len(low) == len(body) else len(_NON_LETTER.sub("", body))
+        h = shingle_hashes(letters, self.k)
+        spans = span_keys(h, self.posting_m, self.span) if self.candidate_mode == "spans" else []
+        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
         self._last = (text, title, feats)
         return feats
+
+    def spans_on(self) -> bool:
+        """Whether the index finds candidates by span keys: with ``candidates="spans"``, on an
+        index that this version started (``containment:spans`` is set, or no document is
+        stored yet); an index of an earlier version, whose documents have no span keys,
+        keeps the posting-hit bound (read once per detector)."""
+        if self._spans is None:
+            self._spans = bool(self.storage.exists(self.key("spans"))
+                               or not self.storage.hlen(self.key("docs")))  # fmt: skip
+        return self._spans
 
     def _posting_hashes(self, feats: Sample) -> list[int]:
         if len(feats.hashes) < self.min_sample:
             return []
-        return [h for h in sorted(feats.hashes) if h % self.posting_m == 0]
+        return [h for h in feats.hashes if h % self.posting_m == 0]
 
-    def posting_keys(self, feats: Sample) -> list[str]:
+    def _hash_keys(self, feats: Sample) -> list[str]:
+        """The posting sets of ``feats``' sub-sampled hashes (``containment:p:<hash>``)."""
         memo = self._keys_memo  # query, then add: the same features
         if memo is not None and memo[0] is feats:
             return memo[1]
@@ -268,14 +407,68 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._keys_memo = (feats, keys)
         return keys
 
+    def _span_keys(self, feats: Sample) -> list[str]:
+        """The posting sets of ``feats``' span keys (``containment:s:<key>``; none for a
+        document too short to be indexed)."""
+        memo = self._span_memo
+        if memo is not None and memo[0] is feats:
+            return memo[1]
+        keys: list[str] = []
+        if len(feats.hashes) >= self.min_sample:
+            prefix = self.key("s", "")
+            keys = [prefix + format(x, "x") for x in feats.spans]
+        self._span_memo = (feats, keys)
+        return keys
+
+    def posting_keys(self, feats: Sample) -> list[str]:
+        """The hash posting sets, and the span-key sets on an index that has them."""
+        keys = self._hash_keys(feats)
+        if keys and self.spans_on():
+            return keys + self._span_keys(feats)
+        return keys
+
+    def indexed(self, feats: Sample) -> bool:
+        return bool(self._hash_keys(feats))
+
     def candidates(self, feats: Sample) -> set[str]:
+        """On an index with span keys (:meth:`spans_on`): the stored documents that share at
+        least ``span_share`` of their span keys with the query (forward: the stored one
+        contained in the query) or of the query's (reverse), counted over the span-key sets
+        of at most ``span_cap`` documents, and whose length the query can reach (forward) or
+        that are longer than the query (reverse). On an index without span keys:
+        :meth:`bound_candidates`."""
+        if not self.spans_on():
+            return self.bound_candidates(feats)
+        keys = self._span_keys(feats)
+        if not keys or not self._hash_keys(feats):
+            return set()
+        hits = self.storage.smembers_count(keys, max_len=self.span_cap)
+        if not hits:
+            return set()
+        share, n_q = self.span_share, feats.length
+        rev_need = share * len(keys) - 1e-9 if self.reverse and n_q >= self.min_contained else None
+        ids = list(hits)
+        out = set()
+        for doc_id, raw in zip(ids, self.storage.hmget(self.key("sn"), ids), strict=True):
+            if raw is None:
+                out.add(doc_id)
+                continue
+            n_spans, length = map(int, raw.split(b","))
+            h = hits[doc_id]
+            if (h >= share * n_spans - 1e-9 and n_q + 1e-9 >= self.threshold * length) or (
+                rev_need is not None and h >= rev_need and n_q < length
+            ):
+                out.add(doc_id)
+        return out
+
+    def bound_candidates(self, feats: Sample) -> set[str]:
         """The stored documents whose posting hits can still make c(stored, query) ≥
         ``threshold`` and whose length the query can reach, and, for the reverse direction,
         those whose hits can still make c(query, stored) ≥ ``threshold`` (at least
         |P(Q)| − (1 − θ)·|S(Q)|) and that are longer than the query (see the module
         docstring); a document indexed without its sizes (an index of an earlier version) is
         always a candidate."""
-        keys = self.posting_keys(feats)
+        keys = self._hash_keys(feats)
         if not keys:
             return set()
         hits = self.storage.smembers_count(keys)
@@ -304,14 +497,18 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return out
 
     def add_features(self, doc_id: str, feats: Sample) -> None:
+        spans = self.spans_on()  # read before this document is stored
         with self.storage.batch():
             if not self._need_checked:  # an index of an earlier version: no floor
                 if self.storage.hlen(self.key("docs")) > self.storage.hlen(self.key("n")):
                     self.storage.sadd(self._need_key, "0")
                 self._need_checked = True
             super().add_features(doc_id, feats)
+            if spans and self.indexed(feats):
+                self.storage.set(self.key("spans"), "1")  # this index has span keys
+                self.storage.hset(self.key("sn"), doc_id, f"{len(feats.spans)},{feats.length}")
             if self.indexed(feats):
-                size, posting = len(feats.hashes), len(self._posting_hashes(feats))
+                size, posting = len(feats.hashes), len(self._hash_keys(feats))
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
                 self.storage.sadd(self._need_key, str(max(0, need)))
@@ -320,6 +517,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         with self.storage.batch():
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
+            self.storage.hdel(self.key("sn"), doc_id)
 
     def score(self, query: Sample, stored: Sample) -> float:
         common = len(query.hashes & stored.hashes)

@@ -145,14 +145,28 @@ class IndexStorage(ABC):
     @abstractmethod
     def smembers(self, key: str) -> set[str]: ...
 
+    def sadd_many(self, keys: Iterable[str], member: Any) -> None:
+        """Add ``member`` to each set of ``keys`` (a document into its posting sets)."""
+        for key in keys:
+            self.sadd(key, member)
+
+    def srem_many(self, keys: Iterable[str], member: Any) -> None:
+        """Take ``member`` out of each set of ``keys``."""
+        for key in keys:
+            self.srem(key, member)
+
     def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
         """The members of each set of ``keys``, in their order (a backend over a network
         reads them in one round trip)."""
         return [self.smembers(key) for key in keys]
 
-    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
-        """How many of the sets ``keys`` hold each member (a posting-list count)."""
-        return Counter(itertools.chain.from_iterable(self.smembers_many(keys)))
+    def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
+        """How many of the sets ``keys`` (distinct) hold each member (a posting-list count);
+        with ``max_len``, sets of more than ``max_len`` members are left out of the count."""
+        sets = self.smembers_many(keys)
+        if max_len is not None:
+            sets = [s for s in sets if len(s) <= max_len]
+        return Counter(itertools.chain.from_iterable(sets))
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
@@ -294,12 +308,24 @@ class MemoryStorage(IndexStorage):
             if not s:
                 del self._sets[key]
 
+    def sadd_many(self, keys: Iterable[str], member: Any) -> None:
+        m, sets = _s(member), self._sets
+        for key in keys:
+            s = sets.get(key)
+            if s is None:
+                sets[key] = {m}
+            else:
+                s.add(m)
+
     def smembers(self, key: str) -> set[str]:
         return set(self._sets.get(key, ()))
 
-    def smembers_count(self, keys: Iterable[str]) -> Counter[str]:
+    def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
         sets = self._sets
-        return Counter(itertools.chain.from_iterable(sets.get(k, ()) for k in keys))
+        if max_len is None:
+            return Counter(itertools.chain.from_iterable(sets.get(k, ()) for k in keys))
+        return Counter(itertools.chain.from_iterable(
+            s for k in keys if len(s := sets.get(k, ())) <= max_len))  # fmt: skip
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self._sets.get(key, ())
@@ -489,9 +515,50 @@ class SQLiteStorage(IndexStorage):
             [(self.namespace, key, _s(m)) for m in members],
         )
 
+    def sadd_many(self, keys: Iterable[str], member: Any) -> None:
+        m = _s(member)
+        with self._write():
+            self._xm(
+                "INSERT OR IGNORE INTO sets (ns, key, member) VALUES (?, ?, ?)",
+                [(self.namespace, key, m) for key in keys],
+            )
+
+    def srem_many(self, keys: Iterable[str], member: Any) -> None:
+        m = _s(member)
+        with self._write():
+            self._xm(
+                "DELETE FROM sets WHERE ns=? AND key=? AND member=?",
+                [(self.namespace, key, m) for key in keys],
+            )
+
     def smembers(self, key: str) -> set[str]:
         rows = self._x("SELECT member FROM sets WHERE ns=? AND key=?", (self.namespace, key))
         return {r[0] for r in rows}
+
+    def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
+        """One query per 500 keys: the sets' sizes first (read from the primary key's index),
+        then the members of those within ``max_len``."""
+        keys = list(dict.fromkeys(keys))
+        out: Counter[str] = Counter()
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            marks = ",".join("?" * len(part))
+            if max_len is not None:
+                rows = self._x(
+                    f"SELECT key FROM sets WHERE ns=? AND key IN ({marks}) GROUP BY key "
+                    "HAVING COUNT(*) <= ?",
+                    (self.namespace, *part, max_len),
+                )
+                part = [r[0] for r in rows]
+                marks = ",".join("?" * len(part))
+            if part:
+                rows = self._x(
+                    f"SELECT member, COUNT(*) FROM sets WHERE ns=? AND key IN ({marks}) "
+                    "GROUP BY member",
+                    (self.namespace, *part),
+                )
+                out.update(dict(rows.fetchall()))
+        return out
 
     def sismember(self, key: str, member: Any) -> bool:
         return (
@@ -867,6 +934,23 @@ class RedisStorage(IndexStorage):
             return pipe.execute()
 
         return [{_s(m) for m in members} for members in self._call(read)]
+
+    def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
+        """With ``max_len``: the sets' sizes first (``SCARD``, one round trip), then the
+        members of those within it (a second), so a long set is not sent."""
+        keys = list(keys)
+        if max_len is None or not keys:
+            return super().smembers_count(keys, max_len)
+        ks = [self._k(key) for key in keys]
+
+        def sizes() -> list:
+            pipe = self._rd(*ks).pipeline(transaction=False)
+            for k in ks:
+                pipe.scard(k)
+            return pipe.execute()
+
+        short = [key for key, n in zip(keys, self._call(sizes), strict=True) if 0 < n <= max_len]
+        return Counter(itertools.chain.from_iterable(self.smembers_many(short)))
 
     def sismember(self, key: str, member: Any) -> bool:
         return bool(self._read("sismember", key, _s(member)))

@@ -6,13 +6,22 @@ is the original, kept in place of the stored reprint."""
 from __future__ import annotations
 
 import os
+import random
 import uuid
+import zlib
 
 import pytest
 
 from dedup.base import Doc
 from dedup.cascade import DEFAULT_METHODS, Cascade, Decision, LocalFallback
-from dedup.containment import ContainmentDetector, Sample, containment, shingle_sample
+from dedup.containment import (
+    ContainmentDetector,
+    Sample,
+    containment,
+    shingle_hashes,
+    shingle_sample,
+    span_keys,
+)
 from dedup.storage import MemoryStorage, make_storage
 from topicrawl.errors import ConfigError
 
@@ -115,9 +124,10 @@ def test_features_survive_storage_and_removal():
 def test_candidates_are_only_documents_whose_posting_hits_can_reach_the_threshold():
     """A stored document that shares two paragraphs with the query has too few posting hits
     to be contained in it (not decoded); the stored original is; an entry written without
-    its sizes (an index of an earlier version) is always verified."""
+    its sizes (an index of an earlier version) is always verified. (The bound is how an
+    index without span keys is queried, or any index with ``candidates="postings"``.)"""
     storage = MemoryStorage()
-    det = ContainmentDetector(storage)
+    det = ContainmentDetector(storage, candidates="postings")
     det.add("orig", Doc(text(*ARTICLE)))
     det.add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
     query = det.features(Doc(text(*ARTICLE, SIDEBAR)))
@@ -126,9 +136,9 @@ def test_candidates_are_only_documents_whose_posting_hits_can_reach_the_threshol
     assert det.candidates(query) == {"orig"}
 
     old = MemoryStorage()  # the earlier version stored no sizes and no floor
-    ContainmentDetector(old).add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
+    ContainmentDetector(old, candidates="postings").add("mixed", Doc(text(*ARTICLE[:2], *OTHER)))
     old.delete("containment:n", "containment:need:0.8")
-    det = ContainmentDetector(old)
+    det = ContainmentDetector(old)  # the default; no span keys in this index
     det.add("orig", Doc(text(*ARTICLE)))
     assert det.candidates(query) == {"orig", "mixed"}
     assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
@@ -139,6 +149,164 @@ def test_stored_sample_round_trips_and_reads_the_earlier_json_form():
     assert Sample.from_json(s.to_json()) == s
     assert Sample.from_json(s.to_json().encode()) == s
     assert Sample.from_json(b'{"h": [0, 4, 4294967292], "n": 123}') == s
+    with_spans = Sample(frozenset({0, 4}), 50, (7, 2**32 - 1))
+    assert Sample.from_json(with_spans.to_json()) == with_spans
+    assert Sample.from_json(s.to_json() + ":") == s  # an empty span part
+
+
+# -- the candidate stage: span keys ----------------------------------------------------------
+
+
+def test_shingle_hashes_are_zlib_crc32_of_each_utf32_shingle():
+    """The table-driven CRC gives zlib's value for every shingle (Latin, CJK, digits, and
+    letters beyond the Basic Multilingual Plane), so indexes of earlier versions keep
+    their meaning."""
+    rng = random.Random(5)
+    pools = [(0x61, 0x7A), (0x30, 0x39), (0x4E00, 0x9FFF), (0x20000, 0x2A6DF), (0x10400, 0x1044F)]
+    for _ in range(200):
+        letters = "".join(chr(rng.randint(*rng.choice(pools))) for _ in range(rng.randint(0, 40)))
+        raw = letters.encode("utf-32-le")
+        for k in (2, 8):
+            want = [zlib.crc32(raw[i : i + 4 * k]) for i in range(0, len(raw) - 4 * k + 4, 4)]
+            assert shingle_hashes(letters, k).tolist() == want
+    body = text(*ARTICLE)
+    old = sorted({h for h in (zlib.crc32(r[i : i + 32]) for r in [
+        "".join(ch for ch in body.lower() if ch.isalnum()).encode("utf-32-le")]
+        for i in range(0, len(r) - 28, 4)) if h % 4 == 0})  # fmt: skip
+    assert shingle_sample(body) == old
+
+
+def test_span_keys_are_shared_by_copies_not_by_pages_sharing_a_sentence():
+    """A reprint with an editor's line and a sidebar keeps most of its source's span keys;
+    a page that shares one sentence (shorter than the span) with it shares none."""
+
+    def keys(t: str) -> set[int]:
+        return set(span_keys(shingle_hashes("".join(ch for ch in t if ch.isalnum())), 8, 64))
+
+    source = keys(text(*ARTICLE, *DONOR))  # ~450 letters
+    reprint = keys(text("（编辑：王明）", *ARTICLE, SIDEBAR, *DONOR))
+    assert len(source & reprint) >= 0.6 * len(source)
+    assert not source & keys(text(*OTHER[:2], ARTICLE[0], *OTHER[2:]))
+
+
+def _sentence_pool_index(det: ContainmentDetector, n: int = 60) -> list[str]:
+    """``n`` documents of 5 sentences drawn from the 15 of the articles above (each sentence
+    is in about 20 documents), stored in ``det``; their texts."""
+    pool = [*ARTICLE, *OTHER, *DONOR]
+    rng = random.Random(3)
+    texts = [text(*rng.sample(pool, 5)) for _ in range(n)]
+    for i, t in enumerate(texts):
+        det.add(f"d{i}", Doc(t))
+    return texts
+
+
+def test_span_candidates_skip_documents_that_only_share_sentences():
+    """Documents sharing whole sentences with the query are no candidates (the posting-hit
+    bound had to count them all); the stored document the query copies is, and the match is
+    the one the exact bound finds."""
+    spans, bound = (
+        ContainmentDetector(MemoryStorage()),
+        ContainmentDetector(MemoryStorage(), candidates="postings"),
+    )
+    texts = _sentence_pool_index(spans)
+    _sentence_pool_index(bound)
+    assert spans.spans_on() and not bound.spans_on()
+    query = Doc(texts[7] + "\n" + SIDEBAR)
+    feats = spans.features(query)
+    hits = spans.storage.smembers_count(spans.posting_keys(feats))
+    cands = spans.candidates(feats)
+    assert len(hits) > 0.8 * len(texts)  # most documents have posting hits...
+    assert "d7" in cands and len(cands) <= len(texts) / 10  # ...few share enough span keys
+    assert [m.doc_id for m in spans.query(query)] == [m.doc_id for m in bound.query(query)]
+    assert spans.query(query)[0].doc_id == "d7"
+
+
+def test_span_sets_longer_than_the_cap_are_not_counted():
+    """A span-key set of more than ``span_cap`` documents (a passage many distinct stored
+    documents hold) is left out of the count."""
+    det = ContainmentDetector(MemoryStorage(), span_cap=2)
+    det.add("a", Doc(text(*ARTICLE)))
+    det.add("b", Doc(text(*ARTICLE, *OTHER)))  # both hold the article: reverse candidates
+    det.add("c", Doc(text(*ARTICLE, *DONOR)))
+    feats = det.features(Doc(text(*ARTICLE, SIDEBAR)))
+    assert det.candidates(feats) == set()  # every article key is in 3 documents
+    det.span_cap = 3
+    assert det.candidates(feats) == {"a", "b", "c"}
+    det.span_cap = 2
+    det.remove("c")
+    assert det.candidates(feats) == {"a", "b"}
+
+
+def test_an_index_of_an_earlier_version_keeps_the_posting_bound():
+    """An index whose documents have no span keys (no ``containment:spans`` mark) is queried
+    with the posting-hit bound, and documents added to it later are found too; an index this
+    version started finds candidates by span keys, whether its first step was an add or a
+    query."""
+    old = MemoryStorage()
+    ContainmentDetector(old, candidates="postings").add("orig", Doc(text(*ARTICLE)))
+    assert not old.exists("containment:spans") and not old.keys("containment:s:")
+    det = ContainmentDetector(old)
+    assert not det.spans_on()
+    assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
+    det.add("other", Doc(text(*OTHER)))
+    assert [m.doc_id for m in det.query(Doc(text(*OTHER, SIDEBAR)))] == ["other"]
+    assert not old.keys("containment:s:")
+
+    for first_step in ("add", "query"):
+        new = MemoryStorage()
+        det = ContainmentDetector(new)
+        if first_step == "query":
+            assert det.query(Doc(text(*OTHER))) == []
+        det.add("orig", Doc(text(*ARTICLE)))
+        assert det.spans_on() and new.exists("containment:spans") and new.keys("containment:s:")
+        again = ContainmentDetector(new)  # another process on the same index
+        assert again.spans_on()
+        assert [m.doc_id for m in again.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
+        again.remove("orig")
+        assert not new.keys("containment:s:") and not new.hgetall("containment:sn")
+
+
+def _backend_config(kind: str, tmp_path) -> dict:
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    if kind == "redis":
+        import redis
+
+        try:
+            redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+        except redis.RedisError as exc:
+            pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+        return {"type": "redis", "url": REDIS_URL, "namespace": ns}
+    if kind == "sqlite":
+        return {"type": "sqlite", "path": str(tmp_path / "idx.sqlite"), "namespace": ns}
+    return {"type": "memory", "namespace": ns}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_span_candidates_and_decisions_are_the_same_on_every_backend(kind, tmp_path):
+    """The same documents, copies and removals through the default cascade give the same
+    decisions and the same candidates on SQLite and Redis as in memory (span keys, the
+    ``span_cap`` count, the sizes), with a cap small enough to leave sets out."""
+    rng = random.Random(11)
+    pool = [*ARTICLE, *OTHER, *DONOR]
+    docs = [text(*rng.sample(pool, 6)) for _ in range(25)]
+    docs += [docs[3] + "\n" + SIDEBAR, text(*ARTICLE), SPLICED, text(*ARTICLE[:2])]
+    opts = {"containment": {"span_cap": 4}}
+    storage = make_storage(_backend_config(kind, tmp_path))
+    try:
+        runs = []
+        for st in (MemoryStorage(), storage):
+            c = Cascade(st, list(DEFAULT_METHODS), options=opts)
+            decisions = [c.check_and_add(f"d{i}", Doc(t)) for i, t in enumerate(docs)]
+            c.remove("d5")
+            det = c.detectors[-1]
+            assert det.spans_on()
+            cands = [sorted(det.candidates(det.features(Doc(t)))) for t in docs]
+            runs.append((decisions, cands))
+        assert runs[0] == runs[1]
+        assert any(d.duplicate or d.replaced for d in runs[0][0])
+    finally:
+        storage.clear()
+        storage.close()
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,13 @@ def test_sets_hashes_lists(backend):
     assert s.sismember("s", "中") and not s.sismember("s", "z")
     s.sadd("t", "b", "c")
     assert s.smembers_count(["s", "t", "none"]) == {"a": 1, "b": 2, "中": 1, "c": 1}
-    s.delete("t")
+    assert s.smembers_count(["s", "t", "none"], max_len=2) == {"b": 1, "c": 1}  # "s" too long
+    assert s.smembers_count(["s", "t"], max_len=3) == s.smembers_count(["s", "t"])
+    s.sadd_many(["u", "v", "t"], "d")
+    assert s.smembers("u") == s.smembers("v") == {"d"} and s.smembers("t") == {"b", "c", "d"}
+    s.srem_many(["u", "t", "none"], "d")
+    assert not s.exists("u") and s.smembers("v") == {"d"} and s.smembers("t") == {"b", "c"}
+    s.delete("t", "v")
     s.srem("s", "a", "zz")
     assert s.smembers("s") == {"b", "中"}
     s.srem("s", "b", "中")
