@@ -524,17 +524,7 @@ REDIS_URL = os.environ.get("TOPICRAWL_TEST_REDIS_URL", "redis://127.0.0.1:6379/1
 def test_both_orders_on_every_backend(kind, tmp_path):
     """The reverse query is plain reads (posting sets, the docs hash) under the cascade lock:
     the same decisions on SQLite and Redis as in memory, seen by another process."""
-    ns = f"test-{uuid.uuid4().hex[:12]}"
-    if kind == "redis":
-        import redis
-
-        try:
-            redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-        except redis.RedisError as exc:
-            pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
-        config = {"type": "redis", "url": REDIS_URL, "namespace": ns}
-    else:
-        config = {"type": "sqlite", "path": str(tmp_path / "idx.sqlite"), "namespace": ns}
+    config = _backend_config(kind, tmp_path)
     storage = make_storage(config)
     try:
         _, d = _both_orders(storage)
