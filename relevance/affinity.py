@@ -39,15 +39,17 @@ def dictionary_files(topic) -> list[Path] | None:
     s = topic.similarity
     if not s.sources or set(s.sources) - CLOSED_SOURCES:
         return None
-    from topicrawl.data import data_dir
+    from relevance import cilin, hownet
+    from topicrawl.errors import ResourceMissingError
 
     files: list[Path] = []
-    if "hownet" in s.sources:
-        d = topic.resolve(s.hownet) or data_dir() / "hownet"
-        files += [d / "glossary.dat", d / "WHOLE.DAT"]
-    if "cilin" in s.sources:
-        files.append(topic.resolve(getattr(s, "cilin", "")) or
-                     data_dir() / "cilin" / "cilin_ext.txt")  # fmt: skip
+    try:  # the files the sources' loaders read (relevance.combined.build_similarity)
+        if "hownet" in s.sources:
+            files += hownet.dictionary_files(topic.resolve(s.hownet))
+        if "cilin" in s.sources:
+            files.append(cilin.dictionary_file(topic.resolve(getattr(s, "cilin", ""))))
+    except ResourceMissingError:
+        return None
     return files if all(f.is_file() for f in files) else None
 
 

@@ -67,6 +67,16 @@ def read_cilin(path: str | Path) -> list[tuple[str, list[str]]]:
     return out
 
 
+def dictionary_file(path: str | Path | None = None) -> Path:
+    """The Cilin file ``path`` names (default: the shared data's ``cilin/cilin_ext.txt``,
+    ResourceMissingError when the data directory lacks it)."""
+    if path is None or str(path) == "":
+        from topicrawl.data import data_path
+
+        return data_path("cilin", "cilin_ext.txt")
+    return Path(path)
+
+
 class CilinSimilarity:
     """Cilin word similarity (``method`` ``"path"`` or ``"ic"``), in [0, 1].
 
@@ -107,11 +117,7 @@ class CilinSimilarity:
     @classmethod
     def from_path(cls, path: str | Path | None = None, **params) -> CilinSimilarity:
         """Load cilin_ext.txt (default: the shared data's ``cilin/cilin_ext.txt``)."""
-        if path is None or str(path) == "":
-            from topicrawl.data import data_path
-
-            path = data_path("cilin", "cilin_ext.txt")
-        return cls(read_cilin(path), **params)
+        return cls(read_cilin(dictionary_file(path)), **params)
 
     # -- encoding ----------------------------------------------------------------------------
 

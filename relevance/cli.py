@@ -413,11 +413,9 @@ def cmd_topic_validate(args) -> int:
 
     topic = load_topic(args.file)
     if not args.no_load:
-        from relevance.priority import build_similarity
+        from relevance.priority import affinity_table, build_similarity
 
         sim = build_similarity(topic)
-        from relevance.priority import affinity_table
-
         affinity_table(topic, lambda: sim)  # the table a crawl reads instead of the dictionary
         unknown = [w for w in topic.weights if w not in sim]
         if unknown:

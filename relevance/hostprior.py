@@ -205,13 +205,11 @@ class HostPrior:
 def section_sample(topic: Any) -> Callable[[str], Any]:
     """The section gate's sample factory for a topic: a new Algorithm 3 reservoir per host
     with the topic's ``[urls]`` settings (as its link scorer's, seeded by host)."""
-    from relevance.urls import StructureSample
-
-    u = topic.urls
+    from relevance.urls import StructureSample, structure_sample
 
     def make(host: str) -> StructureSample:
-        return StructureSample(u.sample_size, seed=f"host-prior:{host}", threshold=u.threshold,
-                               mode=u.mode, alpha=u.alpha, beta=u.beta, a=u.a, b=u.b,
-                               d=u.d)  # fmt: skip
+        sample = structure_sample(topic.urls, seed=f"host-prior:{host}", per_host=False)
+        assert isinstance(sample, StructureSample)
+        return sample
 
     return make

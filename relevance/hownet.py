@@ -327,12 +327,7 @@ class HowNetSimilarity:
     @classmethod
     def from_dir(cls, directory: str | Path | None = None, **params: float) -> HowNetSimilarity:
         """Load ``glossary.dat`` and ``WHOLE.DAT`` from ``directory`` (default: shared data)."""
-        if directory is None or str(directory) == "":
-            from topicrawl.data import data_path
-
-            directory = data_path("hownet")
-        d = Path(directory)
-        gl, whole = d / "glossary.dat", d / "WHOLE.DAT"
+        gl, whole = dictionary_files(directory)
         for p in (gl, whole):
             if not p.exists():
                 raise ResourceMissingError(
@@ -598,6 +593,17 @@ def read_glossary(path: Path) -> list[tuple[str, str, str]]:
         word, pos, definition = cols[0], cols[1], line.split(None, 2)[2].strip()
         rows.append((word, pos, definition))
     return rows
+
+
+def dictionary_files(directory: str | Path | None = None) -> tuple[Path, Path]:
+    """``glossary.dat`` and ``WHOLE.DAT`` of ``directory`` (default: the shared data's
+    ``hownet/``, ResourceMissingError when the data directory lacks it); not checked."""
+    if directory is None or str(directory) == "":
+        from topicrawl.data import data_path
+
+        directory = data_path("hownet")
+    d = Path(directory)
+    return d / "glossary.dat", d / "WHOLE.DAT"
 
 
 def cache_dir() -> Path:

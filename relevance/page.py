@@ -57,6 +57,14 @@ def page_relevance(
     return float((counts * aff).sum() / counts.sum())
 
 
+def topic_vector(topic_weights: Mapping[str, float]) -> tuple[list[str], np.ndarray]:
+    """The topic's words and their weights w_t scaled to a top of 1 (float32), in the
+    file's order: the t and w_t of aff(d) = Σ_t w_t·Sim(d, t)²."""
+    words = list(topic_weights)
+    top = max(topic_weights.values())
+    return words, np.asarray([topic_weights[t] / top for t in words], dtype=np.float32)
+
+
 def raw_affinity(sim: Any, topic: Sequence[str], weights: np.ndarray,
                  words: Sequence[str]) -> np.ndarray:  # fmt: skip
     """aff(d) = Σ_t w_t·Sim(d, t)² of each word (float32; ``weights`` scaled to a top of 1),
@@ -114,9 +122,7 @@ class TopicRelevance:
         self.form = form
         self._cap = 1.0 if form == "normalized" else float("inf")
         self._idf = _jieba_idf() if form == "paper" else None
-        top = max(topic_weights.values())
-        self.topic = list(topic_weights)
-        self.weights = np.asarray([topic_weights[t] / top for t in self.topic], dtype=np.float32)
+        self.topic, self.weights = topic_vector(topic_weights)
         self._sim, self._similarity = sim, similarity
         if sim is None and (table is None or similarity is None):
             raise ValueError("a similarity source, or an affinity table and its source's loader")

@@ -26,7 +26,7 @@ from relevance.classifier import TopicClassifier, mix, train_cached
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import TopicRelevance
 from relevance.topic import Topic
-from relevance.urls import PerHostStructureSample, StructureSample, same_path
+from relevance.urls import PerHostStructureSample, StructureSample, same_path, structure_sample
 from topicrawl.errors import ResourceMissingError  # noqa: F401 (raised by build_similarity)
 
 
@@ -96,15 +96,11 @@ def affinity_table(topic: Topic, load: Callable[[], Any]) -> dict[str, float] | 
     computed with ``load()``'s source when absent; None for sources without a closed
     vocabulary (word vectors, OpenHowNet) or with the cache off (:mod:`relevance.affinity`)."""
     from relevance.affinity import build_table, cached_table, vocabulary
-    from relevance.page import raw_affinity
+    from relevance.page import raw_affinity, topic_vector
 
     def build() -> dict:
-        import numpy as np
-
         source = load()
-        top = max(topic.weights.values())
-        scaled = np.asarray([w / top for w in topic.weights.values()], dtype=np.float32)
-        words = list(topic.weights)
+        words, scaled = topic_vector(topic.weights)
         return build_table(lambda ws: raw_affinity(source, words, scaled, ws),
                            vocabulary(source), words)  # fmt: skip
 
@@ -186,18 +182,7 @@ class SemanticLinkScorer:
         ``shared_cache``: optional Redis URL for the cross-process word-affinity cache.
         """
         p, u, c = topic.priority, topic.urls, topic.classifier
-        sample_cls = PerHostStructureSample if u.per_host else StructureSample
-        structure = sample_cls(
-            u.sample_size,
-            seed=seed,
-            threshold=u.threshold,
-            mode=u.mode,
-            alpha=u.alpha,
-            beta=u.beta,
-            a=u.a,
-            b=u.b,
-            d=u.d,
-        )
+        structure = structure_sample(u, seed=seed)
         relevance = build_relevance(
             topic, sim, shared_cache=shared_cache, shared_namespace=shared_namespace
         )

@@ -44,6 +44,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -305,3 +306,15 @@ class PerHostStructureSample:
         """Whether the sample of ``url``'s host has a majority structure."""
         sample = self.samples.get(self.host(url))
         return sample is not None and sample.has_structure()
+
+
+def structure_sample(
+    urls: Any, *, seed: int | str | None = 0, per_host: bool | None = None
+) -> StructureSample | PerHostStructureSample:
+    """An Algorithm 3 sample with a topic's ``[urls]`` settings (``urls``: its
+    :class:`relevance.topic.UrlConfig`): one reservoir per host when ``per_host`` (default:
+    the topic's ``per_host``), else one for every URL."""
+    one_per_host = urls.per_host if per_host is None else per_host
+    cls = PerHostStructureSample if one_per_host else StructureSample
+    return cls(urls.sample_size, seed=seed, threshold=urls.threshold, mode=urls.mode,
+               alpha=urls.alpha, beta=urls.beta, a=urls.a, b=urls.b, d=urls.d)  # fmt: skip
