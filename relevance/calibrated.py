@@ -23,13 +23,14 @@ from the crawled pages themselves, only where the literal evidence is confident.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
-from relevance.learning.rejudge import HeldPage, RejudgeBuffer, bag_probabilities
+from relevance.learning.rejudge import HeldPage, RejudgeBuffer
 from relevance.learning.selftrain import Bag, SelfTrainingPageModel, preload_learner
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
@@ -132,11 +133,13 @@ class CalibratedLinkScorer:
     def description_text(page: PageInfo) -> str:
         return " ".join(x for x in (page.title, page.description, page.keywords) if x)
 
-    def _model(self, docs: list[list[str]]) -> list[float | None]:
+    def _model(self, docs: Sequence[Any], *, bags: bool = False) -> list[float | None]:
+        """P_model of word lists (of word counts, :func:`~relevance.learning.selftrain.bag`,
+        with ``bags``); None each while the model is off or untrained."""
         m = self.page_model
         if m is None or not m.ready or self.model_weight <= 0:
             return [None] * len(docs)
-        return m.probability_words(docs)
+        return m.probability_bags(docs) if bags else m.probability_words(docs)
 
     def _mix(self, lit: float, model: float | None) -> float:
         return self._combine(lit, model)
@@ -234,13 +237,8 @@ class CalibratedLinkScorer:
         assert self.rejudge is not None and self.page_model is not None
         self._rejudged_at = self.page_model.trainings
 
-        m = self.page_model
-
         def score(literals: list[float], bags: list[Bag]) -> list[tuple[float, float | None]]:
-            models: list[float | None] = (
-                bag_probabilities(m.terms, m.intercept, bags)
-                if m.ready and self.model_weight > 0 else [None] * len(bags)
-            )  # fmt: skip
+            models = self._model(bags, bags=True)
             return [(self._mix(lit, p), p) for lit, p in zip(literals, models, strict=True)]
 
         return self.rejudge.rejudge(score, threshold)

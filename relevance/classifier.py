@@ -23,7 +23,7 @@ THUCNews headline set of the shared data.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,30 +105,42 @@ def read_examples(
     return Examples(texts, labels, pos)
 
 
+def count_probabilities(
+    terms: Mapping[str, tuple[float, float]],
+    intercept: float,
+    counts: Iterable[Iterable[tuple[str, int]]],
+) -> list[float | None]:
+    """P(topic | words) of each document given as (word, count) pairs (a word once) from a
+    fitted TF-IDF + logistic regression model's word -> (idf, coefficient) table:
+    tf' = 1 + ln tf, x = tf'·idf / ‖tf'·idf‖₂, P = σ(b + w·x) (scikit-learn's
+    ``sublinear_tf`` TF-IDF arithmetic). None where no word of a document is in the table."""
+    out: list[float | None] = []
+    for pairs in counts:
+        dot = norm = 0.0
+        for w, c in pairs:
+            t = terms.get(w)
+            if t is not None:
+                v = (1.0 + math.log(c)) * t[0]
+                dot += v * t[1]
+                norm += v * v
+        out.append(sigmoid(intercept + dot / math.sqrt(norm)) if norm > 0 else None)
+    return out
+
+
 def term_probabilities(
     terms: Mapping[str, tuple[float, float]], intercept: float, docs: Sequence[Sequence[str]]
 ) -> list[float | None]:
-    """P(topic | words) of each word list from a fitted TF-IDF + logistic regression model's
-    word -> (idf, coefficient) table: tf' = 1 + ln tf, x = tf'·idf / ‖tf'·idf‖₂,
-    P = σ(b + w·x) (scikit-learn's ``sublinear_tf`` TF-IDF arithmetic). None where no word
-    of a list is in the table."""
-    out: list[float | None] = []
-    for doc in docs:
+    """:func:`count_probabilities` of word lists (the known words counted, in order of first
+    occurrence)."""
+
+    def known(doc: Sequence[str]) -> Iterable[tuple[str, int]]:
         counts: dict[str, int] = {}
         for w in doc:
             if w in terms:
                 counts[w] = counts.get(w, 0) + 1
-        if not counts:
-            out.append(None)
-            continue
-        dot = norm = 0.0
-        for w, c in counts.items():
-            idf, coef = terms[w]
-            v = (1.0 + math.log(c)) * idf
-            dot += v * coef
-            norm += v * v
-        out.append(sigmoid(intercept + dot / math.sqrt(norm)))
-    return out
+        return counts.items()
+
+    return count_probabilities(terms, intercept, map(known, docs))
 
 
 class TopicClassifier:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import math
 import os
 import zlib
 from collections import OrderedDict
@@ -34,7 +33,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from relevance.learning.base import sigmoid
 from relevance.learning.selftrain import Bag, bag, bag_counts, bag_of_counts
 
 log = logging.getLogger(__name__)
@@ -75,24 +73,6 @@ class HeldPage:
 
 def _pack(s: str | None) -> bytes | None:
     return None if s is None else zlib.compress(s.encode("utf-8"), 6)
-
-
-def bag_probabilities(terms: Mapping[str, tuple[float, float]], intercept: float,
-                      bags: Sequence[Bag]) -> list[float | None]:  # fmt: skip
-    """:func:`relevance.classifier.term_probabilities` of word counts: the same arithmetic
-    (tf' = 1 + ln tf, l2-normalised tf'·idf, σ(b + w·x)) over each bag's distinct words,
-    without expanding the counts into a word list. None where no word is in ``terms``."""
-    out: list[float | None] = []
-    for words, counts in bags:
-        dot = norm = 0.0
-        for w, c in zip(words, counts, strict=True):
-            t = terms.get(w)
-            if t is not None:
-                v = (1.0 + math.log(c)) * t[0]
-                dot += v * t[1]
-                norm += v * v
-        out.append(sigmoid(intercept + dot / math.sqrt(norm)) if norm > 0 else None)
-    return out
 
 
 class RejudgeBuffer:
@@ -141,10 +121,16 @@ class RejudgeBuffer:
         self.pages[url] = held
         self.bytes += held.size
         self.held += 1
+        self.evicted += self._trim()
+        return True
+
+    def _trim(self) -> int:
+        """Drop the oldest pages while over ``max_pages`` or ``max_bytes``; how many."""
+        dropped = 0
         while len(self.pages) > self.max_pages or self.bytes > self.max_bytes:
             self._drop(next(iter(self.pages)))
-            self.evicted += 1
-        return True
+            dropped += 1
+        return dropped
 
     def _drop(self, url: str) -> HeldPage | None:
         held = self.pages.pop(url, None)
@@ -158,7 +144,8 @@ class RejudgeBuffer:
         threshold: float,
     ) -> list[tuple[HeldPage, float, float | None]]:
         """Score every held page again in one batch — ``score(literals, bags)`` gives
-        (P(page), P_model or None) per page with the current model (:func:`bag_probabilities`)
+        (P(page), P_model or None) per page with the current model
+        (:meth:`~relevance.learning.selftrain.SelfTrainingPageModel.probability_bags`)
         — and take out those at or above ``threshold``: (page, P(page), P_model), oldest
         first."""
         self.rounds += 1
@@ -225,8 +212,7 @@ class RejudgeBuffer:
             self._drop(h.url)
             self.pages[h.url] = h
             self.bytes += h.size
-        while len(self.pages) > self.max_pages or self.bytes > self.max_bytes:
-            self._drop(next(iter(self.pages)))
+        self._trim()
         counters = state.get("counters")
         if (
             isinstance(counters, list)

@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from relevance.classifier import term_probabilities
+from relevance.classifier import count_probabilities, term_probabilities
 from relevance.learning.base import LearnedModel
 
 logger = logging.getLogger(__name__)
@@ -238,6 +238,12 @@ class SelfTrainingPageModel(LearnedModel):
         ln tf, l2-normalised tf'·idf, σ(b + w·x)); None before the first training or when
         no word is known."""
         return term_probabilities(self.terms, self.intercept, docs)
+
+    def probability_bags(self, bags: Sequence[Bag]) -> list[float | None]:
+        """:meth:`probability_words` of word counts kept as :func:`bag` (a rejected page held
+        for re-judgement), without expanding them into word lists."""
+        return count_probabilities(self.terms, self.intercept,
+                                   (zip(words, counts, strict=True) for words, counts in bags))  # fmt: skip
 
     def top_words(self, n: int = 30) -> list[tuple[str, float]]:
         """The words that most raise P(topic) (coefficient × idf), best first."""
