@@ -242,8 +242,8 @@ class SelfTrainingPageModel(LearnedModel):
     def probability_bags(self, bags: Sequence[Bag]) -> list[float | None]:
         """:meth:`probability_words` of word counts kept as :func:`bag` (a rejected page held
         for re-judgement), without expanding them into word lists."""
-        return count_probabilities(self.terms, self.intercept,
-                                   (zip(words, counts, strict=True) for words, counts in bags))  # fmt: skip
+        pairs = (zip(words, counts, strict=True) for words, counts in bags)
+        return count_probabilities(self.terms, self.intercept, pairs)
 
     def top_words(self, n: int = 30) -> list[tuple[str, float]]:
         """The words that most raise P(topic) (coefficient × idf), best first."""
