@@ -125,6 +125,7 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,9 +274,10 @@ def cleaned(text: str, title: str = "") -> str:
                            fallback=False)  # fmt: skip
     from collections import Counter
 
-    from postprocess.clean import _is_title, _letters, _related_block
+    from postprocess.clean import _is_title, _related_block
+    from postprocess.clean import _letters as title_letters  # (no lower-casing, no digits)
 
-    heads = _letters(title) if title else ""
+    heads = title_letters(title) if title else ""
     removed: Counter[str] = Counter()
     kept: list[str] = []
     for line in _CLEANER._expand([ln.strip() for ln in text.splitlines()], removed):
@@ -447,17 +449,23 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return set()
         share, n_q = self.span_share, feats.length
         rev_need = share * len(keys) - 1e-9 if self.reverse and n_q >= self.min_contained else None
-        ids = list(hits)
-        out = set()
-        for doc_id, raw in zip(ids, self.storage.hmget(self.key("sn"), ids), strict=True):
-            if raw is None:
-                out.add(doc_id)
-                continue
-            n_spans, length = map(int, raw.split(b","))
-            h = hits[doc_id]
-            if (h >= share * n_spans - 1e-9 and n_q + 1e-9 >= self.threshold * length) or (
+
+        def keep(h: int, n_spans: int, length: int) -> bool:
+            return (h >= share * n_spans - 1e-9 and n_q + 1e-9 >= self.threshold * length) or (
                 rev_need is not None and h >= rev_need and n_q < length
-            ):
+            )
+
+        return self._sized(hits, list(hits), "sn", keep)
+
+    def _sized(self, hits: Mapping[str, int], ids: list[str], sizes: str,
+               keep: Callable[..., bool]) -> set[str]:  # fmt: skip
+        """The documents of ``ids`` that ``keep(hits, *their sizes)`` takes, their sizes read
+        from the hash ``sizes`` (``n``: sample, posting keys, letters; ``sn``: span keys,
+        letters); a document without sizes (an index of an earlier version) is always
+        taken."""
+        out = set()
+        for doc_id, raw in zip(ids, self.storage.hmget(self.key(sizes), ids), strict=True):
+            if raw is None or keep(hits[doc_id], *map(int, raw.split(b","))):
                 out.add(doc_id)
         return out
 
@@ -483,18 +491,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             rev_need = len(keys) - slack * len(feats.hashes) - 1e-9
             floor = min(floor, math.floor(rev_need))
         ids = [d for d, h in hits.items() if h >= floor] if floor > 0 else list(hits)
-        out = set()
-        for doc_id, raw in zip(ids, self.storage.hmget(self.key("n"), ids), strict=True):
-            if raw is None:
-                out.add(doc_id)
-                continue
-            size, posting, length = map(int, raw.split(b","))
-            h = hits[doc_id]
-            if (h + slack * size + 1e-9 >= posting and n_q + 1e-9 >= self.threshold * length) or (
+
+        def keep(h: int, size: int, posting: int, length: int) -> bool:
+            forward = h + slack * size + 1e-9 >= posting
+            return (forward and n_q + 1e-9 >= self.threshold * length) or (
                 rev_need is not None and h >= rev_need and n_q < length
-            ):
-                out.add(doc_id)
-        return out
+            )
+
+        return self._sized(hits, ids, "n", keep)
 
     def add_features(self, doc_id: str, feats: Sample) -> None:
         spans = self.spans_on()  # read before this document is stored
@@ -504,10 +508,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                     self.storage.sadd(self._need_key, "0")
                 self._need_checked = True
             super().add_features(doc_id, feats)
-            if spans and self.indexed(feats):
-                self.storage.set(self.key("spans"), "1")  # this index has span keys
-                self.storage.hset(self.key("sn"), doc_id, f"{len(feats.spans)},{feats.length}")
             if self.indexed(feats):
+                if spans:
+                    self.storage.set(self.key("spans"), "1")  # this index has span keys
+                    self.storage.hset(self.key("sn"), doc_id,
+                                      f"{len(feats.spans)},{feats.length}")  # fmt: skip
                 size, posting = len(feats.hashes), len(self._hash_keys(feats))
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)

@@ -922,18 +922,21 @@ class RedisStorage(IndexStorage):
     def smembers(self, key: str) -> set[str]:
         return {_s(m) for m in self._read("smembers", key)}
 
-    def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
+    def _each(self, command: str, keys: list[str]) -> list:
+        """``command`` (a one-key read such as ``smembers``) on each of ``keys``, in one
+        round trip."""
         ks = [self._k(key) for key in keys]
-        if not ks:
-            return []
 
         def read() -> list:
             pipe = self._rd(*ks).pipeline(transaction=False)
             for k in ks:
-                pipe.smembers(k)
+                getattr(pipe, command)(k)
             return pipe.execute()
 
-        return [{_s(m) for m in members} for members in self._call(read)]
+        return self._call(read) if ks else []
+
+    def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
+        return [{_s(m) for m in members} for members in self._each("smembers", list(keys))]
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
         """With ``max_len``: the sets' sizes first (``SCARD``, one round trip), then the
@@ -941,15 +944,8 @@ class RedisStorage(IndexStorage):
         keys = list(keys)
         if max_len is None or not keys:
             return super().smembers_count(keys, max_len)
-        ks = [self._k(key) for key in keys]
-
-        def sizes() -> list:
-            pipe = self._rd(*ks).pipeline(transaction=False)
-            for k in ks:
-                pipe.scard(k)
-            return pipe.execute()
-
-        short = [key for key, n in zip(keys, self._call(sizes), strict=True) if 0 < n <= max_len]
+        sizes = self._each("scard", keys)
+        short = [key for key, n in zip(keys, sizes, strict=True) if 0 < n <= max_len]
         return Counter(itertools.chain.from_iterable(self.smembers_many(short)))
 
     def sismember(self, key: str, member: Any) -> bool:
