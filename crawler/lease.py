@@ -590,9 +590,15 @@ class WorkerLease:
 
     def forget(self, lease_id: str) -> None:
         with self._lock:
-            self._entries.pop(lease_id, None)
-            self._sent_ids.discard(lease_id)
-            self._precounted_ids.discard(lease_id)
+            self._drop(lease_id)
+
+    def _drop(self, lease_id: str) -> tuple[bytes | None, bool]:
+        """This worker's memory of a lease (its entry, sent and handed-on marks) forgotten;
+        the caller holds the lock. Returns (its entry or None, whether it was sent)."""
+        sent = lease_id in self._sent_ids
+        self._sent_ids.discard(lease_id)
+        self._precounted_ids.discard(lease_id)
+        return self._entries.pop(lease_id, None), sent
 
     def _stored_elsewhere(self, lease_id: str) -> bool:
         """Whether the database holds the page of a lease popped with a handed-on count (the
@@ -663,9 +669,7 @@ class WorkerLease:
         )  # fmt: skip
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
-                self._entries.pop(lease_id, None)
-                self._sent_ids.discard(lease_id)
-                self._precounted_ids.discard(lease_id)
+                self._drop(lease_id)
 
     @staticmethod
     def _forms(entry: bytes | None) -> tuple[bytes, bytes]:
@@ -699,10 +703,7 @@ class WorkerLease:
         """Put a request this worker holds back into the frontier (its page came over
         budget: it waits there for a larger budget, marked to pass the fetch-once set)."""
         with self._lock:
-            entry = self._entries.pop(lease_id, None)
-            sent = lease_id in self._sent_ids
-            self._sent_ids.discard(lease_id)
-            self._precounted_ids.discard(lease_id)
+            entry, sent = self._drop(lease_id)
         if entry is None:
             return False
         data, score = requeued_entry(entry, sent)
@@ -750,9 +751,7 @@ class WorkerLease:
                 dropped.add(url)
                 self._counted.pop(url, None)
                 self._counted_ids.discard(lease_id)
-                self._precounted_ids.discard(lease_id)
-                self._entries.pop(lease_id, None)
-                self._sent_ids.discard(lease_id)
+                self._drop(lease_id)
         self.recounted += recounted
         if recounted:
             log.info("%d pages to store had lost their lease and its count while this worker "
@@ -778,10 +777,7 @@ class WorkerLease:
                 if lease_id is None:
                     continue
                 self._counted_ids.discard(lease_id)
-                self._precounted_ids.discard(lease_id)
-                entry = self._entries.pop(lease_id, None)
-                sent = lease_id in self._sent_ids
-                self._sent_ids.discard(lease_id)
+                entry, sent = self._drop(lease_id)
                 triples += [lease_id, requeued_entry(entry, sent)[0] if entry else b"", url]
                 claims.append(self.claim_key(url))
         if not triples:
