@@ -15,8 +15,8 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 
 from relevance.topic import Topic, key_line, parse_topic
-from relevance.topicedit import write_atomic
 from topicrawl.errors import TopicFileError
+from topicrawl.files import write_atomic
 
 #: A topic file's name in the console: letters, digits, CJK, ``_``, ``-``, ``.toml``
 FILE_NAME = re.compile(r"^[\w\-\u4e00-\u9fff]{1,100}\.toml$")

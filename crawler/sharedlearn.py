@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import re
 import time
@@ -35,6 +34,7 @@ from typing import Any
 
 from crawler.middlewares import redis_errors
 from relevance.urls import PerHostStructureSample, StructureSample
+from topicrawl.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -477,11 +477,7 @@ def save_learned(jobdir: str | Path, scorer: Any) -> Path | None:
         state["stream"] = {"worker": shared.worker, "last_id": shared.last_id}
     if len(state) == 1:
         return None
-    path = Path(jobdir) / LEARNED_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(Path(jobdir) / LEARNED_FILE, json.dumps(state, ensure_ascii=False))
 
 
 def load_learned(jobdir: str | Path, scorer: Any) -> dict[str, int]:

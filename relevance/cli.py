@@ -341,7 +341,8 @@ def _read(path: str) -> str:
 
 
 def cmd_topic_init(args) -> int:
-    from relevance.topicedit import init_text, write_atomic
+    from relevance.topicedit import init_text
+    from topicrawl.files import write_atomic
 
     p = Path(args.file)
     if p.exists() and not args.force:
@@ -369,7 +370,8 @@ def cmd_topic_init(args) -> int:
 
 
 def cmd_topic_add(args) -> int:
-    from relevance.topicedit import add_words, write_atomic
+    from relevance.topicedit import add_words
+    from topicrawl.files import write_atomic
 
     text = add_words(
         _read(args.file),
@@ -384,7 +386,8 @@ def cmd_topic_add(args) -> int:
 
 
 def cmd_topic_remove(args) -> int:
-    from relevance.topicedit import remove_words, write_atomic
+    from relevance.topicedit import remove_words
+    from topicrawl.files import write_atomic
 
     write_atomic(args.file, remove_words(_read(args.file), args.words, path=args.file))
     print(f"{args.file}: removed {len(args.words)} word(s)")
@@ -392,7 +395,8 @@ def cmd_topic_remove(args) -> int:
 
 
 def cmd_topic_set(args) -> int:
-    from relevance.topicedit import set_value, write_atomic
+    from relevance.topicedit import set_value
+    from topicrawl.files import write_atomic
 
     write_atomic(args.file, set_value(_read(args.file), args.key, args.value, path=args.file))
     print(f"{args.file}: {args.key} = {args.value}")
@@ -448,8 +452,9 @@ def cmd_topic_validate(args) -> int:
 
 def cmd_topic_weights(args) -> int:
     from relevance.topic import load_topic
-    from relevance.topicedit import add_words, write_atomic
+    from relevance.topicedit import add_words
     from relevance.weights import formula2_weights, read_documents
+    from topicrawl.files import write_atomic
 
     topic = load_topic(args.file)
     weights = formula2_weights(read_documents(args.corpus, label=args.label), list(topic.words))
@@ -495,7 +500,8 @@ def cmd_topic_learn(args) -> int:
     from models.store import Store
     from relevance.learning.selftrain import SelfTrainingPageModel
     from relevance.topic import load_topic
-    from relevance.topicedit import add_words, set_value, write_atomic
+    from relevance.topicedit import add_words, set_value
+    from topicrawl.files import write_atomic
 
     topic = load_topic(args.file)
     store = Store.from_url(args.db)
@@ -576,7 +582,8 @@ def cmd_topic_tune(args) -> int:
     if args.write:
         if not args.file:
             raise ConfigError("--write needs the topic FILE")
-        from relevance.topicedit import set_value, write_atomic
+        from relevance.topicedit import set_value
+        from topicrawl.files import write_atomic
 
         best = rows[0]
         text = _read(args.file)

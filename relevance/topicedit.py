@@ -8,7 +8,6 @@ broken file behind.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import tomlkit
@@ -137,13 +136,6 @@ def set_value(text: str, key: str, value: str | Any, *, path: str | None = None)
     else:
         doc[key] = v
     return _finish(doc, path)
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(p)
 
 
 def _classifier_line(topic: Topic) -> str:

@@ -24,13 +24,14 @@ The directory: :func:`set_cache_dir` (the crawl's ``TOPICRAWL_CACHE_DIR`` settin
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from topicrawl.files import write_atomic
 
 #: bumped when the layout of the entries changes
 FORMAT = 1
@@ -137,20 +138,12 @@ def store(kind: str, key: str, value: dict[str, Any]) -> Path | None:
     if not enabled():
         return None
     path = entry_path(kind, key)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    try:  # a full disk, or SIGTERM at start-up: no partial file left (write_atomic)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(
-            json.dumps({"kind": kind, "key": key, "value": value}, ensure_ascii=False),
-            encoding="utf-8",
-        )
-        tmp.replace(path)
-    except BaseException as exc:  # a full disk, or SIGTERM at start-up: no partial file left
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            return None
-        raise
+        write_atomic(path, json.dumps({"kind": kind, "key": key, "value": value},
+                                      ensure_ascii=False))  # fmt: skip
+    except OSError:
+        return None
     return path
 
 

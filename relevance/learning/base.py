@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from topicrawl.errors import ResourceMissingError
+from topicrawl.files import write_atomic
 
 
 def sigmoid(z: float) -> float:
@@ -45,7 +46,8 @@ class LearnedModel(ABC):
         """Rebuild from :meth:`to_state` output; raises ValueError on a malformed state."""
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_state(), ensure_ascii=False), encoding="utf-8")
+        """Write the model's state as JSON (atomically)."""
+        write_atomic(path, json.dumps(self.to_state(), ensure_ascii=False))
 
     @classmethod
     def load(cls, path: str | Path) -> LearnedModel:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from relevance.learning.selftrain import Bag, bag, bag_counts, bag_of_counts
+from topicrawl.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -225,11 +225,8 @@ class RejudgeBuffer:
 
 def save_held(jobdir: str | Path, buffer: RejudgeBuffer) -> Path:
     """Write the held pages to ``JOBDIR/topicrawl-rejudge.json`` (atomically)."""
-    path = Path(jobdir) / HELD_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(buffer.to_state(), ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(Path(jobdir) / HELD_FILE,
+                        json.dumps(buffer.to_state(), ensure_ascii=False))  # fmt: skip
 
 
 def load_held(jobdir: str | Path, buffer: RejudgeBuffer) -> int:
