@@ -802,8 +802,10 @@ class WorkerLease:
         """Give back the handed-on counts held for a store-claim that lapsed unwritten (its
         worker died between its claim and its write): a page the database has keeps its
         count. The number given back (``topicrawl/frontier/claim_count_given_back``)."""
-        states = self.client.hgetall(self.handed_key)
-        pending = sorted(_s(url) for url, state in states.items() if _b(state) == b"p")
+        # HSCAN: the record of handed-on counts grows with the reclaimed pages; read it in
+        # bounded replies, never in one
+        states = self.client.hscan_iter(self.handed_key, count=500)
+        pending = sorted({_s(url) for url, state in states if _b(state) == b"p"})
         if not pending:
             return 0
         live = self.client.pipeline(transaction=False)
