@@ -19,8 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import (
     Engine,
     create_engine,
@@ -47,6 +45,9 @@ DEFAULT_DB_URL = "sqlite:///topicrawl.db"
 #: (``TOPICRAWL_DB_RETRY_SECONDS``; the crawl's setting of the same name).
 DEFAULT_RETRY_SECONDS = 30.0
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: The newest Alembic revision under MIGRATIONS (a test holds it equal to Alembic's head): a
+#: database already there is opened without importing Alembic (≈ 13 MB and 0.3 s of start-up)
+SCHEMA_HEAD = "i15_recrawl"
 T = TypeVar("T")
 
 PAGE_FIELDS = (
@@ -286,8 +287,23 @@ class Store:
         store._retry(store.migrate)
         return store
 
+    def schema_current(self) -> bool:
+        """Whether the database is at :data:`SCHEMA_HEAD` already (one read of Alembic's
+        version table; False when it has none)."""
+        with self.engine.connect() as conn:
+            if not inspect(conn).has_table("alembic_version"):
+                return False
+            versions = conn.execute(text("SELECT version_num FROM alembic_version")).scalars()
+            return list(versions) == [SCHEMA_HEAD]
+
     def migrate(self) -> None:
-        """Bring the schema to the newest Alembic revision (serialised across workers)."""
+        """Bring the schema to the newest Alembic revision (serialised across workers); a
+        database at the newest one is only read, Alembic is not even imported."""
+        if self.schema_current():
+            return
+        from alembic import command
+        from alembic.config import Config
+
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         cfg.set_main_option("sqlalchemy.url", self.engine.url.render_as_string(False))
