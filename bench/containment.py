@@ -2,10 +2,11 @@
 after issue 17, item 3 (a page that contains most of an accepted document is its duplicate,
 whatever it adds), side by side in one run.
 
-Six cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
+Seven cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
 in one direction (the default before item 3); unbounded, one direction (the default before
-both crawl orders: ``reverse`` off); both directions (the default now: a new page contained
-in a stored one with spliced material replaces it); both directions without the spliced
+both crawl orders: ``reverse`` off); both directions without the deferred re-check and short
+documents (``recheck`` 0, ``min_short`` 0: the default before them); both directions (the
+default now: a new page contained in a stored one with spliced material replaces it); both directions without the spliced
 guard (``spliced`` 0: the rule alone); and both directions with the posting-hit bound as the
 candidate stage (``candidates="postings"``: exact, the default before span keys), so the
 decisions the approximate span-key candidates change show side by side. Two label sets: *before* (a reprint followed by a
@@ -62,6 +63,8 @@ CASCADES: list[tuple[str, list[str], dict]] = [
      {"containment": {"max_extra": 0.4, "reverse": False}}),
     (f"{','.join(WITH)}, no max_extra, one direction (default before both orders)", WITH,
      {"containment": {"reverse": False}}),
+    (f"{','.join(WITH)}, both directions, no deferred re-check, no short documents (default "
+     "before 2026-11-26's last change)", WITH, {"containment": {"recheck": 0, "min_short": 0}}),
     (f"{','.join(WITH)}, both directions (default now)", WITH, {}),
     (f"{','.join(WITH)}, both directions, spliced 0 (the rule alone)", WITH,
      {"containment": {"spliced": 0.0}}),

@@ -720,9 +720,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         pend = self.key("pending")
         out: dict[str, tuple[Match, str]] = {}
         drop: dict[str, bytes] = {}
-        hashes = self._posting_hashes(feats)
-        waiting = self.storage.smembers_count(self.key("w", format(h, "x")) for h in hashes)
-        fields = sorted(waiting)
+        narrowed: dict[str, tuple[bytes, list[int]]] = {}
+        fields: list[str] = []
+        if self.indexed(feats) and self.storage.hlen(pend):
+            posting, waiting = self.key("p", ""), self.key("w", "")
+            cut = len(posting)  # the waiting sets' keys from the posting keys just written
+            fields = sorted(self.storage.smembers_count(
+                waiting + k[cut:] for k in self._hash_keys(feats)))  # fmt: skip
         for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
                               strict=True):  # fmt: skip
             if raw is None:  # forgotten (its waiting sets are cleaned with it)
@@ -735,8 +739,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             sc = containment(got[s].hashes, got[c].hashes)
             if sc < self.threshold or got[s].length >= got[c].length:
                 drop[field] = raw
-            elif self._spliced_pair(got[s], c, got[c])[0]:
+                continue
+            ok, unheld = self._spliced_pair(got[s], c, got[c])
+            if ok:
                 out[c] = (Match(c, sc, self.name, replaces=True), s)
+                drop[field] = raw
+            elif unheld:  # wait only for material still held by no other document
+                narrowed[field] = (raw, unheld)
+            else:
                 drop[field] = raw
         refused = self._refused
         new: list[tuple[str, str, list[int]]] = []
@@ -745,17 +755,28 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             new = [(c or doc_id, s or doc_id, unheld) for c, s, unheld in refused[1]
                    if c not in out and unheld]  # fmt: skip
         self._refused = None
-        self._remember(new, drop)
+        if new or drop or narrowed:
+            self._remember(new, drop, narrowed)
         return sorted(out.values(), key=lambda x: (-x[0].score, x[0].doc_id))
 
-    def _remember(self, new: list[tuple[str, str, list[int]]], drop: dict[str, bytes]) -> None:
+    def _remember(self, new: list[tuple[str, str, list[int]]], drop: dict[str, bytes],
+                  narrowed: dict[str, tuple[bytes, list[int]]]) -> None:  # fmt: skip
         """Forget the pairs ``drop`` (field → stored value), remember ``new`` (reprint,
-        original, the reprint's hashes no other document held), and forget the oldest pairs
-        past ``recheck``."""
+        original, the reprint's hashes no other document held), let the pairs ``narrowed``
+        wait for the hashes still unheld only, and forget the oldest pairs past
+        ``recheck``."""
         pend = self.key("pending")
         with self.storage.batch():
             for field, raw in drop.items():
                 self._forget(field, raw)
+            for field, (raw, unheld) in narrowed.items():
+                seq, _, packed = raw.partition(b":")
+                keep = set(unheld)
+                gone = [h for h in np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
+                        if h not in keep]  # fmt: skip
+                self.storage.srem_many([self.key("w", format(h, "x")) for h in gone], field)
+                packed = np.array(sorted(keep), dtype="<u4").tobytes()
+                self.storage.hset(pend, field, seq + b":" + base64.b64encode(packed))
             if new:
                 seq = self.storage.incr(self.key("pending", "seq"))
                 for c, s, unheld in new:
