@@ -67,6 +67,24 @@ documents it spliced in (the guard could not see them) leaves the index when a l
 shows it up: the cascade retires every stored reprint with extras of the new page
 (``Decision.retired``), as a duplicate of the copy kept.
 
+**The deferred re-check** (``recheck``, 256 pairs; 0 = off). A source met before the
+articles its reprint spliced in is stored beside the reprint: the guard saw nothing spliced
+(test webs b16 reversed, b21 URL order). The pair is remembered in the index's storage
+(``containment:pending``, ``containment:w:<hash>``: the reprint's material no other document
+held) and checked again when the cascade stores a document holding some of that material
+(:meth:`ContainmentDetector.recheck_reprints`); once the guard holds, the reprint leaves as
+the source's duplicate (``Decision.deferred``).
+
+**Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
+(a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
+``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
+and it pairs, in either direction, only under a stronger guard: the page's material beyond
+it is held by other documents (share ≥ ``spliced``) *and* the part no document holds is no
+larger than the short text's part of the page (the page is a copy of what most of it is).
+An original met after its short first half (its second half held by none) and a commentary
+page of another article that spliced the short text whole (that article's text, unheld, is
+larger) do not pair.
+
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
 navigation lines and table remnants first, so a copy's boilerplate neither hides it nor makes
@@ -303,7 +321,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     the reverse direction (the new page contained in a stored one, ``Match.replaces``):
     ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.1; 0 = no guard);
     the candidate stage: ``candidates`` ("spans", or "postings": the exact posting-hit
-    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents).
+    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents);
+    ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
+    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
