@@ -2,10 +2,11 @@
 after issue 17, item 3 (a page that contains most of an accepted document is its duplicate,
 whatever it adds), side by side in one run.
 
-Six cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
+Seven cascades: ``exact,spotsigs`` (no containment); containment bounded by ``max_extra`` 0.4
 in one direction (the default before item 3); unbounded, one direction (the default before
-both crawl orders: ``reverse`` off); both directions (the default now: a new page contained
-in a stored one with spliced material replaces it); both directions without the spliced
+both crawl orders: ``reverse`` off); both directions without the deferred re-check and short
+documents (``recheck`` 0, ``min_short`` 0: the default before them); both directions (the
+default now: a new page contained in a stored one with spliced material replaces it); both directions without the spliced
 guard (``spliced`` 0: the rule alone); and both directions with the posting-hit bound as the
 candidate stage (``candidates="postings"``: exact, the default before span keys), so the
 decisions the approximate span-key candidates change show side by side. Two label sets: *before* (a reprint followed by a
@@ -26,8 +27,9 @@ its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label
    Commentary copies caught are counted apart (false matches under the labels before), and
    so are those whose source the index ends up holding instead of them. A stored copy the
    cascade retires (``Decision.retired``: a reprint with extras of the new page, taken out
-   after another stored copy matched it) counts as that commentary copy caught, or as a
-   false match outside its group.
+   after another stored copy matched it; ``Decision.deferred``: a reprint with extras whose
+   guard this page made hold, out as a duplicate of the original it holds) counts as that
+   commentary copy caught, or as a false match outside its group.
 
     python bench/neardup_real.py --out bench/out/neardup_real
     python bench/neardup_zh.py --out bench/out/neardup_zh
@@ -61,6 +63,8 @@ CASCADES: list[tuple[str, list[str], dict]] = [
      {"containment": {"max_extra": 0.4, "reverse": False}}),
     (f"{','.join(WITH)}, no max_extra, one direction (default before both orders)", WITH,
      {"containment": {"reverse": False}}),
+    (f"{','.join(WITH)}, both directions, no deferred re-check, no short documents (default "
+     "before 2026-11-26's last change)", WITH, {"containment": {"recheck": 0, "min_short": 0}}),
     (f"{','.join(WITH)}, both directions (default now)", WITH, {}),
     (f"{','.join(WITH)}, both directions, spliced 0 (the rule alone)", WITH,
      {"containment": {"spliced": 0.0}}),
@@ -72,13 +76,9 @@ CASCADES: list[tuple[str, list[str], dict]] = [
 ORDERS = ("URL order", "reversed")
 
 
-def local_web(
-    family: str, seed: int, cascades: list[tuple[str, list[str], dict]], order: str = ORDERS[0]
-) -> list[dict]:
-    """Each cascade's decisions on the article pages of one small test web, in URL order or
-    its reverse (``order``). A page that replaces a stored one of its group (containment's
-    reverse direction: the source met after its reprint with extras) counts as that copy
-    caught, and the corpus then holds the source (``kept_source``)."""
+def web_pages(family: str, seed: int) -> list[tuple[str, dict, Doc]]:
+    """The article pages of one small test web in URL order: URL, its ground truth and the
+    page's crawl text as a :class:`Doc` (``topicrawl.extract.extract_page``)."""
     from sitegen.build import article_bodies, build_web
     from sitegen.family_b import build_web_b
     from topicrawl.extract import decode_html, extract_page
@@ -91,6 +91,19 @@ def local_web(
             html, _ = decode_html(body, header)
             ex = extract_page(html, url)
             pages.append((url, page, Doc(ex.text, ex.title, ex.description, url, ex.published)))
+    return pages
+
+
+def local_web(
+    family: str, seed: int, cascades: list[tuple[str, list[str], dict]], order: str = ORDERS[0],
+    pages: list[tuple[str, dict, Doc]] | None = None,
+) -> list[dict]:
+    """Each cascade's decisions on the article pages of one small test web (``pages``, else
+    :func:`web_pages`), in URL order or its reverse (``order``). A page that replaces a stored
+    one of its group (containment's reverse direction: the source met after its reprint with
+    extras) counts as that copy caught, and the corpus then holds the source
+    (``kept_source``)."""
+    pages = list(web_pages(family, seed) if pages is None else pages)
     if order == ORDERS[1]:
         pages.reverse()
     group = {u: (p.get("dup_group") or u) for u, p, _ in pages}
@@ -135,6 +148,16 @@ def local_web(
                     out["false"] += 1
                     out["misses"].append(f"false: {ret.doc_id} retired by {url} "
                                          f"({ret.method} {ret.score:.2f})")  # fmt: skip
+            for ret, original in decision.deferred:  # a stored reprint with extras, shown up
+                kept.discard(ret.doc_id)  # by this page: out, a duplicate of ``original``
+                out["retired"] += 1
+                out["by_method"][ret.method] = out["by_method"].get(ret.method, 0) + 1
+                if group.get(ret.doc_id) == group.get(original):
+                    out["commentary_caught"] += ret.doc_id in commentary
+                else:
+                    out["false"] += 1
+                    out["misses"].append(f"false: {ret.doc_id} retired as a duplicate of "
+                                         f"{original} ({ret.method} {ret.score:.2f})")  # fmt: skip
             if dup is not None:
                 out["by_method"][dup.method] = out["by_method"].get(dup.method, 0) + 1
                 if group.get(dup.doc_id) == g:
@@ -274,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="local webs as FAMILY+SEED (default a1,a2,b1,b2; a1-a12 and b1-b12 "
                          "are development webs, where the spliced guard 0.1 was chosen; "
                          "a13-a20 and b13-b20 were first used for the figures of 2026-11-26 "
-                         "in docs/benchmarks/clean-layouts.md)")  # fmt: skip
+                         "in docs/benchmarks/clean-layouts.md and are development webs since; "
+                         "a21-a28 and b21-b28 held out for the deferred re-check and short "
+                         "documents)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

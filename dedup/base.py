@@ -103,6 +103,14 @@ class Detector(ABC):
         method once a match decided (:meth:`dedup.cascade.Cascade.check_and_add`)."""
         return []
 
+    def recheck_reprints(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
+        """After the cascade stored ``doc`` as ``doc_id``: stored documents that only now turn
+        out to reprint another stored document with extra material (a pair refused earlier
+        for want of evidence that ``doc`` brings), each with the id of that original
+        (``Match.replaces``); none by default (containment's deferred re-check implements
+        it). The cascade retires them (``Decision.deferred``)."""
+        return []
+
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Atomically: return the best stored duplicate of ``doc``, or store it and return None
         (started again when a Redis lock was lost mid-step: :func:`~dedup.storage.retry_lost_lock`)."""

@@ -58,6 +58,11 @@ class Decision:
     #: direction): each is now a duplicate of the kept copy, ``duplicate.doc_id`` when the
     #: new document is a duplicate, else the new document
     retired: tuple[Match, ...] = ()
+    #: stored reprints with extras of *another* stored document that this step's document,
+    #: once stored, showed up (:meth:`Detector.recheck_reprints`: containment's deferred
+    #: re-check, the ``spliced`` guard met only now): ``(match, original id)``, each taken
+    #: out of the index as a duplicate of that original
+    deferred: tuple[tuple[Match, str], ...] = ()
 
     @property
     def kept(self) -> str | None:
@@ -257,10 +262,26 @@ class Cascade:
                 if (match.replaces and self.keep == "first") or self._new_wins(doc, match.doc_id):
                     self._remove(match.doc_id)
                     self._add(doc_id, doc)
-                    return Decision(replaced=match, retired=retired), name
+                    deferred = self._recheck(doc_id, doc)
+                    return Decision(replaced=match, retired=retired, deferred=deferred), name
                 return Decision(duplicate=match, retired=retired), name
             self._add(doc_id, doc)
-            return Decision(), None
+            return Decision(deferred=self._recheck(doc_id, doc)), None
+
+    def _recheck(self, doc_id: str, doc: Doc) -> tuple[tuple[Match, str], ...]:
+        """With ``keep="first"``, after ``doc`` was stored: every method's stored reprints with
+        extras that ``doc`` showed up (:meth:`Detector.recheck_reprints`), taken out of every
+        index (each document once)."""
+        if self.keep != "first":
+            return ()
+        out: dict[str, tuple[Match, str]] = {}
+        for det in self.detectors:
+            for m, original in det.recheck_reprints(doc_id, doc):
+                if m.doc_id not in out and m.doc_id != doc_id:
+                    out[m.doc_id] = (m, original)
+        for gone in out:
+            self._remove(gone)
+        return tuple(out.values())
 
     def __repr__(self) -> str:
         return f"Cascade({self.names}, storage={self.storage!r}, keep={self.keep!r})"
@@ -295,7 +316,7 @@ class LocalFallback:
     def check_and_add(self, doc_id: str, doc: Doc) -> Decision:
         """:meth:`Cascade.check_and_add` on the local copy; what it stores is remembered."""
         decision = self._copy().check_and_add(doc_id, doc)
-        for gone in (decision.replaced, *decision.retired):
+        for gone in (decision.replaced, *decision.retired, *(m for m, _ in decision.deferred)):
             if gone is not None:
                 self.pending.append(("remove", gone.doc_id, None))
         if decision.duplicate is None:

@@ -67,6 +67,24 @@ documents it spliced in (the guard could not see them) leaves the index when a l
 shows it up: the cascade retires every stored reprint with extras of the new page
 (``Decision.retired``), as a duplicate of the copy kept.
 
+**The deferred re-check** (``recheck``, 256 pairs; 0 = off). A source met before the
+articles its reprint spliced in is stored beside the reprint: the guard saw nothing spliced
+(test webs b16 reversed, b21 URL order). The pair is remembered in the index's storage
+(``containment:pending``, ``containment:w:<hash>``: the reprint's material no other document
+held) and checked again when the cascade stores a document holding some of that material
+(:meth:`ContainmentDetector.recheck_reprints`); once the guard holds, the reprint leaves as
+the source's duplicate (``Decision.deferred``).
+
+**Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
+(a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
+``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
+and it pairs, in either direction, only under a stronger guard: the page's material beyond
+it is held by other documents (share ≥ ``spliced``) *and* the part no document holds is no
+larger than the short text's part of the page (the page is a copy of what most of it is).
+An original met after its short first half (its second half held by none) and a commentary
+page of another article that spliced the short text whole (that article's text, unheld, is
+larger) do not pair.
+
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
 navigation lines and table remnants first, so a copy's boilerplate neither hides it nor makes
@@ -303,7 +321,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     the reverse direction (the new page contained in a stored one, ``Match.replaces``):
     ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.1; 0 = no guard);
     the candidate stage: ``candidates`` ("spans", or "postings": the exact posting-hit
-    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents).
+    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents);
+    ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
+    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
@@ -332,6 +352,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span: int = 64,
         span_share: float = 0.2,
         span_cap: int = 64,
+        recheck: int = 256,
+        min_short: int = 6,
         **params: Any,
     ):
         super().__init__(storage, **params)
@@ -349,6 +371,17 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             )
         if span_cap < 1:
             raise ConfigError("containment span_cap ≥ 1 (documents)")
+        if recheck < 0:
+            raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off)")
+        if min_short < 0:
+            raise ConfigError("containment min_short ≥ 0 (hashes; 0: short documents off)")
+        #: documents of ``min_short`` to ``min_sample`` hashes are indexed apart (0: not at all)
+        self.min_short = int(min_short)
+        #: the most reverse pairs the ``spliced`` guard alone refused that the index remembers
+        self.recheck = int(recheck)
+        #: the last query's pairs the guard alone refused: (its features, [(stored id, the
+        #: stored document's posting-sampled hashes beyond the query)])
+        self._refused: tuple[Sample, list[tuple[str, list[int]]]] | None = None
         self.candidate_mode, self.span = candidates, int(span)
         self.span_share, self.span_cap = float(span_share), int(span_cap)
         #: whether this index finds candidates by span keys (None: not read yet)
@@ -439,6 +472,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         of at most ``span_cap`` documents, and whose length the query can reach (forward) or
         that are longer than the query (reverse). On an index without span keys:
         :meth:`bound_candidates`."""
+        short = self._short_query_candidates(feats) if self._short(feats) else set()
+        return short | self._long_candidates(feats)
+
+    def _long_candidates(self, feats: Sample) -> set[str]:
         if not self.spans_on():
             return self.bound_candidates(feats)
         keys = self._span_keys(feats)
@@ -456,6 +493,21 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             )
 
         return self._sized(hits, list(hits), "sn", keep)
+
+    def _short_query_candidates(self, feats: Sample) -> set[str]:
+        """A short query's reverse candidates: the indexed documents holding at least
+        ``threshold`` of its sampled hashes (its hashes' posting sets, read whole: a short
+        document has few) and longer than it."""
+        if not self.reverse:
+            return set()
+        prefix = self.key("p", "")
+        hits = self.storage.smembers_count(
+            prefix + format(h, "x") for h in feats.hashes if h % self.posting_m == 0)
+        posting = sum(h % self.posting_m == 0 for h in feats.hashes)
+        need = posting - (1.0 - self.threshold) * len(feats.hashes) - 1e-9
+        n_q = feats.length
+        return self._sized(hits, [d for d, h in hits.items() if h >= need], "n",
+                           lambda h, size, post, length: n_q < length)
 
     def _sized(self, hits: Mapping[str, int], ids: list[str], sizes: str,
                keep: Callable[..., bool]) -> set[str]:  # fmt: skip
@@ -517,12 +569,20 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
                 self.storage.sadd(self._need_key, str(max(0, need)))
+            elif self._short(feats) and len(feats.hashes) < self.min_sample:
+                self.storage.hset(self.key("short"), doc_id, feats.to_json())
+                self.storage.sadd_many(self._short_keys(feats), doc_id)
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
+            raw = self.storage.hget(self.key("short"), doc_id)
+            if raw is not None:
+                feats = Sample.from_json(raw)
+                self.storage.srem_many(self._short_keys(feats), doc_id)
+                self.storage.hdel(self.key("short"), doc_id)
 
     def score(self, query: Sample, stored: Sample) -> float:
         common = len(query.hashes & stored.hashes)
@@ -544,31 +604,63 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The reverse direction: c(query, stored) = |Q ∩ S| / |Q| when the query is not
         trivially short (``min_contained`` letters, ``min_sample`` hashes), shorter than the
         stored document and at least ``threshold`` contained in it; else 0.0."""
-        if (not self.reverse or len(query.hashes) < self.min_sample
-                or query.length < self.min_contained or query.length >= stored.length):  # fmt: skip
+        if not self.reverse or query.length >= stored.length or not (
+                self._short(query) or (len(query.hashes) >= self.min_sample
+                                       and query.length >= self.min_contained)):  # fmt: skip
             return 0.0
         c = len(query.hashes & stored.hashes) / len(query.hashes)
         return c if c >= self.threshold else 0.0
 
+    def _beyond(self, doc_id: str, query: Sample, stored: Sample) -> tuple[list[int], list[bool]]:
+        """The stored document's posting-sampled hashes *not* in the query, and for each
+        whether some other indexed document holds it."""
+        rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
+        sets = self.storage.smembers_many(self.key("p", format(h, "x")) for h in rest)
+        return rest, [bool(members - {doc_id}) for members in sets]
+
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
         """The share of the stored document's posting-sampled shingles *not* in the query that
         some other indexed document holds (0.0 when it has none: no evidence of splicing)."""
-        rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
-        if not rest:
-            return 0.0
-        sets = self.storage.smembers_many(self.key("p", format(h, "x")) for h in rest)
-        held = sum(bool(members - {doc_id}) for members in sets)
-        return held / len(rest)
+        rest, held = self._beyond(doc_id, query, stored)
+        return sum(held) / len(rest) if rest else 0.0
 
     def _reverse_matches(self, feats: Sample, stored: list[tuple[str, Sample]]) -> list[Match]:
         """Stored documents that contain the query with spliced material (``replaces``,
-        score c(query, stored)): the reverse direction and its guard."""
-        if not self.reverse:
-            return []
-        return [Match(d, sc, self.name, replaces=True) for d, s in stored
-                if (sc := self.contained_score(feats, s)) > 0
-                and (not self.spliced
-                     or self.spliced_share(d, feats, s) >= self.spliced)]  # fmt: skip
+        score c(query, stored)): the reverse direction and its guard. The pairs the guard
+        alone refused are kept for :meth:`recheck_reprints` (with the hashes of the stored
+        document's material beyond the query that no other document holds yet)."""
+        matches: list[Match] = []
+        refused: list[tuple[str | None, str | None, list[int]]] = []
+        for d, s in stored if self.reverse else ():
+            if (sc := self.contained_score(feats, s)) <= 0:
+                continue
+            if not self.spliced:
+                matches.append(Match(d, sc, self.name, replaces=True))
+                continue
+            ok, unheld = self._spliced_pair(feats, d, s)
+            if ok:
+                matches.append(Match(d, sc, self.name, replaces=True))
+            elif unheld:
+                refused.append((d, None, unheld))
+        self._refused = (feats, refused)
+        return matches
+
+    def _spliced_pair(self, short: Sample, page_id: str | None, page: Sample
+                      ) -> tuple[bool, list[int]]:  # fmt: skip
+        """The guard on a pair where ``page`` holds ``short`` (c ≥ ``threshold``): whether at
+        least ``spliced`` of the page's posting-sampled material beyond it is held by other
+        indexed documents, and, when ``short`` is a short document (:meth:`_short`), whether
+        the page's material beyond it that no other document holds is no larger than the
+        part ``short`` covers (the page is a copy of what most of it is; estimated on the
+        samples). Also the hashes of that unheld material (for :meth:`recheck_reprints`)."""
+        rest, held = self._beyond(page_id or "", short, page)
+        if not rest:
+            return False, []
+        share = sum(held) / len(rest)
+        ok = share >= self.spliced
+        if ok and self._short(short):
+            ok = (1.0 - share) * len(page.hashes - short.hashes) <= len(page.hashes & short.hashes)
+        return ok, [h for h, x in zip(rest, held, strict=True) if not x]
 
     def query_features(self, feats: Sample) -> list[Match]:
         """Stored documents contained in the query (score c(stored, query)), the one that
@@ -582,9 +674,158 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                          if (sc := self.score(feats, s)) > 0))  # fmt: skip
         matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
         if not matches:
+            matches = self._short_matches(feats)
+        if not matches:
             matches = self._reverse_matches(feats, stored)
             matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches
+
+    def _short(self, feats: Sample) -> bool:
+        """Whether ``feats`` is a short document's (``min_short`` hashes or more, but under
+        ``min_sample`` hashes or ``min_contained`` letters), matched only with the guard."""
+        n = len(feats.hashes)
+        return bool(self.min_short and self.spliced) and self.min_short <= n and (
+            n < self.min_sample or feats.length < self.min_contained)
+
+    def _short_keys(self, feats: Sample) -> list[str]:
+        """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
+        prefix = self.key("q", "")
+        return [prefix + format(h, "x") for h in feats.hashes]
+
+    def _short_matches(self, feats: Sample) -> list[Match]:
+        """Short stored documents contained in the query (score c(stored, query)) whose
+        material beyond them in the query is held by other indexed documents (share ≥
+        ``spliced``, the reverse direction's guard seen from the page): the query is the
+        short document plus material spliced from elsewhere, not an original met after its
+        short first half. Best share of the query first, as the forward rule ranks."""
+        if not (self.min_short and self.spliced) or not self.storage.hlen(self.key("short")):
+            return []
+        hits = self.storage.smembers_count(self._short_keys(feats))
+        ids = sorted(d for d, h in hits.items())
+        out, refused = [], []
+        for d, raw in zip(ids, self.storage.hmget(self.key("short"), ids) if ids else [],
+                          strict=True):  # fmt: skip
+            if raw is None:
+                continue
+            s = Sample.from_json(raw)
+            c = hits[d] / len(s.hashes)
+            if c < self.threshold or feats.length <= s.length:
+                continue
+            ok, unheld = self._spliced_pair(s, None, feats)
+            if ok:
+                out.append((-hits[d], -c, d))
+            elif unheld:
+                refused.append((None, d, unheld))
+        self._refused = (feats, refused)
+        return [Match(d, -neg, self.name) for _, neg, d in sorted(out)]
+
+    def recheck_reprints(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
+        """After ``doc`` was stored as ``doc_id`` (by the cascade): the stored reprints with
+        extras that the ``spliced`` guard refused before and accepts now, each with the stored
+        original it holds (``Match.replaces``, score c(original, reprint)), best first; the
+        cascade retires them. Then the pairs the guard alone refused for ``doc`` itself are
+        remembered.
+
+        A source met before the articles its reprint spliced in (test web b20, URL order:
+        share 0.0 when it came) is stored beside the reprint; the pair is remembered
+        (``containment:pending``, at most ``recheck`` pairs, the oldest forgotten first) with
+        the reprint's hashes beyond the source that no other document held
+        (``containment:w:<hash>``: the pairs waiting for it). A later document holding one
+        of them makes the pair be checked again, with the guard as the reverse query
+        applies it. The memory is in the index's storage, so every backend keeps it and
+        another process reattached to the index sees it."""
+        if not (self.recheck and self.reverse and self.spliced):
+            return []
+        feats = self.features(doc)
+        pend = self.key("pending")
+        out: dict[str, tuple[Match, str]] = {}
+        drop: dict[str, bytes] = {}
+        narrowed: dict[str, tuple[bytes, list[int]]] = {}
+        fields: list[str] = []
+        if self.indexed(feats) and self.storage.hlen(pend):
+            posting, waiting = self.key("p", ""), self.key("w", "")
+            cut = len(posting)  # the waiting sets' keys from the posting keys just written
+            fields = sorted(self.storage.smembers_count(
+                waiting + k[cut:] for k in self._hash_keys(feats)))  # fmt: skip
+        for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
+                              strict=True):  # fmt: skip
+            if raw is None:  # forgotten (its waiting sets are cleaned with it)
+                continue
+            c, s = json.loads(field)
+            got = self._stored_any([c, s])
+            if doc_id in (c, s) or len(got) < 2 or c in out:
+                drop[field] = raw  # one of the two left the index or changed
+                continue
+            sc = containment(got[s].hashes, got[c].hashes)
+            if sc < self.threshold or got[s].length >= got[c].length:
+                drop[field] = raw
+                continue
+            ok, unheld = self._spliced_pair(got[s], c, got[c])
+            if ok:
+                out[c] = (Match(c, sc, self.name, replaces=True), s)
+                drop[field] = raw
+            elif unheld:  # wait only for material still held by no other document
+                narrowed[field] = (raw, unheld)
+            else:
+                drop[field] = raw
+        refused = self._refused
+        new: list[tuple[str, str, list[int]]] = []
+        if refused is not None and refused[0] is feats and (
+                self.indexed(feats) or self._short(feats)):  # fmt: skip
+            new = [(c or doc_id, s or doc_id, unheld) for c, s, unheld in refused[1]
+                   if c not in out and unheld]  # fmt: skip
+        self._refused = None
+        if new or drop or narrowed:
+            self._remember(new, drop, narrowed)
+        return sorted(out.values(), key=lambda x: (-x[0].score, x[0].doc_id))
+
+    def _remember(self, new: list[tuple[str, str, list[int]]], drop: dict[str, bytes],
+                  narrowed: dict[str, tuple[bytes, list[int]]]) -> None:  # fmt: skip
+        """Forget the pairs ``drop`` (field → stored value), remember ``new`` (reprint,
+        original, the reprint's hashes no other document held), let the pairs ``narrowed``
+        wait for the hashes still unheld only, and forget the oldest pairs past
+        ``recheck``."""
+        pend = self.key("pending")
+        with self.storage.batch():
+            for field, raw in drop.items():
+                self._forget(field, raw)
+            for field, (raw, unheld) in narrowed.items():
+                seq, _, packed = raw.partition(b":")
+                keep = set(unheld)
+                gone = [h for h in np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
+                        if h not in keep]  # fmt: skip
+                self.storage.srem_many([self.key("w", format(h, "x")) for h in gone], field)
+                packed = np.array(sorted(keep), dtype="<u4").tobytes()
+                self.storage.hset(pend, field, seq + b":" + base64.b64encode(packed))
+            if new:
+                seq = self.storage.incr(self.key("pending", "seq"))
+                for c, s, unheld in new:
+                    field = json.dumps([c, s], ensure_ascii=False)
+                    packed = np.array(sorted(unheld), dtype="<u4").tobytes()
+                    self.storage.hset(pend, field, f"{seq}:{base64.b64encode(packed).decode()}")
+                    self.storage.sadd_many([self.key("w", format(h, "x")) for h in unheld], field)
+                if self.storage.hlen(pend) > self.recheck:
+                    entries = self.storage.hgetall(pend)
+                    old = sorted(entries, key=lambda f: (int(entries[f].split(b":", 1)[0]), f))
+                    for field in old[: len(entries) - self.recheck]:
+                        self._forget(field, entries[field])
+
+    def _stored_any(self, ids: list[str]) -> dict[str, Sample]:
+        """The stored features of ``ids``, indexed documents' or short documents'."""
+        got = dict(self.stored_features(ids))
+        rest = [d for d in ids if d not in got]
+        for d, raw in zip(rest, self.storage.hmget(self.key("short"), rest) if rest else [],
+                          strict=True):  # fmt: skip
+            if raw is not None:
+                got[d] = Sample.from_json(raw)
+        return got
+
+    def _forget(self, field: str, raw: bytes) -> None:
+        """Drop one remembered pair and its waiting sets."""
+        packed = raw.split(b":", 1)[1]
+        unheld = np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
+        self.storage.srem_many([self.key("w", format(h, "x")) for h in unheld], field)
+        self.storage.hdel(self.key("pending"), field)
 
     def reprints_of(self, doc: Doc) -> list[Match]:
         """The reverse direction alone, whatever else ``doc`` matches: stored documents that

@@ -442,6 +442,7 @@ class DedupPipeline:
             self._inc(f"topicrawl/dedup/dropped/{m.method}")
         gone = [(m, url) for m in (decision.replaced,) if m is not None]
         gone += [(m, decision.kept or url) for m in decision.retired]
+        gone += list(decision.deferred)
         for m, of in gone:
             self._inc(f"topicrawl/dedup/replaced/{m.method}")
             if self.signals is not None:

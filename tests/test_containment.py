@@ -467,11 +467,16 @@ def test_source_paired_by_an_earlier_method_still_replaces_its_reprint_with_extr
 COPY = text("作者：通讯员 刘洁 来源：新华网", *ARTICLE)
 
 
+#: the deferred re-check off: the retire step alone (with it, the donor's arrival already
+#: retires the reprint: test_deferred_recheck_retires_the_reprint_once_the_guard_holds)
+NO_RECHECK = {"containment": {"recheck": 0}}
+
+
 def _reprint_met_early(storage=None) -> tuple[Cascade, Decision]:
     """The reprint with extras first (nothing it spliced in is indexed yet), then a plain
     copy of its source (contained in it, but no other document holds its extras: kept),
     then the articles it spliced from, then the source: the decision on the source."""
-    c = Cascade(storage or MemoryStorage())
+    c = Cascade(storage or MemoryStorage(), options=NO_RECHECK)
     for doc_id, body in (("reprint", SPLICED), ("copy", COPY), ("donor", text(*DONOR)),
                          ("other", text(*OTHER))):  # fmt: skip
         assert c.check_and_add(doc_id, Doc(body)) == Decision()
@@ -489,7 +494,7 @@ def test_source_retires_a_reprint_with_extras_met_before_the_articles_it_spliced
     assert d.kept == "copy"
     stored = set(c.storage.hgetall("containment:docs"))
     assert "copy" in stored and "reprint" not in stored and "source" not in stored
-    local = LocalFallback(Cascade(MemoryStorage()))  # the outage's copy remembers it too
+    local = LocalFallback(Cascade(MemoryStorage(), options=NO_RECHECK))  # remembered too
     for doc_id, body in (("reprint", SPLICED), ("copy", COPY), ("donor", text(*DONOR)),
                          ("other", text(*OTHER)), ("source", text(*ARTICLE))):  # fmt: skip
         local.check_and_add(doc_id, Doc(body))
@@ -506,7 +511,8 @@ def test_pipeline_signals_the_retired_reprint_as_a_duplicate_of_the_copy_kept():
         def send_catch_log(self, signal, **kw):
             sent.append((signal, kw))
 
-    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals())
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals(),
+                         options=NO_RECHECK)  # fmt: skip
     for url, body in (("http://r/1", SPLICED), ("http://c/1", COPY), ("http://d/1", text(*DONOR)),
                       ("http://o/1", text(*OTHER)), ("http://s/1", text(*ARTICLE))):  # fmt: skip
         item = pipe.process_item(PageItem(url=url, text=body, title="标题"))
@@ -624,3 +630,116 @@ def test_source_replaces_its_reprint_when_few_of_the_spliced_articles_are_indexe
     assert 0.1 <= det.spliced_share("page", query, stored) < 0.2
     d = c.check_and_add("source", Doc(text(*ARTICLE)))
     assert d.replaced is not None and (d.replaced.doc_id, d.replaced.replaces) == ("page", True)
+
+
+# -- the deferred re-check; short documents -------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_deferred_recheck_retires_the_reprint_once_the_guard_holds(kind, tmp_path):
+    """Fails before (test web b16 reversed, a3 URL order): a source stored beside its reprint
+    with extras, met before any article the reprint spliced (the guard's share 0.0), stayed
+    beside it for the rest of the crawl. The pair is remembered in the index's storage; the
+    first article the reprint spliced from, once stored, shows the reprint up and the cascade
+    retires it as the source's duplicate (another process attached to the index sees it)."""
+    storage = MemoryStorage() if kind == "memory" else make_storage(_backend_config(kind, tmp_path))
+    try:
+        c = Cascade(storage, ["exact", "containment"])  # (SpotSigs would pair them first)
+        for doc_id, body in (("reprint", SPLICED), ("source", text(*ARTICLE)),
+                             ("unrelated", text(*WEATHER))):  # fmt: skip
+            assert c.check_and_add(doc_id, Doc(body)) == Decision()
+        d = c.check_and_add("donor", Doc(text(*DONOR)))
+        stored = set(storage.hgetall("containment:docs"))
+        assert stored == {"source", "unrelated", "donor"}
+        assert d.duplicate is None and d.replaced is None and d.retired == ()
+        [(gone, original)] = d.deferred
+        assert (gone.doc_id, gone.method, gone.replaces, original) == (
+            "reprint", "containment", True, "source")  # fmt: skip
+        assert storage.hgetall("containment:pending") == {}  # the pair is settled
+        assert c.check_and_add("other", Doc(text(*OTHER))) == Decision()
+    finally:
+        if kind != "memory":
+            storage.clear()
+            storage.close()
+
+
+def test_deferred_pairs_are_bounded_and_signalled_by_the_pipeline():
+    """The memory keeps at most ``recheck`` pairs (the oldest forgotten); the pipeline
+    signals a deferred retirement as a duplicate of the original it holds."""
+    from crawler.items import PageItem
+    from dedup.pipeline import DedupPipeline, document_replaced
+
+    det = ContainmentDetector(MemoryStorage(), recheck=1)
+    c = Cascade(det.storage, ["containment"], options={"containment": {"recheck": 1}})
+    c.check_and_add("reprint", Doc(SPLICED))
+    c.check_and_add("reprint2", Doc(text(*OTHER, "【延伸阅读】", *WEATHER)))
+    c.check_and_add("source", Doc(text(*ARTICLE)))  # refused: remembered
+    c.check_and_add("source2", Doc(text(*OTHER)))  # refused too: the first pair forgotten
+    assert len(c.storage.hgetall("containment:pending")) == 1
+    assert c.check_and_add("donor", Doc(text(*DONOR))).deferred == ()  # forgotten: kept
+
+    sent = []
+
+    class Signals:
+        def send_catch_log(self, signal, **kw):
+            sent.append((signal, kw))
+
+    pipe = DedupPipeline(["exact", "containment"], signals=Signals())
+    for url, body in (("http://r/1", SPLICED), ("http://s/1", text(*ARTICLE)),
+                      ("http://d/1", text(*DONOR))):  # fmt: skip
+        item = pipe.process_item(PageItem(url=url, text=body, title="标题"))
+        assert item.get("duplicate") is None
+    assert len(sent) == 1
+    [(signal, kw)] = sent
+    assert signal is document_replaced and kw["method"] == "containment"
+    assert (kw["old_url"], kw["new_url"]) == ("http://r/1", "http://s/1")
+    pipe.close_spider(None)
+
+
+#: A short article (71 letters after cleaning, 14–16 sampled hashes: under ``min_sample``) and
+#: a commentary page reprinting it: a heading, the article, sentences of two other articles.
+SHORT = "三星新款播放器采用全金属机身，加入移动电视功能，方便随时收看节目。目前推出了黑色和粉色两种颜色。"
+SHORT_COMMENTARY = text("编者按：以下内容供读者参考。", SHORT, "【网友评论】", *DONOR[:2], *OTHER[:2])
+
+
+@pytest.mark.parametrize("order", ["source first", "commentary first"])
+def test_short_source_pairs_with_its_commentary_page_when_the_rest_is_spliced(order):
+    """Fails before (test webs b16, a11, both orders): a source under ``min_sample`` hashes
+    was never indexed, and under ``min_contained`` letters never the reverse direction's
+    query. Short documents are indexed apart and pair only when the page's material beyond
+    them is held by other documents and what no document holds is no larger than the short
+    document."""
+    c = Cascade(MemoryStorage())
+    det = c.detectors[-1]
+    assert len(det.features(Doc(SHORT)).hashes) < det.min_sample
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    if order == "source first":
+        c.check_and_add("source", Doc(SHORT))
+        d = c.check_and_add("page", Doc(SHORT_COMMENTARY))
+        assert d.duplicate is not None and d.duplicate.doc_id == "source"
+    else:
+        c.check_and_add("page", Doc(SHORT_COMMENTARY))
+        d = c.check_and_add("source", Doc(SHORT))
+        assert d.replaced is not None and d.replaced.doc_id == "page"
+    assert c.counts == {"containment": 1}
+
+
+@pytest.mark.parametrize("order", ["half first", "original first"])
+def test_short_half_page_and_short_article_spliced_into_another_copy_do_not_pair(order):
+    """The cases the stronger condition keeps out. An original met after its short first half
+    (test web b11 with ``min_sample`` 16): its second half is held by no other document. A
+    short article spliced whole into a commentary page of another article (test web a15, URL
+    order): the page's material no document holds (the other article's text) is larger than
+    the short article, though a sentence the page spliced is held (share 0.14)."""
+    half = SHORT
+    original = text(SHORT, "该产品续航时间长达二十小时，支持多种音频格式，售价六百九十九元起，下周正式上市销售。")
+    c = Cascade(MemoryStorage(), ["containment"])
+    pair = [("half", half), ("original", original)]
+    for doc_id, body in pair if order == "half first" else pair[::-1]:
+        d = c.check_and_add(doc_id, Doc(body))
+        assert d == Decision()
+    other_copy = text("编者按：以下内容供读者参考。", *ARTICLE, "【网友评论】", SHORT, DONOR[0])
+    c2 = Cascade(MemoryStorage(), ["containment"])
+    for doc_id, body in (("donor", text(*DONOR)), ("page", other_copy), ("short", SHORT)):
+        assert c2.check_and_add(doc_id, Doc(body)) == Decision()
