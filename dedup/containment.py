@@ -90,6 +90,12 @@ and every document sharing a sentence was counted: the time per page grew 2.09×
 100k documents. A *span key* pairs a sub-sampled shingle with the first sub-sampled shingle
 starting ``span`` (64) letters or more after it, in text order (:func:`span_keys`, a 32-bit
 mix of the two hashes; ``containment:s:<key>``, and ``containment:sn``: key count, letters).
+Keys start only at every ``span_factor``-th (2) sub-sampled shingle on average (hash ≡ 0 mod
+m·posting_factor·span_factor), their ends at any: half the keys of every start, and a subset
+of them, for half the memory and writes (a copy that keeps enough of its source's text keeps
+about the same share of either; measured side by side in docs/benchmarks/dedup.md). The
+factor is the index's: its ``containment:spans`` mark holds it ("1" in an index written
+before the option), and a detector queries with the factor of the index it opens.
 A copy keeps its source's span keys wherever the source's text runs on for ``span`` letters
 without an insertion or cut (an edit in between changes the key only when it moves the end
 shingle); two documents that merely share a sentence shorter than ``span`` share none. A
