@@ -9,7 +9,8 @@ documents (``recheck`` 0, ``min_short`` 0: the default before them); both direct
 default now: a new page contained in a stored one with spliced material replaces it); both directions without the spliced
 guard (``spliced`` 0: the rule alone); and both directions with the posting-hit bound as the
 candidate stage (``candidates="postings"``: exact, the default before span keys), so the
-decisions the approximate span-key candidates change show side by side. Two label sets: *before* (a reprint followed by a
+decisions the approximate span-key candidates change show side by side; and a seventh, span
+keys from every posting-sampled shingle (``span_factor`` 1, before the sparser default 2). Two label sets: *before* (a reprint followed by a
 long commentary, kind ``commentary``, is a hard negative) and *after* (it is a duplicate of
 its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label it).
 
@@ -70,6 +71,8 @@ CASCADES: list[tuple[str, list[str], dict]] = [
      {"containment": {"spliced": 0.0}}),
     (f"{','.join(WITH)}, both directions, posting-hit bound (the exact candidate stage "
      "before span keys)", WITH, {"containment": {"candidates": "postings"}}),
+    (f"{','.join(WITH)}, both directions, span_factor 1 (span keys from every "
+     "posting-sampled shingle, before the option)", WITH, {"containment": {"span_factor": 1}}),
 ]  # fmt: skip
 #: The orders the local webs' pages are checked in: URL order, and its reverse (a copy met
 #: before its source).
@@ -229,12 +232,31 @@ def timing(pairs, docs: DocCache, rounds: int = 4) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in out.items()} | {"docs": len(texts)}
 
 
-def growth(sizes: list[int], probe: int = 1000, batch: int = 50) -> None:
-    """The containment stage alone, span-key candidates (the default) against the posting-hit
-    bound, on the throughput benchmark's documents (``SentenceDocs`` of bench/dedup.py:
-    sentences shared by many documents): one index per (size, candidate stage), then the
-    same fresh documents checked and added in interleaved batches; median ms per document,
-    and whether the two stages decided every document alike (building and probing)."""
+#: the containment stages ``--growth`` compares: name -> ContainmentDetector options
+STAGES: dict[str, dict] = {
+    "spans": {},
+    "spans, factor 1": {"span_factor": 1},
+    "postings": {"candidates": "postings"},
+}
+
+
+def _rss() -> int:
+    import os
+
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def growth(sizes: list[int], modes: list[str], probe: int = 1000, batch: int = 50) -> None:
+    """The containment stage alone with the candidate stages ``modes`` (:data:`STAGES`: span
+    keys at the default factor, span keys from every posting-sampled shingle as before
+    ``span_factor``, the posting-hit bound), on the throughput benchmark's documents
+    (``SentenceDocs`` of bench/dedup.py: sentences shared by many documents): one index per
+    (size, stage), built one after the other (index memory per document: RSS growth while
+    building); then the same fresh documents checked and added in interleaved batches;
+    median ms per document, and how many documents each stage decided unlike the first
+    (building and probing)."""
+    import gc
     import importlib.util
     import os
     import statistics
@@ -246,45 +268,50 @@ def growth(sizes: list[int], probe: int = 1000, batch: int = 50) -> None:
     bench_dedup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench_dedup)
     gen = bench_dedup.SentenceDocs()
-    modes = ("spans", "postings")
-    idx, differ, dups = {}, 0, {m: 0 for m in modes}
+    idx, mem, decided = {}, {}, {}
     for size in sizes:
-        dets = {m: ContainmentDetector(MemoryStorage(), candidates=m) for m in modes}
-        for i in range(size):
-            doc = Doc(gen.text(i))
-            got = {m: det.check_and_add(f"d{i}", doc) for m, det in dets.items()}
-            ids = {m: g.doc_id if g else None for m, g in got.items()}
-            differ += ids["spans"] != ids["postings"]
-        idx.update({(size, m): d for m, d in dets.items()})
-        print(f"  built {size:,} (both stages)", file=sys.stderr, flush=True)
+        for m in modes:
+            gc.collect()
+            before = _rss()
+            det = ContainmentDetector(MemoryStorage(), **STAGES[m])
+            got = []
+            t = time.perf_counter()
+            for i in range(size):
+                g = det.check_and_add(f"d{i}", Doc(gen.text(i)))
+                got.append(g.doc_id if g else None)
+            gc.collect()
+            mem[(size, m)] = (_rss() - before) / size / 1024
+            idx[(size, m)], decided[(size, m)] = det, got
+            print(f"  built {size:,} {m}: {time.perf_counter() - t:.0f} s, "
+                  f"{mem[(size, m)]:.2f} KiB/doc", file=sys.stderr, flush=True)  # fmt: skip
     times: dict[tuple[int, str], list[float]] = {cell: [] for cell in idx}
     cells = list(idx)
+    dups = {m: 0 for m in modes}
     for nb, b in enumerate(range(0, probe, batch)):
         docs = [Doc(gen.text(10**7 + b + i)) for i in range(batch)]
-        decided: dict[tuple[int, str], list] = {}
         for cell in cells if nb % 2 == 0 else cells[::-1]:
             t = time.perf_counter()
-            decided[cell] = [idx[cell].check_and_add(f"p{b + i}", d) for i, d in enumerate(docs)]
+            got = [idx[cell].check_and_add(f"p{b + i}", d) for i, d in enumerate(docs)]
             times[cell].append((time.perf_counter() - t) / batch * 1000)
-        for size in sizes:
-            a, c = decided[(size, "spans")], decided[(size, "postings")]
-            differ += sum((x.doc_id if x else None) != (y.doc_id if y else None)
-                          for x, y in zip(a, c, strict=True))  # fmt: skip
-            for m, got in (("spans", a), ("postings", c)):
-                dups[m] += sum(x is not None for x in got)
-    print(f"## Containment alone on SentenceDocs: span keys vs the posting-hit bound "
+            decided[cell] += [g.doc_id if g else None for g in got]
+            dups[cell[1]] += sum(g is not None for g in got)
+    differ = {m: sum(sum(x != y for x, y in zip(decided[(s, m)], decided[(s, modes[0])],
+                                                strict=True)) for s in sizes)
+              for m in modes[1:]}  # fmt: skip
+    print(f"## Containment alone on SentenceDocs: candidate stages side by side "
           f"(load average {os.getloadavg()[0]:.1f})\n")  # fmt: skip
-    print("| indexed docs | span keys ms/doc | posting-hit bound ms/doc | bound ÷ spans |")
-    print("|---|---|---|---|")
+    print("| indexed docs | " + " | ".join(f"{m} ms/doc" for m in modes) + " | "
+          + " | ".join(f"{m} KiB/doc" for m in modes) + " |")  # fmt: skip
+    print("|---|" + "---|" * (2 * len(modes)))
     med = {cell: statistics.median(v) for cell, v in times.items()}
     for size in sizes:
-        sp, po = med[(size, "spans")], med[(size, "postings")]
-        print(f"| {size:,} | {sp:.3f} | {po:.3f} | {po / sp:.2f} |")
+        print(f"| {size:,} | " + " | ".join(f"{med[(size, m)]:.3f}" for m in modes) + " | "
+              + " | ".join(f"{mem[(size, m)]:.2f}" for m in modes) + " |")  # fmt: skip
     a, b = sizes[0], sizes[-1]
-    print(f"\nGrowth {a:,} → {b:,}: span keys {med[(b, 'spans')] / med[(a, 'spans')]:.2f}×, "
-          f"posting-hit bound {med[(b, 'postings')] / med[(a, 'postings')]:.2f}×. Duplicates "
-          f"found while probing: {dups}; documents decided differently (building and probing, "
-          f"all sizes): {differ}.\n")  # fmt: skip
+    print(f"\nGrowth {a:,} → {b:,}: " + ", ".join(
+        f"{m} {med[(b, m)] / med[(a, m)]:.2f}×" for m in modes) + ". Duplicates found while "
+          f"probing: {dups}; documents decided unlike {modes[0]} (building and probing, all "
+          f"sizes): {differ}.\n")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,9 +330,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip
+    ap.add_argument("--stages", default="spans,spans1,postings",
+                    help="with --growth: the candidate stages, of spans (the default), "
+                         "spans1 (span_factor 1: the keys before the option), postings")  # fmt: skip
+    ap.add_argument("--cascades", default=None, metavar="ROWS",
+                    help="only these rows of CASCADES, numbered from 1 (e.g. 4,6,7: the "
+                         "default, the posting-hit bound, span_factor 1)")  # fmt: skip
     args = ap.parse_args(argv)
+    cascades = CASCADES if not args.cascades else [
+        CASCADES[int(i) - 1] for i in args.cascades.split(",")]  # fmt: skip
     if args.growth:
-        growth([int(x) for x in args.growth.split(",")])
+        names = {"spans": "spans", "spans1": "spans, factor 1", "postings": "postings"}
+        growth([int(x) for x in args.growth.split(",")],
+               [names[x] for x in args.stages.split(",")])  # fmt: skip
         return 0
     webs = [(w[0], int(w[1:])) for w in args.webs.split(",") if w]
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
@@ -321,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for set_name, path, reverse in [] if args.skip_sets else sets:
         pairs, kinds, after, before = load_set(path)
-        for name, methods, options in CASCADES:
+        for name, methods, options in cascades:
             hits = decisions(pairs, docs, methods, options, reverse)
             for label_name, labels in (("before", before), ("after", after)):
                 s = scores(hits, labels)
@@ -353,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     totals: dict[tuple[str, str], list[int]] = {}
     for order in ORDERS:
         for family, seed in webs:
-            for r in local_web(family, seed, CASCADES, order):
+            for r in local_web(family, seed, cascades, order):
                 t = totals.setdefault((order, r["cascade"]), [0, 0, 0, 0])
                 for i, k in enumerate(("commentary_caught", "commentary", "kept_source",
                                        "false")):  # fmt: skip

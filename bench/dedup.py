@@ -598,7 +598,8 @@ def _rss() -> int:
 NO_CONT = "cascade exact,spotsigs"
 
 
-def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: int = 50) -> None:
+def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: int = 50,
+               without: tuple[str, ...] = ()) -> None:
     """Every method's index at every size is built first and kept; then the same fresh
     documents are checked and added in batches that alternate over (size, method), so the
     shared machine's drift falls on every size and method alike and the growth from the
@@ -608,13 +609,14 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
 
     gen = SentenceDocs()
     segment_zh("预热分词词典")
-    methods = ("cascade", "cascade, tokens shared", NO_CONT, "datasketch", "rensa")
-    makers = (
+    methods = tuple(m for m in ("cascade", "cascade, tokens shared", NO_CONT, "datasketch",
+                                "rensa") if m not in without)  # fmt: skip
+    makers = tuple(mk for mk in (
         ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
         (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"]})),
         ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
         ("rensa", RensaBaseline),
-    )
+    ) if mk[0] not in without)
     idx: dict[tuple[int, str], object] = {}
     results = []
     for size in sizes:
@@ -708,7 +710,7 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
             + f" | {1000 / r['cascade']:,.0f} / {1000 / r['cascade, tokens shared']:,.0f}"
             + f" | {r['rensa'] / r['cascade']:.2f} / {r['rensa'] / r['cascade, tokens shared']:.2f} |"
         )
-    lines += [
+    lines += [] if NO_CONT in without else [
         "",
         "Without the containment stage (exact,spotsigs, segmentation included): "
         + ", ".join(
@@ -748,6 +750,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
     ap.add_argument("--generated-set", default=None, help="also the bench/neardup_zh.py set")
     ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--without", default="", metavar="ROWS",
+                    help="throughput rows left out, separated by ';': datasketch, "
+                         "'cascade exact,spotsigs' (shorter runs; cascade and rensa stay)")  # fmt: skip
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--report", default=None, help="write the figures to this Markdown file")
@@ -771,7 +776,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.generated_set:
             quality(Path(args.generated_set), lines)
     if not args.skip_throughput:
-        throughput([int(x) for x in args.sizes.split(",")], lines)
+        throughput([int(x) for x in args.sizes.split(",")], lines,
+                   without=tuple(w.strip() for w in args.without.split(";") if w.strip()))
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text("\n".join(lines) + "\n", "utf-8")

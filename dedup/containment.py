@@ -108,6 +108,12 @@ and every document sharing a sentence was counted: the time per page grew 2.09×
 100k documents. A *span key* pairs a sub-sampled shingle with the first sub-sampled shingle
 starting ``span`` (64) letters or more after it, in text order (:func:`span_keys`, a 32-bit
 mix of the two hashes; ``containment:s:<key>``, and ``containment:sn``: key count, letters).
+Keys start only at every ``span_factor``-th (2) sub-sampled shingle on average (hash ≡ 0 mod
+m·posting_factor·span_factor), their ends at any: half the keys of every start, and a subset
+of them, for half the memory and writes (a copy that keeps enough of its source's text keeps
+about the same share of either; measured side by side in docs/benchmarks/dedup.md). The
+factor is the index's: its ``containment:spans`` mark holds it ("1" in an index written
+before the option), and a detector queries with the factor of the index it opens.
 A copy keeps its source's span keys wherever the source's text runs on for ``span`` letters
 without an insertion or cut (an edit in between changes the key only when it moves the end
 shingle); two documents that merely share a sentence shorter than ``span`` share none. A
@@ -178,11 +184,27 @@ def _crc_tables(k: int) -> tuple[int, np.ndarray, np.ndarray]:
     return c0, lo, hi
 
 
-def shingle_hashes(letters: str, k: int = 8) -> np.ndarray:
-    """The 32-bit hash of every ``k``-letter shingle of ``letters``, in text order: the CRC-32
-    of the shingle's UTF-32-LE bytes (stable across processes), computed for all shingles at
-    once from :func:`_crc_tables` (the same values as ``zlib.crc32`` shingle by shingle)."""
-    cp = np.frombuffer(letters.encode("utf-32-le"), dtype="<u4")
+@functools.lru_cache(maxsize=1)
+def _letter_table() -> np.ndarray:
+    """Whether each code point is a letter or digit (``str.isalnum``: what ``[\\W_]+`` of
+    :mod:`re` leaves of a text), indexed by code point (1.1 MB, built once)."""
+    return np.frombuffer(bytes(chr(c).isalnum() for c in range(0x110000)), dtype=bool)
+
+
+def letter_codes(text: str) -> np.ndarray:
+    """The code points of ``text``'s letters and digits (``_NON_LETTER.sub("", text)``'s), as
+    uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
+    cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    return cp[_letter_table()[cp]]
+
+
+def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
+    """The 32-bit hash of every ``k``-letter shingle of ``letters`` (a string, or its code
+    points: :func:`letter_codes`), in text order: the CRC-32 of the shingle's UTF-32-LE bytes
+    (stable across processes), computed for all shingles at once from :func:`_crc_tables`
+    (the same values as ``zlib.crc32`` shingle by shingle)."""
+    cp = (np.frombuffer(letters.encode("utf-32-le"), dtype="<u4")
+          if isinstance(letters, str) else letters)  # fmt: skip
     n = len(cp) - k + 1
     if n <= 0:
         return np.zeros(0, dtype=np.uint32)
@@ -210,10 +232,12 @@ def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
     return np.unique(h[h % m == 0]).tolist()
 
 
-def span_keys(hashes: np.ndarray, m: int, span: int) -> list[int]:
+def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -> list[int]:
     """The sorted distinct span keys of a document whose shingle hashes in text order are
-    ``hashes``: for each shingle with hash ≡ 0 (mod ``m``), a 32-bit mix of its hash and the
-    hash of the first such shingle starting at least ``span`` letters after it.
+    ``hashes``: for each shingle with hash ≡ 0 (mod ``start``, a multiple of ``m``; default
+    ``m``), a 32-bit mix of its hash and the hash of the first shingle with hash ≡ 0 (mod
+    ``m``) starting at least ``span`` letters after it (so the keys of a sparser ``start``
+    are a subset of those of ``m``).
 
     Two documents share a key only where both hold the same two sampled shingles ``span``
     letters or more apart with no sampled shingle moved between them: a copy shares most of
@@ -222,9 +246,10 @@ def span_keys(hashes: np.ndarray, m: int, span: int) -> list[int]:
     pos = np.flatnonzero(hashes % m == 0)
     if len(pos) < 2:
         return []
-    end = np.searchsorted(pos, pos + span)
+    first = pos if start is None or start == m else pos[hashes[pos] % start == 0]
+    end = np.searchsorted(pos, first + span)
     ok = end < len(pos)
-    a = hashes[pos[ok]].astype(np.uint64)
+    a = hashes[first[ok]].astype(np.uint64)
     b = hashes[pos[end[ok]]].astype(np.uint64)
     x = (a << np.uint64(32)) | b  # then the 64-bit finaliser of MurmurHash3
     x ^= x >> np.uint64(33)
@@ -321,7 +346,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     the reverse direction (the new page contained in a stored one, ``Match.replaces``):
     ``reverse`` (true), ``min_contained`` (100 letters), ``spliced`` (0.1; 0 = no guard);
     the candidate stage: ``candidates`` ("spans", or "postings": the exact posting-hit
-    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents);
+    bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents),
+    ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
+    an index keeps the factor it was started with, see :meth:`spans_on`);
     ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
     hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off).
 
@@ -352,6 +379,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span: int = 64,
         span_share: float = 0.2,
         span_cap: int = 64,
+        span_factor: int = 2,
         recheck: int = 256,
         min_short: int = 6,
         **params: Any,
@@ -369,8 +397,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             raise ConfigError(
                 'containment candidates is "spans" or "postings", span ≥ 1, span_share in [0, 1]'
             )
-        if span_cap < 1:
-            raise ConfigError("containment span_cap ≥ 1 (documents)")
+        if span_cap < 1 or span_factor < 1:
+            raise ConfigError("containment span_cap ≥ 1 (documents), span_factor ≥ 1")
+        self.span_factor = int(span_factor)
         if recheck < 0:
             raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off)")
         if min_short < 0:
@@ -407,12 +436,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return last[2]
         body = cleaned(text, title) if self.clean else text
         low = body.lower()
-        letters = _NON_LETTER.sub("", low)
+        letters = letter_codes(low)
         # the length in letters of the text as written (lower-casing keeps the count unless
         # it changed the text's length: "İ" → "i̇")
         length = len(letters) if len(low) == len(body) else len(_NON_LETTER.sub("", body))
         h = shingle_hashes(letters, self.k)
-        spans = span_keys(h, self.posting_m, self.span) if self.candidate_mode == "spans" else []
+        spans = []
+        if self.candidate_mode == "spans" and self.spans_on():
+            spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
         feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
         self._last = (text, title, feats)
         return feats
@@ -421,10 +452,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """Whether the index finds candidates by span keys: with ``candidates="spans"``, on an
         index that this version started (``containment:spans`` is set, or no document is
         stored yet); an index of an earlier version, whose documents have no span keys,
-        keeps the posting-hit bound (read once per detector)."""
+        keeps the posting-hit bound (read once per detector).
+
+        The mark holds the index's ``span_factor`` ("1" in indexes written before the option:
+        every posting-sampled shingle starts a key), and this detector adopts it, whatever
+        its own option says: a query's keys must be sampled as the stored ones were."""
         if self._spans is None:
-            self._spans = bool(self.storage.exists(self.key("spans"))
-                               or not self.storage.hlen(self.key("docs")))  # fmt: skip
+            mark = self.storage.get(self.key("spans"))
+            if mark is not None:
+                self.span_factor = int(mark)
+            self._spans = bool(mark is not None or not self.storage.hlen(self.key("docs")))
         return self._spans
 
     def _posting_hashes(self, feats: Sample) -> list[int]:
@@ -562,7 +599,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             super().add_features(doc_id, feats)
             if self.indexed(feats):
                 if spans:
-                    self.storage.set(self.key("spans"), "1")  # this index has span keys
+                    # this index has span keys, started at this factor
+                    self.storage.set(self.key("spans"), str(self.span_factor))
                     self.storage.hset(self.key("sn"), doc_id,
                                       f"{len(feats.spans)},{feats.length}")  # fmt: skip
                 size, posting = len(feats.hashes), len(self._hash_keys(feats))

@@ -271,7 +271,10 @@ class MemoryStorage(IndexStorage):
     def __init__(self, namespace: str = "topicrawl"):
         super().__init__(namespace)
         self._values: dict[str, bytes] = {}
-        self._sets: dict[str, set[str]] = {}
+        #: a set of one member is stored as the member itself (most posting sets of a large
+        #: index — a span key, a rare shingle — hold one document: a Python set object costs
+        #: ~200 bytes more than a reference to the document id)
+        self._sets: dict[str, set[str] | str] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
         self._lists: dict[str, list[bytes]] = {}
         self._mutex = threading.RLock()
@@ -298,40 +301,78 @@ class MemoryStorage(IndexStorage):
             return value
 
     def sadd(self, key: str, *members: Any) -> None:
-        if members:
-            self._sets.setdefault(key, set()).update(_s(m) for m in members)
+        for m in members:
+            self._sadd1(key, _s(m))
+
+    def _sadd1(self, key: str, m: str) -> None:
+        sets = self._sets
+        s = sets.get(key)
+        if s is None:
+            sets[key] = m  # a singleton: the member itself
+        elif s.__class__ is str:
+            if s != m:
+                sets[key] = {s, m}
+        else:
+            s.add(m)
 
     def srem(self, key: str, *members: Any) -> None:
         s = self._sets.get(key)
-        if s:
-            s.difference_update(_s(m) for m in members)
-            if not s:
+        if s is None:
+            return
+        if s.__class__ is str:
+            if any(_s(m) == s for m in members):
                 del self._sets[key]
+            return
+        s.difference_update(_s(m) for m in members)
+        if len(s) == 1:
+            self._sets[key] = next(iter(s))
+        elif not s:
+            del self._sets[key]
 
     def sadd_many(self, keys: Iterable[str], member: Any) -> None:
         m, sets = _s(member), self._sets
-        for key in keys:
+        for key in keys:  # (_sadd1, inlined: a document has ~200 posting keys)
             s = sets.get(key)
             if s is None:
-                sets[key] = {m}
+                sets[key] = m
+            elif s.__class__ is str:
+                if s != m:
+                    sets[key] = {s, m}
             else:
                 s.add(m)
 
     def smembers(self, key: str) -> set[str]:
-        return set(self._sets.get(key, ()))
+        s = self._sets.get(key)
+        if s is None:
+            return set()
+        return {s} if s.__class__ is str else set(s)
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
-        sets = self._sets
-        if max_len is None:
-            return Counter(itertools.chain.from_iterable(sets.get(k, ()) for k in keys))
-        return Counter(itertools.chain.from_iterable(
-            s for k in keys if len(s := sets.get(k, ())) <= max_len))  # fmt: skip
+        sets, single, many = self._sets, [], []
+        for k in keys:
+            s = sets.get(k)
+            if s is None:
+                continue
+            if s.__class__ is str:
+                single.append(s)
+            elif max_len is None or len(s) <= max_len:
+                many.append(s)
+        out = Counter(single)
+        for s in many:
+            out.update(s)
+        return out
 
     def sismember(self, key: str, member: Any) -> bool:
-        return _s(member) in self._sets.get(key, ())
+        s = self._sets.get(key)
+        if s is None:
+            return False
+        return s == _s(member) if s.__class__ is str else _s(member) in s
 
     def scard(self, key: str) -> int:
-        return len(self._sets.get(key, ()))
+        s = self._sets.get(key)
+        if s is None:
+            return 0
+        return 1 if s.__class__ is str else len(s)
 
     def hset(self, key: str, field: str, value: Value) -> None:
         self._hashes.setdefault(key, {})[field] = _b(value)

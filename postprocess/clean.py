@@ -172,6 +172,12 @@ WIDGET_TOKENS = (
 _WIDGET_TOKEN_RE = re.compile(
     "|".join(re.escape(t) for t in sorted(WIDGET_TOKENS, key=len, reverse=True)), re.I
 )
+#: A CJK ideograph no widget token holds: a line with one is no widget line (ideographs have no
+#: case, so no token matches it even under re.I, and the filler does not match a letter).
+_NOT_WIDGET = re.compile(
+    "(?![" + "".join(sorted({ch for t in WIDGET_TOKENS for ch in t if "\u4e00" <= ch <= "\u9fff"}))
+    + "])[\u4e00-\u9fff]"
+)
 _WIDGET_PHRASE = re.compile(
     r"扫描?二维码|扫一扫|关注我们|关注.{0,8}(?:公众号|微信|微博)|(?:下载|安装).{0,10}客户端|"
     r"目前没有(?:热门)?跟[贴帖]|欢迎你发表观点|点击(?:查看|进入|投票|这里|下载|关注)|阅读原文|"
@@ -193,9 +199,19 @@ _MARKERS = re.compile(r"^[\s\-*•·|>]+|[\s|]+$")
 _CELL_SPLIT = re.compile(r"\\?\|")
 
 
+_LEAD_MARKERS = re.compile(r"[\s\-*•·|>]+")
+
+
 def _strip_markers(line: str) -> str:
-    """The line without list bullets, table pipes and surrounding space."""
-    return _MARKERS.sub("", line).strip()
+    """The line without list bullets, table pipes and surrounding space (``_MARKERS`` removed,
+    then ``strip()``: the same result without the regex's scan of every position for a
+    trailing run)."""
+    lead = _LEAD_MARKERS.match(line)
+    rest = line[lead.end() :] if lead else line
+    out = rest.rstrip()  # (str.isspace is re's \s)
+    while out.endswith("|"):
+        out = out[:-1].rstrip()
+    return out.strip()
 
 
 def normalize_line(line: str) -> str:
@@ -648,7 +664,8 @@ class Cleaner:
             return "editor"
         if c["widget"] and n <= 80:
             # the line has a letter (else it was blank), so an empty rest means tokens only
-            if _FILLER.fullmatch(_WIDGET_TOKEN_RE.sub("", core)) or _WIDGET_PHRASE.search(core):
+            if (not _NOT_WIDGET.search(core) and _FILLER.fullmatch(_WIDGET_TOKEN_RE.sub("", core))
+                    or _WIDGET_PHRASE.search(core)):  # fmt: skip
                 return "widget"
         if c["navigation"] and short and _NAVIGATION.search(core):
             return "navigation"

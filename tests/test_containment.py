@@ -17,7 +17,9 @@ from dedup.cascade import DEFAULT_METHODS, Cascade, Decision, LocalFallback
 from dedup.containment import (
     ContainmentDetector,
     Sample,
+    _letter_table,
     containment,
+    letter_codes,
     shingle_hashes,
     shingle_sample,
     span_keys,
@@ -176,6 +178,20 @@ def test_shingle_hashes_are_zlib_crc32_of_each_utf32_shingle():
     assert shingle_sample(body) == old
 
 
+def test_letter_codes_are_what_the_non_letter_pattern_leaves():
+    """The numpy letter filter keeps exactly the characters ``[\\W_]+`` of re does not remove,
+    over every code point (surrogates included), so the shingles keep their meaning."""
+    import re
+
+    everything = "".join(map(chr, range(0x110000)))
+    kept = re.sub(r"[\W_]+", "", everything)
+    assert "".join(map(chr, letter_codes(everything).tolist())) == kept
+    assert int(_letter_table().sum()) == len(kept)
+    body = text(*ARTICLE, "Ünïcode İstanbul 𠀋𠀍 ½ ٣")
+    assert shingle_hashes(letter_codes(body.lower())).tolist() == shingle_hashes(
+        re.sub(r"[\W_]+", "", body.lower())).tolist()
+
+
 def test_span_keys_are_shared_by_copies_not_by_pages_sharing_a_sentence():
     """A reprint with an editor's line and a sidebar keeps most of its source's span keys;
     a page that shares one sentence (shorter than the span) with it shares none."""
@@ -264,6 +280,29 @@ def test_an_index_of_an_earlier_version_keeps_the_posting_bound():
         assert [m.doc_id for m in again.query(Doc(text(*ARTICLE, SIDEBAR)))] == ["orig"]
         again.remove("orig")
         assert not new.keys("containment:s:") and not new.hgetall("containment:sn")
+
+
+def test_sparser_span_keys_are_a_subset_and_an_index_keeps_its_factor():
+    """Span keys started from every second posting-sampled shingle (``span_factor`` 2, the
+    default) are a subset of those started from every one (factor 1: indexes written before
+    the option, marked "1"); a detector adopts the factor of the index it opens, so an old
+    index is queried with the keys it stored."""
+    h = shingle_hashes("".join(ch for ch in text(*ARTICLE, *DONOR) if ch.isalnum()))
+    dense, sparse = set(span_keys(h, 8, 64)), set(span_keys(h, 8, 64, 16))
+    assert sparse < dense and 0.3 * len(dense) < len(sparse) < 0.7 * len(dense)
+
+    old = MemoryStorage()
+    ContainmentDetector(old, span_factor=1).add("orig", Doc(text(*ARTICLE, *DONOR)))
+    assert old.get("containment:spans") == b"1"
+    det = ContainmentDetector(old)  # span_factor 2 asked: the index's 1 is used
+    feats = det.features(Doc(text(*ARTICLE, *DONOR, SIDEBAR)))
+    assert det.span_factor == 1 and len(feats.spans) > len(sparse)
+    assert [m.doc_id for m in det.query(Doc(text(*ARTICLE, *DONOR, SIDEBAR)))] == ["orig"]
+
+    new = MemoryStorage()
+    ContainmentDetector(new).add("orig", Doc(text(*ARTICLE, *DONOR)))
+    assert new.get("containment:spans") == b"2"
+    assert {int(k.rsplit(":", 1)[1], 16) for k in new.keys("containment:s:")} < dense
 
 
 def _backend_config(kind: str, tmp_path) -> dict:

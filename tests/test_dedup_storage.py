@@ -113,6 +113,18 @@ def test_sets_hashes_lists(backend):
     s.srem("s", "b", "中")
     assert s.smembers("s") == set() and not s.exists("s")
 
+    # a set of one member (the memory backend keeps it as the member): growing, shrinking
+    s.sadd("one", "x")
+    s.sadd_many(["one"], "x")
+    assert s.smembers("one") == {"x"} and s.scard("one") == 1 and s.sismember("one", "x")
+    assert not s.sismember("one", "xy") and s.smembers_count(["one", "one2"], max_len=1) == {"x": 1}
+    s.sadd("one", "y")
+    s.srem("one", "x")
+    assert s.smembers("one") == {"y"} and s.keys("one") == ["one"]
+    s.srem("one", "x")
+    s.srem("one", "y")
+    assert not s.exists("one") and s.scard("one") == 0 and s.smembers_count(["one"]) == {}
+
     s.hset("h", "f1", "1")
     s.hset_many("h", {"f2": b"2", "f3": 3})
     assert s.hget("h", "f1") == b"1" and s.hget("h", "zz") is None

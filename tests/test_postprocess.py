@@ -353,3 +353,26 @@ def test_opencc_traditional_to_simplified():
     )
     assert r.removed == {"editor": 1}
     assert "國務院" in Cleaner(host_lines=False).clean(text=trad).text
+
+
+def test_marker_strip_and_widget_prefilter_agree_with_the_plain_regexes():
+    """``_strip_markers`` (a leading match and ``rstrip``) gives ``_MARKERS.sub`` + ``strip``,
+    and the widget rule with its ideograph prefilter (``_NOT_WIDGET``) decides as the token
+    substitution alone, on random lines of markers, spaces, widget-token and other letters
+    (case-folding letters included)."""
+    import random
+
+    from postprocess import clean as pc
+
+    rng = random.Random(1)
+    alphabet = list(" \t\n\u3000\xa0|-*•·>《（【a1Z_。，：的是中国新闻编辑来源ſKİı½٣")
+    alphabet += sorted({ch for t in pc.WIDGET_TOKENS for ch in t})
+    widgets = 0
+    for _ in range(20000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        core = pc._strip_markers(line)
+        assert core == pc._MARKERS.sub("", line).strip()
+        plain = bool(pc._FILLER.fullmatch(pc._WIDGET_TOKEN_RE.sub("", core)))
+        assert plain == bool(not pc._NOT_WIDGET.search(core) and plain)
+        widgets += plain
+    assert widgets > 100

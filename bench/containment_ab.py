@@ -1,0 +1,100 @@
+"""The containment stage of this tree against another checkout's (``--base``, e.g. a ``git
+worktree`` of main), side by side in one process: features (cleaning, letters, CRC-32
+sample, span keys) and the whole ``check_and_add``, timed in interleaved batches on the
+throughput benchmark's documents (``SentenceDocs`` of bench/dedup.py), after building one
+index of ``--docs`` documents each; the two must find the same hashes, lengths and
+duplicates (checked while building).
+
+The base's ``dedup/containment.py``, ``dedup/storage.py`` and ``postprocess/clean.py`` are
+loaded under other names; everything else (``dedup.base``, the rest of ``postprocess``) is
+this tree's.
+
+    git worktree add --detach /tmp/base main
+    python bench/containment_ab.py --base /tmp/base --docs 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dedup import containment as new_containment  # noqa: E402
+from dedup.base import Doc  # noqa: E402
+from dedup.storage import MemoryStorage  # noqa: E402
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="a checkout of the code to compare with")
+    ap.add_argument("--docs", type=int, default=3000, help="documents indexed first")
+    ap.add_argument("--batches", type=int, default=20, help="interleaved batches of 50")
+    args = ap.parse_args(argv)
+    base = Path(args.base)
+    old = _load("base_containment", base / "dedup" / "containment.py")
+    old_storage = _load("base_storage", base / "dedup" / "storage.py")
+    _load("base_clean", base / "postprocess" / "clean.py")
+    # the base's cleaned(), with the base's cleaner
+    src = inspect.getsource(old.cleaned).replace("from postprocess.clean import",
+                                                 "from base_clean import")  # fmt: skip
+    exec(src, old.__dict__)  # noqa: S102 - the base's own source
+    bench = _load("bench_dedup", ROOT / "bench" / "dedup.py")
+    gen = bench.SentenceDocs()
+    dets = {"base": old.ContainmentDetector(old_storage.MemoryStorage()),
+            "this tree": new_containment.ContainmentDetector(MemoryStorage())}  # fmt: skip
+    for i in range(args.docs):
+        doc = Doc(gen.text(i))
+        a, b = (det.features(doc) for det in dets.values())
+        if a.hashes != b.hashes or a.length != b.length:
+            raise SystemExit(f"document {i}: the samples differ")
+        got = [det.check_and_add(f"d{i}", doc) for det in dets.values()]
+        if len({g.doc_id if g else None for g in got}) > 1:
+            raise SystemExit(f"document {i}: decided differently: {got}")
+    feats: dict[str, list[float]] = {k: [] for k in dets}
+    steps: dict[str, list[float]] = {k: [] for k in dets}
+    for nb in range(args.batches):
+        docs = [Doc(gen.text(10**7 + 50 * nb + i)) for i in range(50)]
+        for name in list(dets) if nb % 2 == 0 else list(dets)[::-1]:
+            det = dets[name]
+            t = time.perf_counter()
+            for doc in docs:
+                det._last = None  # (the features memo)
+                det.features(doc)
+            feats[name].append((time.perf_counter() - t) / len(docs) * 1000)
+            t = time.perf_counter()
+            for i, doc in enumerate(docs):
+                det._last = None
+                det.check_and_add(f"p{nb}-{i}", doc)
+            steps[name].append((time.perf_counter() - t) / len(docs) * 1000)
+    f = {k: statistics.median(v) for k, v in feats.items()}
+    s = {k: statistics.median(v) for k, v in steps.items()}
+    print(f"Containment alone, {args.docs:,} documents indexed, {args.batches} interleaved "
+          f"batches of 50 (load average {os.getloadavg()[0]:.1f}); the same samples and "
+          "decisions while building\n")  # fmt: skip
+    print("| code | features ms/doc | check_and_add ms/doc |")
+    print("|---|---|---|")
+    for name in dets:
+        print(f"| {name} | {f[name]:.3f} | {s[name]:.3f} |")
+    print(f"| this tree ÷ base | {f['this tree'] / f['base']:.2f} | "
+          f"{s['this tree'] / s['base']:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
