@@ -271,7 +271,8 @@ class ExtractionPool:
 
     def close(self) -> None:
         """Stop the workers: they finish their page, then exit; any still running after
-        ``close_grace`` seconds is killed. Their peak memory and CPU time go to the stats."""
+        ``close_grace`` seconds is killed, and so are workers still starting (a short crawl
+        does not wait for their imports). Their peak memory and CPU time go to the stats."""
         self.closed = True
         executor, self._executor = self._executor, None
         if executor is None:
@@ -282,7 +283,9 @@ class ExtractionPool:
                                  round(sum(peak_rss_mb(pid) for pid in pids), 1))
             self.stats.set_value("topicrawl/extract/workers_cpu_s",
                                  round(sum(cpu_seconds(pid) for pid in pids), 2))  # fmt: skip
-        self._stop(executor, grace=self.close_grace, cancel=True)
+        # a crawl that ends before its workers are warm (a few pages) does not wait for them
+        warming = not all(f.done() for f in self._warm)
+        self._stop(executor, grace=self.close_grace, cancel=True, kill=warming)
 
     def _stop(self, executor: ProcessPoolExecutor, *, grace: float, kill: bool = False,
               cancel: bool = False) -> None:  # fmt: skip
