@@ -100,7 +100,7 @@ def decoded_pages(small_web: Path) -> list[HtmlResponse]:
 
 @pytest.mark.skipif(not NEWS_ZH.is_dir(), reason="the shared data's html/news_zh is not here")
 def test_pool_extracts_what_inline_extraction_does(small_web):
-    """Title, description, keywords, text, date and language of 43 real pages and 65
+    """Title, description, keywords, text, date and language of 43 real pages and 66
     generated ones: the same from a worker as from the spider's shared selector tree, and
     the same as extract_page's own parse (what the shared tree replaced)."""
     pages = decoded_pages(small_web)
