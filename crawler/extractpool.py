@@ -21,11 +21,13 @@ reactor thread goes on with other pages.
   each worker has imported trafilatura and extracted a first page; pages before that (and
   when the pool is off) are extracted inline, in the crawl's process.
 - Failures: a page whose extraction raises is the spider's broken page, as inline; a page
-  still not extracted after ``timeout`` seconds (queue time included) is broken too, and its
-  hung worker is killed. A pool whose worker died (killed, or crashed by a page) is
-  replaced, with a WARNING and ``topicrawl/extract/pool_restarts``, and the pages it held
-  are handed to the new one once; after ``max_restarts`` replacements the pool is switched
-  off (WARNING, ``topicrawl/extract/pool_off``) and pages are extracted inline.
+  still in a worker after ``timeout`` seconds is broken too, and its hung worker is killed
+  (:meth:`ExtractionPool._time_left`). A pool whose worker died (killed, or crashed by a
+  page) is replaced, with a WARNING and ``topicrawl/extract/pool_restarts``, and the pages
+  it held go to the new one one at a time, so that a page that kills that one too is the
+  page that does (broken, :class:`ExtractionCrashed`); after ``max_restarts`` replacements
+  the pool is switched off (WARNING, ``topicrawl/extract/pool_off``) and pages are
+  extracted inline.
 - Closed at spider close; a worker also exits by itself when the crawl's process is gone
   (``kill -9``), and ignores SIGINT (a Ctrl-C reaches the whole process group; the crawl
   finishes its pages in the pool, then closes it).

@@ -243,6 +243,36 @@ def test_close_leaves_no_process_and_a_script_is_not_run_again(tmp_path):
     assert len(pids) == 2 and all(gone(pid) for pid in pids)
 
 
+def test_workers_exit_when_the_crawl_process_is_killed(tmp_path):
+    """kill -9 of the process that runs the pool (no close): its workers exit by themselves
+    within about a second, none is left running as an orphan."""
+    script = tmp_path / "killed.py"
+    script.write_text(
+        "import time\n"
+        "from crawler.extractpool import ExtractionPool\n"
+        "pool = ExtractionPool(2)\n"
+        "pool.start()\n"
+        "while not pool.ready: time.sleep(0.05)\n"
+        "print('pids', *pool.pids(), flush=True)\n"
+        "time.sleep(600)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            env=env, cwd=tmp_path)  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        pids = [int(p) for p in line.split()[1:]]
+        assert len(pids) == 2 and not any(gone(pid) for pid in pids), line
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in pids)
+
+
 # -- real crawls -----------------------------------------------------------------------------
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
 
