@@ -638,6 +638,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also score every article page offline (page relevance as a classifier)",
     )
+    ap.add_argument("--pool", default="",
+                    help="off,on: the topicrawl run once with the extraction pool off "
+                    "(TOPICRAWL_EXTRACT_WORKERS=0) and once on (1), labelled topicrawl:pool-off "
+                    "and topicrawl:pool-on (crawler/extractpool.py)")  # fmt: skip
     ap.add_argument("--webs", default="portal,domain")
     ap.add_argument("--runs", default="topicrawl,breadth-first,keyword,oracle")
     ap.add_argument("--concurrency", type=int, default=4)
@@ -682,6 +686,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     wanted = set(args.runs.split(","))
     specs = [CrawlSpec("topicrawl", topic_path)] if "topicrawl" in wanted else []
+    if specs and args.pool:
+        workers = {"off": 0, "on": 1}
+        specs = [CrawlSpec(f"topicrawl:pool-{v}", topic_path,
+                           {"TOPICRAWL_EXTRACT_WORKERS": workers[v]})
+                 for v in args.pool.split(",")]  # fmt: skip
     if args.variants:
         args.alt_topic = [*write_variants(run_dir), *args.alt_topic]
     specs += [CrawlSpec(f"topicrawl:{Path(p).stem}", p) for p in args.alt_topic]

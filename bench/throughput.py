@@ -4,12 +4,20 @@ same concurrency, AutoThrottle off, crawls interleaved (plain, topic, plain, top
 the shared machine's drift hits both alike.
 
     python bench/throughput.py [--pages 600] [--pairs 2] [--concurrency 16] [--topic FILE]
-                               [--latency-ms 0]
+                               [--latency-ms 0] [--pool off,on]
+
+``--pool off,on`` runs the topic spider twice in every round, with the extraction pool off
+(``TOPICRAWL_EXTRACT_WORKERS=0``, pages extracted in Scrapy's thread) and on (1 worker
+process; crawler/extractpool.py), so the three spiders are measured side by side; the order
+of the spiders turns from one round to the next. Without it the topic spider runs with
+the project's default.
 
 pages/s = responses received / Scrapy's ``elapsed_time_seconds`` (spider open to close);
-CPU = user + system seconds of the crawl process; peak memory = its maximum RSS. Every
-process is ``nice``d. Targets (issue 16): topic ≥ 0.8× the plain spider's pages/s, peak
-memory ≤ 2×.
+CPU = user + system seconds of the crawl process and its children (the extraction
+workers); peak memory = the crawl process's maximum RSS (``topicrawl/memory/peak_rss_mb``;
+the plain spider: its ``ru_maxrss``), the workers' (``topicrawl/extract/workers_peak_rss_mb``)
+and their sum. Every process is ``nice``d. Targets (issue 16): topic ≥ 0.8× the plain
+spider's pages/s, peak memory ≤ 2×.
 """
 
 from __future__ import annotations
@@ -56,13 +64,21 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
     log = proc.stderr
     responses = _stat(log, "response_received_count") or 0
     elapsed = _stat(log, "elapsed_time_seconds") or float("nan")
+    main_mb = _stat(log, "topicrawl/memory/peak_rss_mb") or out["maxrss_kb"] / 1024
+    workers_mb = _stat(log, "topicrawl/extract/workers_peak_rss_mb") or 0.0
+    workers_cpu = _stat(log, "topicrawl/extract/workers_cpu_s") or 0.0
     return {
         "responses": int(responses),
         "elapsed_s": elapsed,
         "pages_per_s": responses / elapsed,
         "cpu_s": out["cpu_s"],
         "cpu_ms_per_page": 1000 * out["cpu_s"] / max(1, responses),
-        "peak_mb": out["maxrss_kb"] / 1024,
+        "main_cpu_ms_per_page": 1000 * (out["cpu_s"] - workers_cpu) / max(1, responses),
+        "workers_cpu_ms_per_page": 1000 * workers_cpu / max(1, responses),
+        "main_mb": main_mb,
+        "workers_mb": workers_mb,
+        "peak_mb": main_mb + workers_mb,
+        "pooled": int(_stat(log, "topicrawl/extract/pages") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -84,57 +100,82 @@ def plain(proxy: str, seeds: list[str], pages: int, concurrency: int, tmp: Path)
 
 
 def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file: str,
-          tmp: Path, n: int) -> dict:  # fmt: skip
-    settings = {
+          tmp: Path, n: int, workers: int | None = None) -> dict:  # fmt: skip
+    settings: dict[str, object] = {
         "TOPICRAWL_DB_URL": f"sqlite:///{tmp}/topic-{n}.db", "AUTOTHROTTLE_ENABLED": False,
         "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency, "TOPICRAWL_PROGRESS_INTERVAL": 0,
         "LOG_LEVEL": "INFO",
     }  # fmt: skip
+    if workers is not None:
+        settings["TOPICRAWL_EXTRACT_WORKERS"] = workers
     cmd, env = crawl_command(proxy, seeds, topic_file, args={"max_pages": pages},
                              settings=settings)  # fmt: skip
     return run(cmd, env, ROOT)
 
 
+POOL = {"off": 0, "on": 1}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, default=600)
-    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=2, help="rounds (each runs every spider once)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--topic", default="topics/shizheng.toml")
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--web", type=Path, default=OUT / "web_large")
+    ap.add_argument("--pool", default="", help="off,on: the topic spider with the extraction "
+                    "pool off and on, side by side (default: the project's setting)")  # fmt: skip
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     seeds = truth["seeds"]["portal"]
-    rows: dict[str, list[dict]] = {"plain BFS spider": [], "scrapy crawl topic": []}
+    plain_name = "plain BFS spider"
+    topics = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
+    if not topics:
+        topics = {"scrapy crawl topic": None}
+    rows: dict[str, list[dict]] = {plain_name: [], **{name: [] for name in topics}}
+    names = list(rows)
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp, ServerProcess(args.web,
                                                              latency_ms=args.latency_ms) as srv:
         for i in range(args.pairs):
-            rows["plain BFS spider"].append(plain(srv.url, seeds, args.pages, args.concurrency,
-                                                  Path(tmp)))  # fmt: skip
-            rows["scrapy crawl topic"].append(topic(srv.url, seeds, args.pages, args.concurrency,
-                                                    args.topic, Path(tmp), i))  # fmt: skip
-            for name, rs in rows.items():
-                r = rs[-1]
-                print(f"pair {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f} s"
-                      f" = {r['pages_per_s']:.1f} pages/s, CPU {r['cpu_ms_per_page']:.1f} ms/page,"
-                      f" peak {r['peak_mb']:.0f} MB ({r['finish']})", flush=True)  # fmt: skip
-    med = {n: {k: statistics.median(r[k] for r in rs)
-               for k in ("pages_per_s", "cpu_ms_per_page", "peak_mb")}
-           for n, rs in rows.items()}  # fmt: skip
+            order = names[i % len(names):] + names[: i % len(names)]
+            for name in order:
+                if name == plain_name:
+                    r = plain(srv.url, seeds, args.pages, args.concurrency, Path(tmp))
+                else:
+                    r = topic(srv.url, seeds, args.pages, args.concurrency, args.topic,
+                              Path(tmp), len(load), topics[name])  # fmt: skip
+                load.append(os.getloadavg()[0])
+                rows[name].append(r)
+                print(f"round {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f}"
+                      f" s = {r['pages_per_s']:.1f} pages/s, CPU {r['cpu_ms_per_page']:.1f} "
+                      f"ms/page (workers {r['workers_cpu_ms_per_page']:.1f}), peak "
+                      f"{r['main_mb']:.0f} + {r['workers_mb']:.0f} MB, {r['pooled']} pages "
+                      f"extracted in the pool ({r['finish']}); load {load[-1]:.1f}",
+                      flush=True)  # fmt: skip
+    keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
+            "main_mb", "workers_mb", "peak_mb")  # fmt: skip
+    med = {n: {k: statistics.median(r[k] for r in rs) for k in keys} for n, rs in rows.items()}
     print(f"\n{args.pages}-page budget, concurrency {args.concurrency}, latency "
-          f"{args.latency_ms:g} ms, {args.pairs} interleaved pairs (median); load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    print("| spider | pages/s | CPU ms/page | peak RSS MB |\n|---|---|---|---|")
+          f"{args.latency_ms:g} ms, {args.pairs} interleaved rounds (median); load average "
+          f"{min(load):.1f}–{max(load):.1f} (1 min) on {os.cpu_count()} cores\n")
+    print("| spider | pages/s | × plain | CPU ms/page (main + workers) | peak RSS MB (main + "
+          "workers = sum) | × plain |\n|---|---|---|---|---|---|")
+    p = med[plain_name]
     for n, m in med.items():
-        print(f"| {n} | {m['pages_per_s']:.1f} | {m['cpu_ms_per_page']:.1f} | {m['peak_mb']:.0f} |")
-    t, p = med["scrapy crawl topic"], med["plain BFS spider"]
-    ratios = [a["pages_per_s"] / b["pages_per_s"] for a, b in
-              zip(rows["scrapy crawl topic"], rows["plain BFS spider"], strict=True)]  # fmt: skip
-    print(f"\ntopic / plain: pages/s {t['pages_per_s'] / p['pages_per_s']:.2f}× (pairs: "
-          f"{', '.join(f'{r:.2f}' for r in ratios)}; target ≥ 0.8×), peak memory "
-          f"{t['peak_mb'] / p['peak_mb']:.2f}× (target ≤ 2×)")
+        print(f"| {n} | {m['pages_per_s']:.1f} | {m['pages_per_s'] / p['pages_per_s']:.2f}× | "
+              f"{m['cpu_ms_per_page']:.1f} ({m['main_cpu_ms_per_page']:.1f} + "
+              f"{m['workers_cpu_ms_per_page']:.1f}) | {m['main_mb']:.0f} + {m['workers_mb']:.0f}"
+              f" = {m['peak_mb']:.0f} | {m['peak_mb'] / p['peak_mb']:.2f}× |")  # fmt: skip
+    print()
+    for n in topics:
+        ratios = [a["pages_per_s"] / b["pages_per_s"]
+                  for a, b in zip(rows[n], rows[plain_name], strict=True)]  # fmt: skip
+        print(f"{n} / plain: pages/s {med[n]['pages_per_s'] / p['pages_per_s']:.2f}× (rounds: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}; target ≥ 0.8×), peak memory "
+              f"{med[n]['peak_mb'] / p['peak_mb']:.2f}× (target ≤ 2×)")
     return 0
 
 

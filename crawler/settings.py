@@ -151,6 +151,18 @@ TOPICRAWL_MAX_LINKS_PER_PAGE = 2000
 #: topicrawl/pages/html_truncated): bounds the parse time and memory of one page.
 TOPICRAWL_MAX_HTML_BYTES = 1_000_000
 TOPICRAWL_MAX_TEXT_CHARS = 500_000
+#: Extraction pool (issue 16, crawler/extractpool.py): worker processes that run each HTML
+#: page's main-text extraction (lxml parse, trafilatura, htmldate) while Scrapy's thread goes
+#: on with other pages; 0: inline, in the crawl's process. Default: 1 on a machine with at
+#: least 2 CPUs (a worker costs ≈ 100 MB of memory), else 0.
+TOPICRAWL_EXTRACT_WORKERS = 1 if len(os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity")
+                                     else range(os.cpu_count() or 1)) >= 2 else 0  # fmt: skip
+#: Seconds a page may take in the pool, its wait in the pool's queue included; past it the
+#: page is broken (topicrawl/pages/broken) and its worker killed and replaced.
+TOPICRAWL_EXTRACT_TIMEOUT = 60.0
+#: Pages in the pool at a time, per worker; a page that comes while it is full is extracted
+#: inline (counted as topicrawl/extract/inline_busy).
+TOPICRAWL_EXTRACT_PENDING = 16
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Documents (issue 15): PDF (pypdf) and Word .docx (python-docx) responses are read, scored,

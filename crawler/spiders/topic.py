@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import scrapy
@@ -40,7 +40,7 @@ from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quan
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
-from topicrawl.extract import decode_html, extract_page
+from topicrawl.extract import Extracted, decode_html, extract_page
 from topicrawl.interrupt import interruptible
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
 
@@ -52,6 +52,8 @@ _REDIRECTS = [301, 302, 303, 307, 308]
 FETCHED = 1 << 62
 #: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
 BROKEN_LOGGED = 5
+#: the reactor the extraction pool needs (its pages are awaited as asyncio futures)
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 #: ``TopicSpider.take_page``: another worker owns the request now (crawler.lease)
 LEASE_LOST = -1
 #: ``TopicSpider.take_shared_page``: Redis did not answer within its retry budget (the crawl
@@ -172,6 +174,14 @@ def _header(headers: Any, name: bytes) -> str | None:
     return value.decode("latin-1")[:256] if value else None
 
 
+class Prepared(NamedTuple):
+    """A page decoded by the spider and extracted by the extraction pool."""
+
+    page: HtmlResponse
+    codec: str
+    extracted: Extracted
+
+
 class HarvestWindow:
     """Share of accepted pages among the last ``size`` fetched pages."""
 
@@ -288,6 +298,13 @@ class TopicSpider(scrapy.Spider):
         self.max_links = 0
         #: longest main text kept per page, in characters (TOPICRAWL_MAX_TEXT_CHARS)
         self.max_text = 0
+        #: worker processes that extract pages off the reactor thread
+        #: (TOPICRAWL_EXTRACT_WORKERS; crawler.extractpool); None: inline
+        self.extract_pool: Any = None
+        #: pages counted in the budget and in the extraction pool; the budget was spent
+        #: while some were (the crawl closes once none is left, unless one broke)
+        self._extracting = 0
+        self._close_pending = False
         self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
         #: Re-prioritisation: a URL found again with a priority at least this much higher
         #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
@@ -329,6 +346,7 @@ class TopicSpider(scrapy.Spider):
         spider.max_html = max(0, s.getint("TOPICRAWL_MAX_HTML_BYTES"))
         spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
         spider.max_text = max(0, s.getint("TOPICRAWL_MAX_TEXT_CHARS"))
+        spider.open_extract_pool(crawler)
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         if spider.max_pages is not None:
@@ -345,6 +363,35 @@ class TopicSpider(scrapy.Spider):
         if spider.recrawl:
             spider.load_recrawl(s.get("TOPICRAWL_DB_URL") or None)
         return spider
+
+    def open_extract_pool(self, crawler: Crawler) -> None:
+        """The extraction pool (crawler.extractpool), started when the spider opens and closed
+        with it; off with ``TOPICRAWL_EXTRACT_WORKERS = 0``, or without the asyncio reactor."""
+        from scrapy.exceptions import NotConfigured
+        from scrapy.utils.reactor import is_asyncio_reactor_installed
+
+        from crawler.extractpool import ExtractionPool
+
+        try:
+            pool = ExtractionPool.from_crawler(crawler)
+        except NotConfigured:
+            return
+        if not is_asyncio_reactor_installed():
+            log.warning("TOPICRAWL_EXTRACT_WORKERS needs the asyncio reactor (TWISTED_REACTOR = "
+                        "%r): pages are extracted inline", ASYNCIO_REACTOR)  # fmt: skip
+            return
+        self.extract_pool = pool
+        crawler.signals.connect(self._start_extract_pool, signal=signals.spider_opened)
+        crawler.signals.connect(self._close_extract_pool, signal=signals.spider_closed)
+
+    def _start_extract_pool(self, spider: Any = None) -> None:
+        self.extract_pool.start(self.crawler.stats)
+
+    def _close_extract_pool(self, spider: Any = None, reason: str = "") -> None:
+        from crawler.extractpool import peak_rss_mb
+
+        self.extract_pool.close()
+        self.crawler.stats.set_value("topicrawl/memory/peak_rss_mb", round(peak_rss_mb(), 1))
 
     # -- shared and kept learning (crawler.sharedlearn) -------------------------------------
     def share_learning(self, client: Any, settings: Any) -> None:
@@ -659,6 +706,7 @@ class TopicSpider(scrapy.Spider):
     def release_page(self, meta: dict[str, Any] | None = None) -> None:
         """Give back the budget of a taken page that will not be stored (it broke)."""
         self.pages_seen = max(0, self.pages_seen - 1)
+        self._close_pending = False
         lease_id = (meta or {}).get(LEASE)
         if self.lease is not None and lease_id:
             try:  # a reclaimer that took the lease gave the count back already
@@ -847,17 +895,82 @@ class TopicSpider(scrapy.Spider):
     async def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
         """The pages' callback: in the scale-out with a page budget the page first takes its
         number from the shared counter, waiting out a Redis outage
-        (:meth:`take_shared_page`); then :meth:`parse_page` yields its item and links."""
-        if self.pages_redis is None or response.status in _REDIRECTS or response.status == 304:
+        (:meth:`take_shared_page`); with the extraction pool ready, an HTML page counted in
+        the budget is decoded here and extracted by a worker process while the reactor goes
+        on with other pages (:meth:`extract_off_thread`); then :meth:`parse_page` yields its
+        item and links."""
+        if response.status in _REDIRECTS or response.status == 304:
             return self.parse_page(response)
-        number = await self.take_shared_page(response.meta, meta_url(response))
-        return self.parse_page(response, number, taken=True)
+        taken, number = False, None
+        if self.pages_redis is not None:
+            taken, number = True, await self.take_shared_page(response.meta, meta_url(response))
+        pool = self.extract_pool
+        if pool is None or not pool.ready or self.document_format(response) is not None:
+            return self.parse_page(response, number, taken=taken)
+        if not taken:
+            number = self.take_page(response.meta, meta_url(response))
+        if number is None or number < 0:  # over budget, lease lost, Redis gone: not parsed
+            return self.parse_page(response, number, taken=True)
+        self._extracting += 1
+        try:
+            prepared = await self.extract_off_thread(response)
+        finally:
+            self._extracting -= 1
+        if isinstance(prepared, Exception):
+            self.count_fetched(response)
+            self.broken_page(response, prepared)
+            return ()
+        return self.parse_page(response, number, taken=True, prepared=prepared)
 
-    def parse_page(self, response: Response, number: int | None = None, *,
-                   taken: bool = False) -> Iterator[Any]:  # fmt: skip
+    async def extract_off_thread(self, response: Response) -> Prepared | Exception:
+        """The page decoded here and extracted by the pool (inline when the pool cannot take
+        it now), or the exception that makes it a broken page."""
+        try:
+            page, codec = self.decoded(response)
+            extracted = await self.extract_pool.extract(page.body, page.url)
+            if extracted is None:
+                extracted = extract_page(page.text, page.url, tree=page.selector.root)
+        except Exception as exc:  # counted and logged by broken_page
+            return exc
+        return Prepared(page, codec, extracted)
+
+    def document_format(self, response: Response) -> str | None:
+        """'pdf' or 'docx' for a document response (topicrawl.documents), else None."""
+        if not self.documents:
+            return None
+        ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        return document_format(ctype, response.url)
+
+    def count_fetched(self, response: Response) -> None:
+        """A page counted in the budget is fetched: counted, and its URLs (with redirects)
+        never re-queued (:meth:`reprioritised`)."""
+        self.crawler.stats.inc_value("topicrawl/pages/fetched")
+        if self.requeue_margin:
+            self._restore_priorities()
+            for url in {*response.meta.get("redirect_urls", ()), response.url}:
+                self.best_priority[self._fingerprint(url)] = FETCHED
+
+    def broken_page(self, response: Response, exc: Exception, fmt: str | None = None) -> None:
+        """A page that cannot be parsed: counted (``topicrawl/pages/broken``), its budget
+        given back, logged (the first :data:`BROKEN_LOGGED` ones at WARNING)."""
+        stats = self.crawler.stats
+        stats.inc_value("topicrawl/pages/broken")
+        if fmt is not None:
+            stats.inc_value(f"topicrawl/documents/{fmt}_broken")
+        self.release_page(response.meta)
+        broken = stats.get_value("topicrawl/pages/broken", 0)
+        level = logging.WARNING if broken <= BROKEN_LOGGED else logging.DEBUG
+        log.log(level, "cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
+        if broken == BROKEN_LOGGED:
+            log.warning("more pages that cannot be parsed are counted "
+                        "(topicrawl/pages/broken), not logged")  # fmt: skip
+
+    def parse_page(self, response: Response, number: int | None = None, *, taken: bool = False,
+                   prepared: Prepared | None = None) -> Iterator[Any]:  # fmt: skip
         """Extract, score and yield a page (:class:`~crawler.items.PageItem`) and its links.
         ``taken``: :meth:`parse` took the page's ``number`` in the budget (None: over
-        budget) already; else it is taken here (:meth:`take_page`)."""
+        budget) already; else it is taken here (:meth:`take_page`). ``prepared``: the page
+        decoded and extracted already (by the extraction pool, :meth:`parse`)."""
         stats = self.crawler.stats
         if response.status in _REDIRECTS:  # only requests sent again after a kill get here
             yield from self._follow_recovered_redirect(response)
@@ -884,17 +997,13 @@ class TopicSpider(scrapy.Spider):
             if self.pages_redis is not None:  # another worker spent the crawl's budget
                 raise CloseSpider("max_pages")
             return
-        stats.inc_value("topicrawl/pages/fetched")
-        if self.requeue_margin:
-            self._restore_priorities()
-            for url in {*response.meta.get("redirect_urls", ()), response.url}:
-                self.best_priority[self._fingerprint(url)] = FETCHED
-        fmt = None
-        if self.documents:
-            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
-            fmt = document_format(ctype, response.url)
+        self.count_fetched(response)
+        fmt = self.document_format(response) if prepared is None else None
         try:
-            if fmt is not None:  # a PDF or .docx: its text, no links
+            if prepared is not None:  # decoded and extracted in parse (the extraction pool)
+                page, codec, extracted = prepared.page, prepared.codec, prepared.extracted
+                html = page.text
+            elif fmt is not None:  # a PDF or .docx: its text, no links
                 page, codec, html = None, None, None
                 extracted = extract_document(response.body, fmt,
                                              max_pages=self.max_document_pages,
@@ -909,16 +1018,7 @@ class TopicSpider(scrapy.Spider):
                 stats.inc_value("topicrawl/pages/text_truncated")
                 extracted.text = extracted.text[: self.max_text]
         except Exception as exc:  # a broken page is logged and counted, never crashes a crawl
-            stats.inc_value("topicrawl/pages/broken")
-            if fmt is not None:
-                stats.inc_value(f"topicrawl/documents/{fmt}_broken")
-            self.release_page(response.meta)
-            broken = stats.get_value("topicrawl/pages/broken", 0)
-            level = logging.WARNING if broken <= BROKEN_LOGGED else logging.DEBUG
-            log.log(level, "cannot parse %s: %s: %s", response.url, type(exc).__name__, exc)
-            if broken == BROKEN_LOGGED:
-                log.warning("more pages that cannot be parsed are counted "
-                            "(topicrawl/pages/broken), not logged")  # fmt: skip
+            self.broken_page(response, exc, fmt)
             return
         meta = response.meta
         target = self.recrawl_targets.get(meta["recrawl"]) if meta.get("recrawl") else None
@@ -1000,8 +1100,13 @@ class TopicSpider(scrapy.Spider):
         if rejudge:
             yield from self.rejudged()
         # with leases the worker ends in the idle extension, after a killed worker's pages
-        if self.max_pages is not None and number >= self.max_pages and self.lease is None:
-            raise CloseSpider("max_pages")
+        if self.max_pages is not None and self.lease is None and (
+            number >= self.max_pages or self._close_pending
+        ):
+            # pages still in the extraction pool may break and give their budget back
+            if not self._extracting:
+                raise CloseSpider("max_pages")
+            self._close_pending = True
         if (
             self.harvest_floor > 0
             and self.harvest_window.full
