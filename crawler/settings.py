@@ -154,9 +154,10 @@ TOPICRAWL_MAX_TEXT_CHARS = 500_000
 #: Extraction pool (issue 16, crawler/extractpool.py): worker processes that run each HTML
 #: page's main-text extraction (lxml parse, trafilatura, htmldate) while Scrapy's thread goes
 #: on with other pages; 0: inline, in the crawl's process. Default: 1 on a machine with at
-#: least 2 CPUs (a worker costs ≈ 100 MB of memory), else 0.
-TOPICRAWL_EXTRACT_WORKERS = 1 if len(os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity")
-                                     else range(os.cpu_count() or 1)) >= 2 else 0  # fmt: skip
+#: least 2 CPUs (a worker costs ≈ 80-100 MB of memory), else 0; the environment variable of
+#: the same name overrides it (docker-compose.yml sets 0: its N crawl workers share the cores).
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+TOPICRAWL_EXTRACT_WORKERS = int(os.environ.get("TOPICRAWL_EXTRACT_WORKERS", 1 if _CPUS >= 2 else 0))
 #: Seconds a page may take in the pool, its wait in the pool's queue included; past it the
 #: page is broken (topicrawl/pages/broken) and its worker killed and replaced.
 TOPICRAWL_EXTRACT_TIMEOUT = 60.0

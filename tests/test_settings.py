@@ -34,3 +34,21 @@ def test_the_remote_control_module_is_not_loaded():
     names = build_component_list(settings.getwithbase("EXTENSIONS"))
     assert "crawler.extensions.CrawlProgress" in names
     assert not [n for n in names if "remote_control" in n or "telnet" in n]
+
+
+def test_extract_workers_from_the_environment():
+    """TOPICRAWL_EXTRACT_WORKERS in the environment overrides the CPU-count default (the
+    compose deployment sets 0)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "from crawler import settings; print(settings.TOPICRAWL_EXTRACT_WORKERS)"
+    env = {**os.environ, "TOPICRAWL_EXTRACT_WORKERS": "0"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert out == "0"
+    env["TOPICRAWL_EXTRACT_WORKERS"] = "3"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert out == "3"
