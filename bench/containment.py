@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --growth: the candidate stages, of spans (the default), "
                          "spans1 (span_factor 1: the keys before the option), postings")  # fmt: skip
     ap.add_argument("--cascades", default=None, metavar="ROWS",
-                    help="only these rows of CASCADES, numbered from 1 (e.g. 4,6,7: the "
+                    help="only these rows of CASCADES, numbered from 1 (e.g. 5,7,8: the "
                          "default, the posting-hit bound, span_factor 1)")  # fmt: skip
     args = ap.parse_args(argv)
     cascades = CASCADES if not args.cascades else [
