@@ -9,7 +9,11 @@ forked), awaited from the spider's async ``parse`` callback (asyncio reactor), w
 reactor thread goes on with other pages.
 
 - Same output: a worker parses the decoded page as Scrapy's selector does
-  (:func:`extract_body`), so trafilatura and htmldate see the tree they see inline.
+  (:func:`extract_body`), so trafilatura and htmldate see the tree they see inline. The
+  spider's workers (:func:`extract_with_links`) also extract the page's links and feeds on
+  that tree as the spider does inline (crawler.pagelinks), so the reactor thread does not
+  parse the page at all; that brings Scrapy's ``http`` and ``linkextractors`` (and Twisted)
+  into the worker, ≈ 25 MB more (docs/scale.md).
 - Bounded: at most ``workers × pending`` pages are in the pool at a time; a page that comes
   while it is full is extracted inline, by Scrapy's thread. Waiting for a turn instead would
   let pages pile up whenever the workers are slower than the rest of the crawl (small pages):

@@ -361,10 +361,15 @@ def test_crawl_with_the_pool_stores_what_the_inline_crawl_stores(
     assert st.get("topicrawl/extract/pages", 0) >= 20 and "topicrawl/extract/pages" not in st0
     common = set(pooled) & set(inline)
     assert len(common) >= 0.9 * max(len(pooled), len(inline)) and len(common) >= 40
+    same_parent = 0
     for url in common:
         a, b = pooled[url], inline[url]
         assert (a.title, a.description, a.text, a.published, a.language) == (
             b.title, b.description, b.text, b.published, b.language), url  # fmt: skip
+        if a.parent_url == b.parent_url:  # the link to it (found by the worker, or inline)
+            same_parent += 1
+            assert (a.anchor, a.depth) == (b.anchor, b.depth), url
+    assert same_parent >= 0.8 * len(common)
     assert st["topicrawl/pages/fetched"] - st.get("topicrawl/pages/broken", 0) == len(pooled)
     # the pool's workers ended with the crawl
     pids = [int(p) for p in log.split("extraction pool ready:", 1)[1].split("pids", 1)[1]

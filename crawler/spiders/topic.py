@@ -7,6 +7,7 @@ scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -310,6 +311,8 @@ class TopicSpider(scrapy.Spider):
         #: while some were (the crawl closes once none is left, unless one broke)
         self._extracting = 0
         self._close_pending = False
+        #: set when no page is left in the extraction pool (:meth:`_wait_for_pool`)
+        self._pool_drained: asyncio.Event | None = None
         self.link_extractor = link_extractor()
         #: Re-prioritisation: a URL found again with a priority at least this much higher
         #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
@@ -917,6 +920,13 @@ class TopicSpider(scrapy.Spider):
         if self.pages_redis is not None:
             taken, number = True, await self.take_shared_page(response.meta, meta_url(response))
         pool = self.extract_pool
+        if not taken and self._extracting and self.pages_redis is None and self.lease is None:
+            # over budget while pages are in the pool: wait for them, as inline extraction
+            # would have, since one may break and give its budget back
+            taken, number = True, self.take_page(response.meta, meta_url(response))
+            while number is None and self._extracting:
+                await self._wait_for_pool()
+                number = self.take_page(response.meta, meta_url(response))
         if pool is None or not pool.ready or self.document_format(response) is not None:
             return self.parse_page(response, number, taken=taken)
         if not taken:
@@ -928,11 +938,21 @@ class TopicSpider(scrapy.Spider):
             prepared = await self.extract_off_thread(response)
         finally:
             self._extracting -= 1
+            if not self._extracting and self._pool_drained is not None:
+                self._pool_drained.set()
         if isinstance(prepared, Exception):
             self.count_fetched(response)
             self.broken_page(response, prepared)
             return ()
         return self.parse_page(response, number, taken=True, prepared=prepared)
+
+    async def _wait_for_pool(self) -> None:
+        """Until no page is left in the extraction pool (each may break and give its budget
+        back: a page over budget meanwhile takes it instead of being dropped)."""
+        if self._pool_drained is None:
+            self._pool_drained = asyncio.Event()
+        self._pool_drained.clear()
+        await self._pool_drained.wait()
 
     async def extract_off_thread(self, response: Response) -> Prepared | Exception:
         """The page decoded here and extracted by the pool (inline when the pool cannot take
