@@ -4,13 +4,14 @@ same concurrency, AutoThrottle off, crawls interleaved (plain, topic, plain, top
 the shared machine's drift hits both alike.
 
     python bench/throughput.py [--pages 600] [--pairs 2] [--concurrency 16] [--topic FILE]
-                               [--latency-ms 0] [--pool off,on]
+                               [--latency-ms 0] [--pool off,on] [--baseline DIR]
 
 ``--pool off,on`` runs the topic spider twice in every round, with the extraction pool off
 (``TOPICRAWL_EXTRACT_WORKERS=0``, pages extracted in Scrapy's thread) and on (1 worker
 process; crawler/extractpool.py), so the three spiders are measured side by side; the order
 of the spiders turns from one round to the next. Without it the topic spider runs with
-the project's default.
+the project's default. ``--baseline DIR`` runs the topic spider(s) of another checkout
+(say main's, with its own ``.venv``) in the same rounds: before and after side by side.
 
 pages/s = responses received / Scrapy's ``elapsed_time_seconds`` (spider open to close);
 CPU = user + system seconds of the crawl process and its children (the extraction
@@ -100,7 +101,10 @@ def plain(proxy: str, seeds: list[str], pages: int, concurrency: int, tmp: Path)
 
 
 def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file: str,
-          tmp: Path, n: int, workers: int | None = None) -> dict:  # fmt: skip
+          tmp: Path, n: int, workers: int | None = None,
+          checkout: Path | None = None) -> dict:  # fmt: skip
+    """``scrapy crawl topic`` of this checkout, or of ``checkout`` (its ``.venv``'s Python,
+    run in it: ``--baseline``)."""
     settings: dict[str, object] = {
         "TOPICRAWL_DB_URL": f"sqlite:///{tmp}/topic-{n}.db", "AUTOTHROTTLE_ENABLED": False,
         "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": concurrency,
@@ -111,7 +115,9 @@ def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file
         settings["TOPICRAWL_EXTRACT_WORKERS"] = workers
     cmd, env = crawl_command(proxy, seeds, topic_file, args={"max_pages": pages},
                              settings=settings)  # fmt: skip
-    return run(cmd, env, ROOT)
+    if checkout is not None:
+        cmd[0] = str(checkout / ".venv" / "bin" / "python")
+    return run(cmd, env, checkout or ROOT)
 
 
 POOL = {"off": 0, "on": 1}
@@ -127,13 +133,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--web", type=Path, default=OUT / "web_large")
     ap.add_argument("--pool", default="", help="off,on: the topic spider with the extraction "
                     "pool off and on, side by side (default: the project's setting)")  # fmt: skip
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another checkout (with its own .venv) whose topic spider runs too, "
+                    "with the same --pool values, interleaved: before vs after in one run")
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     seeds = truth["seeds"]["portal"]
     plain_name = "plain BFS spider"
-    topics = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
-    if not topics:
-        topics = {"scrapy crawl topic": None}
+    pools = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
+    pools = pools or {"scrapy crawl topic": None}
+    topics: dict[str, tuple[int | None, Path | None]] = {}
+    for checkout in ([args.baseline] if args.baseline else []) + [None]:
+        where = ""
+        if args.baseline:
+            where = f" ({checkout.name})" if checkout else " (this checkout)"
+        for name, workers in pools.items():
+            topics[name + where] = (workers, checkout)
     rows: dict[str, list[dict]] = {plain_name: [], **{name: [] for name in topics}}
     names = list(rows)
     load = [os.getloadavg()[0]]
@@ -146,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                     r = plain(srv.url, seeds, args.pages, args.concurrency, Path(tmp))
                 else:
                     r = topic(srv.url, seeds, args.pages, args.concurrency, args.topic,
-                              Path(tmp), len(load), topics[name])  # fmt: skip
+                              Path(tmp), len(load), *topics[name])  # fmt: skip
                 load.append(os.getloadavg()[0])
                 rows[name].append(r)
                 print(f"round {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f}"

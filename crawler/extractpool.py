@@ -9,7 +9,11 @@ forked), awaited from the spider's async ``parse`` callback (asyncio reactor), w
 reactor thread goes on with other pages.
 
 - Same output: a worker parses the decoded page as Scrapy's selector does
-  (:func:`extract_body`), so trafilatura and htmldate see the tree they see inline.
+  (:func:`extract_body`), so trafilatura and htmldate see the tree they see inline. The
+  spider's workers (:func:`extract_with_links`) also extract the page's links and feeds on
+  that tree as the spider does inline (crawler.pagelinks), so the reactor thread does not
+  parse the page at all; that brings Scrapy's ``http`` and ``linkextractors`` (and Twisted)
+  into the worker, ≈ 25 MB more (docs/scale.md).
 - Bounded: at most ``workers × pending`` pages are in the pool at a time; a page that comes
   while it is full is extracted inline, by Scrapy's thread. Waiting for a turn instead would
   let pages pile up whenever the workers are slower than the rest of the crawl (small pages):
@@ -48,7 +52,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import wait as wait_sentinels
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from topicrawl.extract import Extracted, extract_page
 
@@ -80,9 +84,51 @@ def extract_body(body: bytes, url: str) -> Extracted:
     return extract_page(text, url, tree=root)
 
 
-def warm_up() -> int:
+class PageWork(NamedTuple):
+    """What a worker gives back for a page (:func:`extract_with_links`): plain, picklable."""
+
+    extracted: Extracted
+    #: ``(url, anchor)`` of the page's links (crawler.pagelinks), at most ``max_links``
+    links: list[tuple[str, str]]
+    #: the links found before that bound
+    found: int
+    #: the feeds the page announces (crawler.discovery.feed_urls), when asked for
+    feeds: list[str]
+
+
+_EXTRACTOR: Any = None
+
+
+def extract_with_links(body: bytes, url: str, max_links: int = 0,
+                       feeds: bool = False) -> PageWork:  # fmt: skip
+    """The spider's whole use of a decoded page's tree, in a worker: the page as the
+    spider's ``HtmlResponse`` (``body``: its UTF-8 text, as ``TopicSpider.decoded`` makes
+    it), extracted (:func:`~topicrawl.extract.extract_page` on the response's selector
+    tree), then its links (:func:`crawler.pagelinks.page_links`, the first ``max_links``
+    of them when > 0) and, with ``feeds``, its feed URLs, on the same tree in the same order
+    as the spider inline, so the crawl's thread does not parse the page at all. Imports
+    ``scrapy.http`` and ``scrapy.linkextractors`` (and so Twisted: docs/scale.md measures
+    what that costs a worker)."""
+    global _EXTRACTOR
+    from scrapy.http import HtmlResponse
+
+    from crawler import discovery
+    from crawler.pagelinks import link_extractor, page_links
+
+    if _EXTRACTOR is None:
+        _EXTRACTOR = link_extractor()
+    page = HtmlResponse(url=url, body=body, encoding="utf-8")
+    extracted = extract_page(page.text, url, tree=page.selector.root)
+    links = page_links(page, _EXTRACTOR)
+    found = len(links)
+    if max_links and found > max_links:
+        links = links[:max_links]
+    return PageWork(extracted, links, found, list(discovery.feed_urls(page)) if feeds else [])
+
+
+def warm_up(function: Callable[..., Any] = extract_body) -> int:
     """A worker's first task: the imports and one extraction; returns the worker's pid."""
-    extract_body(WARM_PAGE, "http://warm.invalid/1.html")
+    function(WARM_PAGE, "http://warm.invalid/1.html")
     return os.getpid()
 
 
@@ -156,8 +202,9 @@ def peak_rss_mb(pid: int | str = "self") -> float:
 class ExtractionPool:
     """Worker processes that run :func:`extract_body` for the spider (module docstring).
 
-    ``function``: what a worker runs on ``(body, url)`` (a module-level function; tests
-    give failing ones)."""
+    ``function``: what a worker runs on ``(body, url)`` (a module-level function or a
+    ``functools.partial`` of one: the spider's is :func:`extract_with_links`; tests give
+    failing ones)."""
 
     #: replacements of a dead pool before it is switched off
     MAX_RESTARTS = 3
@@ -170,7 +217,7 @@ class ExtractionPool:
         pending: int = 16,
         max_restarts: int = MAX_RESTARTS,
         stats: Any = None,
-        function: Callable[[bytes, str], Extracted] = extract_body,
+        function: Callable[[bytes, str], Any] = extract_body,
         close_grace: float = 5.0,
     ):
         self.workers = max(1, workers)
@@ -199,7 +246,8 @@ class ExtractionPool:
         self.started_pids: set[int] = set()
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> ExtractionPool:
+    def from_crawler(cls, crawler: Any, function: Callable[[bytes, str], Any] | None = None
+                     ) -> ExtractionPool:  # fmt: skip
         from scrapy.exceptions import NotConfigured
 
         s = crawler.settings
@@ -208,7 +256,8 @@ class ExtractionPool:
             raise NotConfigured("TOPICRAWL_EXTRACT_WORKERS is 0: pages are extracted inline")
         # the stats: given at spider open (start), when Scrapy has made them
         return cls(workers, timeout=s.getfloat("TOPICRAWL_EXTRACT_TIMEOUT"),
-                   pending=s.getint("TOPICRAWL_EXTRACT_PENDING"))  # fmt: skip
+                   pending=s.getint("TOPICRAWL_EXTRACT_PENDING"),
+                   function=function or extract_body)  # fmt: skip
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -227,7 +276,8 @@ class ExtractionPool:
             self.workers, mp_context=_SpawnContext(), initializer=_init_worker,
             initargs=(os.getpid(),),
         )  # fmt: skip
-        self._warm = [self._executor.submit(warm_up) for _ in range(self.workers)]
+        self._warm = [self._executor.submit(warm_up, self.function)
+                      for _ in range(self.workers)]  # fmt: skip
         self._inflight, self._ready_at = {}, None
         for f in self._warm:
             f.add_done_callback(lambda _, warm=self._warm: self._warm_done(warm))
@@ -345,8 +395,8 @@ class ExtractionPool:
         assert self._alone is not None
         return self._bound, self._alone
 
-    async def extract(self, body: bytes, url: str) -> Extracted | None:
-        """The page extracted by a worker; None when the pool cannot take it now (not ready
+    async def extract(self, body: bytes, url: str) -> Any:
+        """The page extracted by a worker (what ``function`` returns); None when the pool cannot take it now (not ready
         yet, switched off, closed, or ``capacity`` pages in it already): the caller extracts
         it inline. Raises what the extraction raised, :class:`ExtractionTimeout` or
         :class:`ExtractionCrashed`.
@@ -377,7 +427,7 @@ class ExtractionPool:
                 for _ in range(self.capacity):
                     bound.release()
 
-    async def _run(self, body: bytes, url: str, *, alone: bool = False) -> Extracted | None:
+    async def _run(self, body: bytes, url: str, *, alone: bool = False) -> Any:
         executor = self._executor
         if executor is None:  # switched off (or closed) since the page came
             if alone:

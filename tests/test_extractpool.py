@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,15 @@ from scrapy.http import HtmlResponse
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from crawler.extractpool import ExtractionCrashed, ExtractionPool, ExtractionTimeout
+from crawler.discovery import feed_urls
+from crawler.extractpool import (
+    ExtractionCrashed,
+    ExtractionPool,
+    ExtractionTimeout,
+    PageWork,
+    extract_with_links,
+)
+from crawler.pagelinks import link_extractor, page_links
 from models.store import Store
 from topicrawl.extract import decode_html, extract_page
 
@@ -122,6 +131,56 @@ def test_pool_extracts_what_inline_extraction_does(small_web):
         assert [getattr(own, f) for f in FIELDS] == [getattr(inline, f) for f in FIELDS], page.url
         texts += bool(got.text)
     assert texts > 80 and pool.stats.get_value("topicrawl/extract/pages") == len(pages)
+
+
+#: links with no text (title, image alt), a feed, a relative base: the fallbacks and feeds
+LINKS_PAGE = ("<html><head><title>链接</title><base href='http://b.example.cn/d/'>"
+              "<link rel='alternate' type='application/rss+xml' href='/rss.xml'>"
+              "<link rel='stylesheet' href='s.css'></head><body><article>"
+              + "<p>国务院常务会议研究部署深化改革的有关工作。</p>" * 4
+              + "<a href='1.html'>  第一 \n 篇 </a><a href='2.html' title='第二篇'></a>"
+              "<a href='3.html'><img src='x.png' alt='第三篇'></a><a href='1.html'>再一次</a>"
+              "<a href='doc.pdf'>文件</a><a href='mailto:a@b.cn'>信</a>"
+              "<a href='http://other.cn/x?a=1&amp;b=空 格'>外站</a></article></body></html>")
+
+
+@pytest.mark.skipif(not NEWS_ZH.is_dir(), reason="the shared data's html/news_zh is not here")
+@pytest.mark.parametrize("max_links", [0, 20])
+def test_pool_finds_the_links_and_feeds_the_spider_finds_inline(small_web, max_links):
+    """The worker's links (URL, anchor, order), their count and the page's feeds: those the
+    spider finds inline on its own selector tree after extraction (TopicSpider.parse_page),
+    on the real pages, the generated ones and one with every fallback; the bound keeps the
+    first ``max_links`` and counts them all."""
+    pages = decoded_pages(small_web)
+    pages.append(HtmlResponse("http://a.example.cn/links.html", body=LINKS_PAGE.encode(),
+                              encoding="utf-8"))  # fmt: skip
+    function = partial(extract_with_links, max_links=max_links, feeds=True)
+    pool = ExtractionPool(1, pending=len(pages), stats=stats(), function=function)
+    pool.start()
+    try:
+        wait_ready(pool)
+        pooled = run(extract_all(pool, [(p.body, p.url) for p in pages]))
+    finally:
+        pool.close()
+    extractor, capped, linked, fed = link_extractor(), 0, 0, 0
+    for page, got in zip(pages, pooled, strict=True):
+        assert isinstance(got, PageWork), (page.url, got)
+        inline = extract_page(page.text, page.url, tree=page.selector.root)
+        links = page_links(page, extractor)  # after extraction, on its tree: as the spider
+        assert got.found == len(links), page.url
+        assert got.links == (links[:max_links] if max_links else links), page.url
+        assert got.feeds == list(feed_urls(page)), page.url
+        assert [getattr(got.extracted, f) for f in FIELDS] == [getattr(inline, f) for f in FIELDS]
+        capped += len(links) > len(got.links)
+        linked += bool(links)
+        fed += bool(got.feeds)
+    assert linked > 100 and fed >= 1 and (capped > 10) == bool(max_links)
+    assert pooled[-1].links == [
+        ("http://b.example.cn/d/1.html", "第一 篇"), ("http://b.example.cn/d/2.html", "第二篇"),
+        ("http://b.example.cn/d/3.html", "第三篇"), ("http://b.example.cn/d/doc.pdf", "文件"),
+        ("http://other.cn/x?a=1&b=%E7%A9%BA%20%E6%A0%BC", "外站"),
+    ][: max_links or None]
+    assert pooled[-1].feeds == ["http://b.example.cn/rss.xml"]
 
 
 # -- failures --------------------------------------------------------------------------------
@@ -302,10 +361,15 @@ def test_crawl_with_the_pool_stores_what_the_inline_crawl_stores(
     assert st.get("topicrawl/extract/pages", 0) >= 20 and "topicrawl/extract/pages" not in st0
     common = set(pooled) & set(inline)
     assert len(common) >= 0.9 * max(len(pooled), len(inline)) and len(common) >= 40
+    same_parent = 0
     for url in common:
         a, b = pooled[url], inline[url]
         assert (a.title, a.description, a.text, a.published, a.language) == (
             b.title, b.description, b.text, b.published, b.language), url  # fmt: skip
+        if a.parent_url == b.parent_url:  # the link to it (found by the worker, or inline)
+            same_parent += 1
+            assert (a.anchor, a.depth) == (b.anchor, b.depth), url
+    assert same_parent >= 0.8 * len(common)
     assert st["topicrawl/pages/fetched"] - st.get("topicrawl/pages/broken", 0) == len(pooled)
     # the pool's workers ended with the crawl
     pids = [int(p) for p in log.split("extraction pool ready:", 1)[1].split("pids", 1)[1]

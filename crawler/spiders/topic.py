@@ -7,11 +7,13 @@ scrapy crawl topic -a seeds=URL[,URL...]|@FILE -a topic=FILE [-a max_pages=N]
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -21,10 +23,11 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
-from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
+from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.misc import load_object
 
 from crawler import discovery
+from crawler.extractpool import PageWork
 from crawler.items import PageItem
 from crawler.lease import LEASE, lease_of
 from crawler.middlewares import (
@@ -35,6 +38,7 @@ from crawler.middlewares import (
     scaleout_redis,
     sleep,
 )
+from crawler.pagelinks import link_extractor, page_links
 from relevance.hostprior import HostPrior, section_sample
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
@@ -175,11 +179,13 @@ def _header(headers: Any, name: bytes) -> str | None:
 
 
 class Prepared(NamedTuple):
-    """A page decoded by the spider and extracted by the extraction pool."""
+    """A page decoded by the spider and extracted by the extraction pool (``work``: the
+    worker's links and feeds too; None when it was extracted inline)."""
 
     page: HtmlResponse
     codec: str
     extracted: Extracted
+    work: PageWork | None = None
 
 
 class HarvestWindow:
@@ -305,7 +311,9 @@ class TopicSpider(scrapy.Spider):
         #: while some were (the crawl closes once none is left, unless one broke)
         self._extracting = 0
         self._close_pending = False
-        self.link_extractor = LinkExtractor(deny_extensions=[], unique=True, strip=True)
+        #: set when no page is left in the extraction pool (:meth:`_wait_for_pool`)
+        self._pool_drained: asyncio.Event | None = None
+        self.link_extractor = link_extractor()
         #: Re-prioritisation: a URL found again with a priority at least this much higher
         #: (in priority units) is enqueued again; 0: off (set by TOPICRAWL_REQUEUE_MARGIN).
         self.requeue_margin = 0
@@ -370,10 +378,14 @@ class TopicSpider(scrapy.Spider):
         from scrapy.exceptions import NotConfigured
         from scrapy.utils.reactor import is_asyncio_reactor_installed
 
-        from crawler.extractpool import ExtractionPool
+        from crawler.extractpool import ExtractionPool, extract_with_links
 
+        # the worker extracts the page's links (and feeds) too: the crawl's thread does not
+        # parse the page (crawler.extractpool.extract_with_links)
+        work = partial(extract_with_links, max_links=self.max_links,
+                       feeds=discovery.FEEDS in self.discover)  # fmt: skip
         try:
-            pool = ExtractionPool.from_crawler(crawler)
+            pool = ExtractionPool.from_crawler(crawler, work)
         except NotConfigured:
             return
         if not is_asyncio_reactor_installed():
@@ -864,8 +876,11 @@ class TopicSpider(scrapy.Spider):
         links = [Link(url=response.urljoin(e.url), anchor=e.title) for e in entries]
         yield from self.follow(response.url, info, links, 0, source="feed")
 
-    def _feeds_of(self, page: HtmlResponse) -> Iterator[scrapy.Request]:
-        for url in discovery.feed_urls(page):
+    def _feeds_of(self, page: HtmlResponse, urls: list[str] | None = None
+                  ) -> Iterator[scrapy.Request]:  # fmt: skip
+        """Requests for the feeds ``page`` announces (``urls``: found by the extraction
+        pool's worker already)."""
+        for url in discovery.feed_urls(page) if urls is None else urls:
             if url in self.feeds_requested:
                 continue
             if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
@@ -905,6 +920,13 @@ class TopicSpider(scrapy.Spider):
         if self.pages_redis is not None:
             taken, number = True, await self.take_shared_page(response.meta, meta_url(response))
         pool = self.extract_pool
+        if not taken and self._extracting and self.pages_redis is None and self.lease is None:
+            # over budget while pages are in the pool: wait for them, as inline extraction
+            # would have, since one may break and give its budget back
+            taken, number = True, self.take_page(response.meta, meta_url(response))
+            while number is None and self._extracting:
+                await self._wait_for_pool()
+                number = self.take_page(response.meta, meta_url(response))
         if pool is None or not pool.ready or self.document_format(response) is not None:
             return self.parse_page(response, number, taken=taken)
         if not taken:
@@ -916,23 +938,37 @@ class TopicSpider(scrapy.Spider):
             prepared = await self.extract_off_thread(response)
         finally:
             self._extracting -= 1
+            if not self._extracting and self._pool_drained is not None:
+                self._pool_drained.set()
         if isinstance(prepared, Exception):
             self.count_fetched(response)
             self.broken_page(response, prepared)
             return ()
         return self.parse_page(response, number, taken=True, prepared=prepared)
 
+    async def _wait_for_pool(self) -> None:
+        """Until no page is left in the extraction pool (each may break and give its budget
+        back: a page over budget meanwhile takes it instead of being dropped)."""
+        if self._pool_drained is None:
+            self._pool_drained = asyncio.Event()
+        self._pool_drained.clear()
+        await self._pool_drained.wait()
+
     async def extract_off_thread(self, response: Response) -> Prepared | Exception:
         """The page decoded here and extracted by the pool (inline when the pool cannot take
         it now), or the exception that makes it a broken page."""
         try:
             page, codec = self.decoded(response)
-            extracted = await self.extract_pool.extract(page.body, page.url)
-            if extracted is None:
+            work = await self.extract_pool.extract(page.body, page.url)
+            if work is None:
                 extracted = extract_page(page.text, page.url, tree=page.selector.root)
+            elif isinstance(work, PageWork):
+                extracted = work.extracted
+            else:  # a pool whose function only extracts (crawler.extractpool.extract_body)
+                extracted, work = work, None
         except Exception as exc:  # counted and logged by broken_page
             return exc
-        return Prepared(page, codec, extracted)
+        return Prepared(page, codec, extracted, work)
 
     def document_format(self, response: Response) -> str | None:
         """'pdf' or 'docx' for a document response (topicrawl.documents), else None."""
@@ -1002,7 +1038,7 @@ class TopicSpider(scrapy.Spider):
         try:
             if prepared is not None:  # decoded and extracted in parse (the extraction pool)
                 page, codec, extracted = prepared.page, prepared.codec, prepared.extracted
-                html = page.text
+                html = page.text  # the decoded text: no parse (links and feeds: prepared.work)
             elif fmt is not None:  # a PDF or .docx: its text, no links
                 page, codec, html = None, None, None
                 extracted = extract_document(response.body, fmt,
@@ -1115,9 +1151,10 @@ class TopicSpider(scrapy.Spider):
             raise CloseSpider("harvest_exhausted")
         if page is None:
             return
+        work = prepared.work if prepared is not None else None
         if discovery.FEEDS in self.discover:
-            yield from self._feeds_of(page)
-        yield from self.follow_links(page, info, meta.get("depth", 0))
+            yield from self._feeds_of(page, None if work is None else work.feeds)
+        yield from self.follow_links(page, info, meta.get("depth", 0), work)
 
     def rejudged(self) -> Iterator[Any]:
         """``[learning] rejudge`` (calibrated mode): after a retraining of the page model the
@@ -1176,28 +1213,29 @@ class TopicSpider(scrapy.Spider):
         return accepted
 
     def extract_links(self, page: HtmlResponse) -> list[Link]:
-        """Links of the page with anchor text (title/alt attributes where the text is empty)."""
-        links = self.link_extractor.extract_links(page)
-        fallback: dict[str, str] = {}
-        if any(not link.text.strip() for link in links):  # only then look for title/alt
-            for a in page.xpath("//a[@href][@title or .//img/@alt]"):
-                text = " ".join((a.attrib.get("title") or a.xpath(".//img/@alt").get("")).split())
-                if text:
-                    fallback.setdefault(page.urljoin(a.attrib["href"].strip()), text)
-        return [
-            Link(url=link.url, anchor=" ".join(link.text.split()) or fallback.get(link.url, ""))
-            for link in links
-        ]
+        """Links of the page with anchor text (title/alt attributes where the text is empty;
+        crawler.pagelinks, shared with the extraction pool's workers)."""
+        return [Link(url=url, anchor=anchor) for url, anchor in
+                page_links(page, self.link_extractor)]  # fmt: skip
 
-    def follow_links(self, page: HtmlResponse, info: PageInfo, depth: int) -> Iterator[Any]:
+    def follow_links(self, page: HtmlResponse, info: PageInfo, depth: int,
+                     work: PageWork | None = None) -> Iterator[Any]:  # fmt: skip
+        """Follow the page's links (:meth:`follow`): those the extraction pool's worker
+        found (``work``: the first ``max_links``, and how many it found), else extracted
+        here."""
         stats = self.crawler.stats
         if self.max_depth is not None and depth >= self.max_depth:
             stats.inc_value("topicrawl/links/depth_limited")
             return
-        found = self.extract_links(page)
-        if self.max_links and len(found) > self.max_links:  # a link farm: bounded work
+        if work is not None:
+            found = [Link(url=url, anchor=anchor) for url, anchor in work.links]
+            total = work.found
+        else:
+            found = self.extract_links(page)
+            total = len(found)
+        if self.max_links and total > self.max_links:  # a link farm: bounded work
             stats.inc_value("topicrawl/links/capped_pages")
-            stats.inc_value("topicrawl/links/capped", len(found) - self.max_links)
+            stats.inc_value("topicrawl/links/capped", total - self.max_links)
             found = found[: self.max_links]
         yield from self.follow(page.url, info, found, depth)
 
