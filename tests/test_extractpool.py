@@ -107,6 +107,18 @@ def decoded_pages(small_web: Path) -> list[HtmlResponse]:
     return pages
 
 
+def through_pool(pages: list[HtmlResponse], **kwargs) -> tuple[list, ExtractionPool]:
+    """Every page through a one-worker pool that holds them all at once, once it is warm
+    (``kwargs``: more of the pool's options); the results and the closed pool."""
+    pool = ExtractionPool(1, pending=len(pages), stats=stats(), **kwargs)
+    pool.start()
+    try:
+        wait_ready(pool)
+        return run(extract_all(pool, [(p.body, p.url) for p in pages])), pool
+    finally:
+        pool.close()
+
+
 @pytest.mark.skipif(not NEWS_ZH.is_dir(), reason="the shared data's html/news_zh is not here")
 def test_pool_extracts_what_inline_extraction_does(small_web):
     """Title, description, keywords, text, date and language of 43 real pages and 66
@@ -114,13 +126,7 @@ def test_pool_extracts_what_inline_extraction_does(small_web):
     the same as extract_page's own parse (what the shared tree replaced)."""
     pages = decoded_pages(small_web)
     assert len(pages) > 100
-    pool = ExtractionPool(1, pending=len(pages), stats=stats())  # every page in the pool
-    pool.start()
-    try:
-        wait_ready(pool)
-        pooled = run(extract_all(pool, [(p.body, p.url) for p in pages]))
-    finally:
-        pool.close()
+    pooled, pool = through_pool(pages)  # every page in the pool
     texts = 0
     for page, got in zip(pages, pooled, strict=True):
         inline = extract_page(page.text, page.url, tree=page.selector.root)
@@ -155,13 +161,7 @@ def test_pool_finds_the_links_and_feeds_the_spider_finds_inline(small_web, max_l
     pages.append(HtmlResponse("http://a.example.cn/links.html", body=LINKS_PAGE.encode(),
                               encoding="utf-8"))  # fmt: skip
     function = partial(extract_with_links, max_links=max_links, feeds=True)
-    pool = ExtractionPool(1, pending=len(pages), stats=stats(), function=function)
-    pool.start()
-    try:
-        wait_ready(pool)
-        pooled = run(extract_all(pool, [(p.body, p.url) for p in pages]))
-    finally:
-        pool.close()
+    pooled, _ = through_pool(pages, function=function)
     extractor, capped, linked, fed = link_extractor(), 0, 0, 0
     for page, got in zip(pages, pooled, strict=True):
         assert isinstance(got, PageWork), (page.url, got)
