@@ -147,7 +147,6 @@ import base64
 import functools
 import json
 import math
-import re
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -158,8 +157,6 @@ import numpy as np
 from dedup.base import Doc, Match, PostingIndexDetector, register
 from dedup.storage import IndexStorage
 from topicrawl.errors import ConfigError
-
-_NON_LETTER = re.compile(r"[\W_]+", re.U)
 
 
 @functools.lru_cache(maxsize=4)
@@ -192,8 +189,8 @@ def _letter_table() -> np.ndarray:
 
 
 def letter_codes(text: str) -> np.ndarray:
-    """The code points of ``text``'s letters and digits (``_NON_LETTER.sub("", text)``'s), as
-    uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
+    """The code points of ``text``'s letters and digits (what ``re.sub(r"[\\W_]+", "", text)``
+    keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
     cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     return cp[_letter_table()[cp]]
 
@@ -220,15 +217,11 @@ def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
     return out
 
 
-def _letters(text: str) -> str:
-    return _NON_LETTER.sub("", text.lower())
-
-
 def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
     """The sorted distinct 32-bit hashes (CRC-32 of the UTF-32 shingle: stable across
     processes, and cheap) ≡ 0 (mod ``m``) of the ``k``-letter shingles of ``text`` (Broder's
     MOD-m sample)."""
-    h = shingle_hashes(_letters(text), k)
+    h = shingle_hashes(letter_codes(text.lower()), k)
     return np.unique(h[h % m == 0]).tolist()
 
 
@@ -439,7 +432,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         letters = letter_codes(low)
         # the length in letters of the text as written (lower-casing keeps the count unless
         # it changed the text's length: "İ" → "i̇")
-        length = len(letters) if len(low) == len(body) else len(_NON_LETTER.sub("", body))
+        length = len(letters) if len(low) == len(body) else len(letter_codes(body))
         h = shingle_hashes(letters, self.k)
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
