@@ -959,13 +959,12 @@ class TopicSpider(scrapy.Spider):
         it now), or the exception that makes it a broken page."""
         try:
             page, codec = self.decoded(response)
-            work = await self.extract_pool.extract(page.body, page.url)
+            # the pool runs extract_with_links (open_extract_pool); None: the pool is busy
+            work: PageWork | None = await self.extract_pool.extract(page.body, page.url)
             if work is None:
                 extracted = extract_page(page.text, page.url, tree=page.selector.root)
-            elif isinstance(work, PageWork):
+            else:
                 extracted = work.extracted
-            else:  # a pool whose function only extracts (crawler.extractpool.extract_body)
-                extracted, work = work, None
         except Exception as exc:  # counted and logged by broken_page
             return exc
         return Prepared(page, codec, extracted, work)
