@@ -73,14 +73,24 @@ def query_variant_budget(base: int, content: int, wasted: int, *, per_page: int)
     """How many distinct variants (query strings of one path, paths of one path shape) a
     key may be requested with: ``base``, plus ``per_page`` for every page fetched under the
     key with a main text of its own (``content``: at least :data:`MIN_CONTENT_CHARS`, new to
-    the key), less ``per_page`` for every other page fetched there (``wasted``: no main text,
+    the key), the first excepted, less ``per_page`` for every other page fetched there (``wasted``: no main text,
     or a text seen before), never below ``base``.
 
     A trap (a calendar, an endless feed, session ids, sort orders) yields pages without a text
     of their own, so its budget stays ``base``; a path whose pages keep bringing new text
     (``/article.php?id=N``, ``/2024/11/25/article-123.html``) earns room to be crawled further.
+    The first text of a key earns nothing (:func:`text_credit`): a trap whose every page
+    repeats one text stays at ``base`` while its later pages are still being fetched.
     """
-    return base + per_page * max(0, content - wasted)
+    return base + per_page * max(0, text_credit(content, wasted))
+
+
+def text_credit(content: int, wasted: int) -> int:
+    """The texts of a key that count for it: its distinct main texts after the first, less
+    its pages without one. Positive means the key's pages mostly bring texts of their own (a
+    scheme of articles); the first text alone never does, since until a second page of the
+    key is fetched nothing tells a site's one page from a trap's every page."""
+    return content - 1 - wasted
 
 
 #: the shortest main text (non-space characters) that counts as a page's own content for the
@@ -94,8 +104,19 @@ def text_digest(text: str) -> str:
     """A short digest of a page's main text, insensitive to whitespace and to numbers (the
     trap guard's "new to this path" test: calendar days that differ only in their date
     are one text)."""
-    core = _NUMBERS.sub("", "".join(text.split()))
+    return core_digest(text_core(text))
+
+
+def core_digest(core: str) -> str:
+    """:func:`text_digest` of a text already reduced by :func:`text_core`."""
     return hashlib.blake2b(core.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def text_core(text: str) -> str:
+    """``text`` without whitespace and numbers: what :func:`text_digest` hashes and what must
+    be :data:`MIN_CONTENT_CHARS` long to count as a page's own text (a link farm's page of
+    numbered links is not)."""
+    return _NUMBERS.sub("", "".join(text.split()))
 
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
@@ -264,14 +285,14 @@ class VariantBudget:
     def send(self, key: str) -> bool:
         """Whether a request under ``key`` may be sent to download now (counted when so):
         always while the pages fetched under the key mostly brought a text of their own
-        (``content > wasted``: a scheme of articles), else while fewer requests than its
+        (:func:`text_credit` > 0: a scheme of articles), else while fewer requests than its
         budget were sent."""
         if self.redis is not None:
             shared = self._shared_send(key)
             if shared is not None:
                 return shared
         content, wasted = len(self.content.get(key, ())), self.wasted[key]
-        if content <= wasted and self.sent[key] >= self.budget(key):
+        if text_credit(content, wasted) <= 0 and self.sent[key] >= self.budget(key):
             return False
         self.sent[key] += 1
         self._write(key, "@")  # never a variant either
@@ -288,7 +309,7 @@ class VariantBudget:
             sent, content, wasted = pipe.execute()
             wasted = int(wasted or 0)
             budget = query_variant_budget(self.base, content, wasted, per_page=self.per_page)
-            if content <= wasted and sent > budget:
+            if text_credit(content, wasted) <= 0 and sent > budget:
                 self.redis.decr(name)
                 return False
             self.sent[key] += 1
@@ -305,8 +326,9 @@ class VariantBudget:
         """A page fetched under ``key``: a main text new to the key raises its budget, any
         other page lowers it."""
         digest = ""  # a wasted page
-        if sum(not c.isspace() for c in text[: MIN_CONTENT_CHARS * 4]) >= MIN_CONTENT_CHARS:
-            digest = text_digest(text)
+        core = text_core(text)
+        if len(core) >= MIN_CONTENT_CHARS:
+            digest = core_digest(core)
             if digest in self.content[key]:
                 digest = ""
         if digest:

@@ -24,7 +24,8 @@ def _admitted(guard: TrapGuardMiddleware, urls: list[str]) -> int:
 
 def test_budget_formula():
     assert query_variant_budget(30, 0, 0, per_page=5) == 30
-    assert query_variant_budget(30, 4, 1, per_page=5) == 45
+    assert query_variant_budget(30, 4, 1, per_page=5) == 40  # the first text earns nothing
+    assert query_variant_budget(30, 1, 0, per_page=5) == 30
     assert query_variant_budget(30, 1, 4, per_page=5) == 30  # never below the base
     assert query_variant_budget(30, 4, 0, per_page=0) == 30
 
@@ -33,9 +34,10 @@ def test_pages_with_new_text_raise_the_budget_of_their_path():
     guard = TrapGuardMiddleware(CountingStats(), max_query_variants=3, query_variants_per_page=2)
     articles = [f"http://a.cn/article.php?id={i}" for i in range(20)]
     assert _admitted(guard, articles[:5]) == 3
-    # two pages with texts of their own: 2 x 2 more queries for that path
+    # three pages with texts of their own: 2 x 2 more queries for that path (the first text
+    # earns nothing)
     out = list(guard._filter([_item(articles[0], "第一篇 文章"), _item(articles[1], "第二篇文章"),
-                              Request(articles[5])]))  # fmt: skip
+                              _item(articles[2], "第三篇文章"), Request(articles[5])]))  # fmt: skip
     assert out[-1].url == articles[5]
     assert guard.budget("a.cn/article.php") == 7
     assert _admitted(guard, articles[6:20]) == 3  # 4 + the one above = 7
@@ -62,11 +64,12 @@ def test_growth_survives_a_resumed_crawl(tmp_path):
     first = TrapGuardMiddleware(CountingStats(), **args)
     first.spider_opened(spider)
     list(first._filter([_item("http://a.cn/a.php?id=1", "正文一"), _item("http://a.cn/a.php?id=2", "正文二"),
+                        _item("http://a.cn/a.php?id=4", "正文三"),
                         PageItem(url="http://a.cn/a.php?id=3", text="")]))  # fmt: skip
     first.spider_closed(spider)
     again = TrapGuardMiddleware(CountingStats(), **args)
     again.spider_opened(spider)
-    assert again.budget("a.cn/a.php") == 2 + 3 * (2 - 1)
+    assert again.budget("a.cn/a.php") == 2 + 3 * (3 - 1 - 1)
     again.spider_closed(spider)
 
 
@@ -81,9 +84,9 @@ def test_growth_is_shared_by_all_workers(redis_url):
     urls = [f"http://a.cn/article.php?id={i}" for i in range(10)]
     try:
         assert _admitted(a, urls[:3]) == 2
-        list(a._filter([_item(urls[0], "正文一")]))  # worker a's page with a text ...
+        list(a._filter([_item(urls[0], "正文一"), _item(urls[1], "正文二")]))  # a's two texts ...
         assert _admitted(b, urls[3:]) == 2  # ... raises the budget worker b sees
-        list(b._filter([PageItem(url=urls[1], text="")]))  # b's empty page lowers it
+        list(b._filter([PageItem(url=urls[2], text="")]))  # b's empty page lowers it
         assert _admitted(a, urls[5:]) == 0
     finally:
         client.delete(*client.scan_iter(f"{key}*"))

@@ -78,6 +78,32 @@ def test_a_path_calendar_stays_at_the_base_budget():
     assert _sent(guard, days[2:]) == 3
 
 
+def test_a_trap_whose_first_page_has_a_text_stays_at_the_base_budget():
+    """The first text of a shape earns nothing: while a calendar's second day is still being
+    fetched, its first day's text (all the guard has seen) lifts neither the bound nor the
+    budget (CI once sent 34 pages of a 30-page shape in that window)."""
+    guard = TrapGuardMiddleware(CountingStats(), max_path_variants=5, path_variants_per_page=3)
+    days = [f"http://a.cn/calendar/{d}/" for d in range(1, 40)]
+    assert _sent(guard, days[:1]) == 1
+    list(guard._filter([_article(days[0], "活动日历，本日暂无活动安排。")]))
+    assert guard.path_budget("a.cn/calendar/{n}/") == 5
+    assert _sent(guard, days[1:]) == 4
+
+
+def test_a_link_farm_page_of_numbered_links_is_not_a_text_of_its_own():
+    """A page of links numbered 0, 1, 2 … extracts to a long main text of digits; what makes a
+    text a page's own is measured without numbers, as the digest is."""
+    guard = TrapGuardMiddleware(CountingStats(), max_path_variants=5, path_variants_per_page=3)
+    farm = [f"http://a.cn/farm/1/{i}.html" for i in range(40)]
+    numbers = "链接农场\n" + "".join(map(str, range(500)))
+    assert len(numbers) > 10 * MIN_CONTENT_CHARS
+    assert _sent(guard, farm[:3]) == 3
+    list(guard._filter([PageItem(url=u, text=numbers) for u in farm[:3]]))
+    shape = path_shape(farm[0])
+    assert guard.paths.content[shape] == set() and guard.paths.wasted[shape] == 3
+    assert _sent(guard, farm[3:]) == 2
+
+
 def test_ever_deeper_numeric_paths_are_one_shape():
     guard = TrapGuardMiddleware(CountingStats(), max_path_variants=5, max_segment_repeats=100)
     urls = [f"http://a.cn/echo/1/{'/'.join(map(str, range(2, k)))}/" for k in range(3, 40)]
@@ -161,7 +187,8 @@ def test_path_budget_is_shared_by_all_workers(redis_url):
         assert _sent(a, days[:1]) == 1
         assert _sent(b, days[1:]) == 1  # worker b sees worker a's request
         list(a._filter([PageItem(url=days[0], text="")]))  # a's page without a text
-        list(b._filter([_article(days[1], "当日活动"), _article(days[2], "次日活动")]))
-        assert _sent(a, days[3:]) == 7  # mostly texts of their own (2 against 1): no limit
+        list(b._filter([_article(days[1], "当日活动"), _article(days[2], "次日活动"),
+                        _article(days[3], "后日活动")]))  # fmt: skip
+        assert _sent(a, days[3:]) == 7  # mostly texts of their own (3 against 1): no limit
     finally:
         client.delete(*client.scan_iter(f"{key}*"))
