@@ -139,7 +139,7 @@ class LiteralEvidence:
             return p
         base = _odds(sigmoid(self.page_coef[0]))
         rivals = sum(max(0.0, _odds(sigmoid(self._page_logit(h, t, ev.text_words))) - base)
-                     for h, t in ev.contrast)  # fmt: skip
+                     for h, t in ev.contrast if h or t)  # fmt: skip  (no evidence: o_k = o_0)
         return self._exclusive(p, rivals)
 
     def _exclusive(self, p: float, rivals: float) -> float:
@@ -156,5 +156,5 @@ class LiteralEvidence:
             return p
         base = _odds(sigmoid(c0))
         rivals = sum(max(0.0, _odds(sigmoid(c0 + c1 * min(n, 2.0))) - base)
-                     for n in self.contrast_counts(anchor_words))  # fmt: skip
+                     for n in self.contrast_counts(anchor_words) if n)  # fmt: skip
         return self._exclusive(p, rivals)
