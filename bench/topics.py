@@ -4,6 +4,8 @@
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
     python bench/topics.py confusion [--family a] [--seeds 0] [--idf]   # precision lost where
     python bench/topics.py combine [--family a] [--seeds 0,1]            # P_lit + P_model rule
+    python bench/topics.py replay [--family a] [--seeds 0,1] [--variants ",contrast=."] [--dump]
+                                  # a crawl's fetched pages again, through [learning] variants
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,topicrawl:weight=0.7,keyword,...]
                                  [--write FILE]
