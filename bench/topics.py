@@ -4,6 +4,8 @@
     python bench/topics.py pages [--family a] [--seeds 0] [--positive 0.7 ...]  # page model
     python bench/topics.py confusion [--family a] [--seeds 0] [--idf]   # precision lost where
     python bench/topics.py combine [--family a] [--seeds 0,1]            # P_lit + P_model rule
+    python bench/topics.py replay [--family a] [--seeds 0,1] [--variants ",contrast=."] [--dump]
+                                  # a crawl's fetched pages again, through [learning] variants
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,topicrawl:weight=0.7,keyword,...]
                                  [--write FILE]
@@ -425,6 +427,119 @@ def combine_report(rows: list[dict], args: argparse.Namespace) -> None:
     print(f"stacked, all categories: {coef}")
 
 
+# -- replay: a crawl's pages again, in its fetch order, through the calibrated scorer ----------
+def crawl_dbs(family: str, seeds: list[int], cats: list[str], run: str = "topicrawl") -> dict:
+    """The latest crawl database of ``run`` per (seed, category) under bench/out/topics-runs."""
+    slug = "".join(ch if ch.isalnum() or ch in ".-" else "_" for ch in run)
+    found: dict[tuple[int, str], Path] = {}
+    for d in sorted((OUT / "topics-runs").glob("*")):
+        for seed in seeds:
+            for cat in cats:
+                db = d / f"{family}{seed}-{CATEGORIES[cat][0]}-{slug}-{slug}.db"
+                if db.exists():
+                    found[(seed, cat)] = db
+    return found
+
+
+def replay_pages(db: Path) -> list[dict]:
+    """The fetched pages of a crawl database in fetch order (url, head fields, text)."""
+    import datetime as _dt
+
+    from models.store import Store
+
+    store = Store.from_url(f"sqlite:///{db}")
+    try:
+        run = store.list_runs()[-1]
+        pages = sorted(store.iter_pages(run.id),
+                       key=lambda p: (p.fetched_at or _dt.datetime.min, p.id))  # fmt: skip
+        return [{"url": p.final_url or p.url, "title": p.title or "",
+                 "description": p.description or "", "keywords": p.keywords or "",
+                 "text": p.text or "", "seed": p.depth == 0} for p in pages]  # fmt: skip
+    finally:
+        store.close()
+
+
+def replay(pages: list[dict], topic: Any, truth: dict, category: str) -> list[dict]:
+    """Score and observe ``pages`` in order with a fresh calibrated scorer of ``topic``, as
+    the spider does (score, judge at the page threshold, then train); per page its P, P_lit,
+    P_model, on-topic flag and category."""
+    from relevance.calibrated import CalibratedLinkScorer
+    from relevance.linkscore import PageInfo
+
+    scorer = CalibratedLinkScorer.from_topic(topic)
+    out, seen = [], set()
+    for p in pages:
+        if p["url"] in seen:
+            continue
+        seen.add(p["url"])
+        info = PageInfo(url=p["url"], title=p["title"], description=p["description"],
+                        keywords=p["keywords"], text=p["text"], is_seed=p["seed"])  # fmt: skip
+        rel, lit, model = scorer.page_scores(info)
+        scorer.observe_page(info, rel, None)
+        t = truth["pages"].get(p["url"]) or {}
+        out.append({"url": p["url"], "p": rel, "lit": lit, "model": model,
+                    "on": t.get("kind") == "article" and t.get("category") == category,
+                    "kind": t.get("kind", "?"), "category": t.get("category") or "-",
+                    "accepted": rel >= topic.page_threshold})  # fmt: skip
+    return out
+
+
+def learning_variant(topic: Any, spec: str) -> Any:
+    """``topic`` with ``[learning]`` overrides ``KEY=VALUE+KEY=VALUE`` (empty: as it is)."""
+    import dataclasses
+
+    if not spec:
+        return topic
+    lc = topic.learning
+    kw = {}
+    for k, v in (kv.split("=", 1) for kv in spec.split("+")):
+        kw[k] = type(getattr(lc, k))(v)
+    return dataclasses.replace(topic, learning=dataclasses.replace(lc, **kw))
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Precision / recall of the pages each variant accepts when the crawls' fetched pages
+    are replayed in their fetch order (same pages for every variant: the crawl order is the
+    one of the recorded crawl, not the variant's)."""
+    import collections
+
+    from relevance.topic import load_topic
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    seeds = parse_seeds(args.seeds)
+    variants = args.variants.split(",")
+    dbs = crawl_dbs(args.family, seeds, cats)
+    res: dict[str, dict[str, list]] = {v: collections.defaultdict(list) for v in variants}
+    for (seed, cat), db in sorted(dbs.items()):
+        _, truth = ensure_web(args.family, seed)
+        pages = replay_pages(db)
+        topic0 = load_topic(topic_paths()[cat])
+        for v in variants:
+            rows = replay(pages, learning_variant(topic0, v), truth, cat)
+            acc = [r for r in rows if r["accepted"]]
+            tp = sum(r["on"] for r in acc)
+            n_on = sum(r["on"] for r in rows)
+            prec, rec = tp / max(1, len(acc)), tp / max(1, n_on)
+            res[v][cat].append((prec, rec))
+            wrong = collections.Counter((r["kind"], r["category"]) for r in acc if not r["on"])
+            print(f"{args.family}{seed} {cat} [{v or 'default'}] P {prec:.3f} R {rec:.3f} "
+                  f"accepted {len(acc)} wrong {wrong.most_common(3)}", flush=True)  # fmt: skip
+            if args.dump:
+                for r in rows:
+                    print("   ", "A" if r["accepted"] else "-", "on " if r["on"] else "off",
+                          f"{r['p']:.2f} lit {r['lit']:.2f} model "
+                          f"{'-' if r['model'] is None else format(r['model'], '.2f')}",
+                          r["kind"], r["category"], r["url"])  # fmt: skip
+    for v in variants:
+        ps = [x[0] for c in res[v] for x in res[v][c]]
+        rs = [x[1] for c in res[v] for x in res[v][c]]
+        if ps:
+            f1 = 2 * statistics.mean(ps) * statistics.mean(rs) / max(1e-9, statistics.mean(ps) + statistics.mean(rs))
+            print(f"[{v or 'default'}] P mean {statistics.mean(ps):.3f} min {min(ps):.3f}  "
+                  f"R mean {statistics.mean(rs):.3f} min {min(rs):.3f}  F1 {f1:.3f}  (n={len(ps)})")
+    return 0
+
+
 # -- crawl: the benchmark ------------------------------------------------------------------
 RUN_SETTINGS = {"topicrawl": {}}
 
@@ -646,6 +761,14 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--seeds", default="0")
     q.add_argument("--idf", action="store_true", help="also compare idf-weighted topic words")
     q.set_defaults(func=cmd_confusion)
+    y = sub.add_parser("replay", help="a crawl's pages again through variants (offline)")
+    y.add_argument("--family", default="a")
+    y.add_argument("--seeds", default="0")
+    y.add_argument("--categories", default="")
+    y.add_argument("--variants", default="", help="[learning] overrides KEY=VALUE+..., "
+                   "comma-separated; an empty one is the defaults")
+    y.add_argument("--dump", action="store_true", help="print every replayed page")
+    y.set_defaults(func=cmd_replay)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
     c.add_argument("--family", default="a")
     c.add_argument("--seeds", default="0")

@@ -92,7 +92,8 @@ class CalibratedLinkScorer:
             min_length=topic.candidates.min_length,
             topic_words=topic.weights,
         )
-        evidence = LiteralEvidence(topic.weights, extract)
+        evidence = LiteralEvidence(topic.weights, extract, contrast=contrast_weights(topic),
+                                   contrast_weight=lc.contrast_weight)  # fmt: skip
         page_model = None
         if lc.self_train:
             page_model = SelfTrainingPageModel(
@@ -309,6 +310,35 @@ class CalibratedLinkScorer:
         if self.link_model is not None:
             out["link_model"] = self.link_model.to_state()
         return out
+
+
+def contrast_weights(topic) -> list[dict[str, float]]:
+    """The word weights of the topic's ``[learning] contrast`` topics: every topic file of a
+    directory whose name is not the topic's, or the files of a comma-separated list."""
+    from relevance.topic import load_topic
+    from topicrawl.errors import TopicFileError
+
+    spec = topic.learning.contrast.strip()
+    if not spec:
+        return []
+    paths = []
+    for part in (x.strip() for x in spec.split(",") if x.strip()):
+        path = topic.resolve(part)
+        assert path is not None
+        if path.is_dir():
+            paths += sorted(path.glob("*.toml"))
+        elif path.exists():
+            paths.append(path)
+        else:
+            raise TopicFileError(f"[learning] contrast: {path} is neither a topic file nor a "
+                                 "directory of them; fix the path or leave contrast empty",
+                                 path=str(topic.path) if topic.path else None)  # fmt: skip
+    out = []
+    for path in paths:
+        other = load_topic(path)
+        if other.name != topic.name and other.weights:
+            out.append(dict(other.weights))
+    return out
 
 
 def seed_model(model: SelfTrainingPageModel, topic, extract) -> None:

@@ -110,6 +110,11 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     rejudge = 0                        # rejected pages kept and judged again after each
                                        #   retraining of the page model (0: off)
     rejudge_literal = 0.4              #   only those with P_lit at least this
+    contrast = ""                      # other topics' word lists the pages may belong to
+                                       #   instead: a directory of topic files (all but
+                                       #   this topic's name) or files, comma-separated
+                                       #   (relevance.evidence; "": off)
+    contrast_weight = 0.5              # λ of the one-of-K posterior against them
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -222,6 +227,8 @@ class LearningConfig:
     link_rate: float = 0.3
     rejudge: int = 0
     rejudge_literal: float = 0.4
+    contrast: str = ""
+    contrast_weight: float = 0.5
     suggested: list[str] = field(default_factory=list)
 
 
@@ -387,6 +394,8 @@ _TABLES: dict[str, _Spec] = {
         "link_rate": ((int, float), (0.0, 10.0)),
         "rejudge": (int, (0, 1_000_000)),
         "rejudge_literal": ((int, float), (0.0, 1.0)),
+        "contrast": (str, None),
+        "contrast_weight": ((int, float), (0.0, 100.0)),
         "suggested": (list, None),
     },
 }

@@ -60,6 +60,42 @@ def test_literal_evidence_is_calibrated():
     assert ev.anchor_probability(["球队", "比赛"]) > 0.5 > ev.anchor_probability(["股票"])
 
 
+def test_contrast_topics_make_literal_evidence_a_one_of_k_posterior():
+    film = ["电影", "导演", "演员", "票房", "明星"]
+    plain = LiteralEvidence({w: 1.0 for w in SPORT + ["明星"]}, words)
+    ev = LiteralEvidence({w: 1.0 for w in SPORT + ["明星"]}, words, contrast=[{w: 1.0 for w in film}])
+    sport_page = (words("比赛 球队"), words(ON[0]))
+    film_page = (words("明星 球队 导演"), words("电影 导演 演员 票房 明星 首映 导演 演员 球队"))
+    # no contrast evidence: the same probability as without contrast topics
+    assert ev.page_probability(ev.page(*sport_page)) == plain.page_probability(plain.page(*sport_page))
+    # a page of the contrast topic that shares some of the topic's words sinks below 0.5
+    assert plain.page_probability(plain.page(*film_page)) > 0.5
+    assert ev.page_probability(ev.page(*film_page)) < 0.5
+    # a word of the topic itself never counts for the contrast topic ("明星")
+    assert ev.contrast_counts(["明星", "导演"]) == [1.0]
+    assert ev.anchor_probability(["球队", "导演", "电影"]) < plain.anchor_probability(["球队", "导演"])
+    assert ev.anchor_probability(["球队", "比赛"]) == plain.anchor_probability(["球队", "比赛"])
+    # λ = 0 switches the contrast off
+    off = LiteralEvidence({w: 1.0 for w in SPORT}, words, contrast=[{w: 1.0 for w in film}],
+                          contrast_weight=0.0)  # fmt: skip
+    bare = LiteralEvidence({w: 1.0 for w in SPORT}, words)
+    assert off.page_probability(off.page(*film_page)) == pytest.approx(
+        bare.page_probability(bare.page(*film_page)))
+
+
+def test_contrast_reads_a_directory_of_topics_but_not_the_topic_itself(tmp_path):
+    (tmp_path / "sport.toml").write_text('name = "sport"\n[words]\n"比赛" = 1\n"球队" = 1\n', "utf-8")
+    (tmp_path / "film.toml").write_text('name = "film"\n[words]\n"电影" = 1\n"导演" = 1\n', "utf-8")
+    topic = tmp_path / "run" / "sport.toml"
+    topic.parent.mkdir()
+    topic.write_text('name = "sport"\n[words]\n"比赛" = 1\n[learning]\ncontrast = ".."\n', "utf-8")
+    s = CalibratedLinkScorer.from_topic(load_topic(topic))
+    assert s.evidence.n_contrast == 1 and set(s.evidence.contrast) == {"电影", "导演"}
+    topic.write_text('name = "sport"\n[words]\n"比赛" = 1\n[learning]\ncontrast = "nope"\n', "utf-8")
+    with pytest.raises(TopicFileError, match="contrast"):
+        CalibratedLinkScorer.from_topic(load_topic(topic))
+
+
 def test_self_training_labels_learns_and_round_trips(tmp_path):
     m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
     assert m.label(0.95) == 1 and m.label(0.05) == 0 and m.label(0.5) is None
