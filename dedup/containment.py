@@ -150,6 +150,7 @@ import math
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import Any
 
 import numpy as np
@@ -256,6 +257,16 @@ def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> f
     return len(a & b) / len(a) if a else 0.0
 
 
+def _every(feats: Sample) -> frozenset[int] | None:
+    """Every shingle hash of ``feats`` when known: a query's (kept as its hash array, made a
+    set the first time a small stored document asks), a small stored document's."""
+    f = feats.full
+    if isinstance(f, np.ndarray):
+        f = frozenset(f.tolist())
+        object.__setattr__(feats, "full", f)  # (a cache: the features are otherwise frozen)
+    return f
+
+
 @dataclass(frozen=True)
 class Sample:
     """A document's shingle sample, its length in letters and its span keys (the stored
@@ -264,6 +275,9 @@ class Sample:
     hashes: frozenset[int]
     length: int = 0
     spans: tuple[int, ...] = ()
+    #: every shingle hash (not only the MOD-m sample): a query's, or a small stored
+    #: document's (``full_under``; ``containment:f``), else None
+    full: frozenset[int] | np.ndarray | None = _field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
@@ -317,6 +331,8 @@ def cleaned(text: str, title: str = "") -> str:
     removed: Counter[str] = Counter()
     kept: list[str] = []
     for line in _CLEANER._expand([ln.strip() for ln in text.splitlines()], removed):
+        if len(line) > 40:  # a reprint note, source and editor fields inside a paragraph
+            line = _CLEANER._trim_editor(line, removed)
         if not line or _CLEANER.line_rule(line) is not None:
             continue
         # (a headline has at most 60 letters: a longer line is not looked at)
@@ -375,6 +391,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span_factor: int = 2,
         recheck: int = 256,
         min_short: int = 6,
+        full_under: int = 128,
         **params: Any,
     ):
         super().__init__(storage, **params)
@@ -397,6 +414,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off)")
         if min_short < 0:
             raise ConfigError("containment min_short ≥ 0 (hashes; 0: short documents off)")
+        if full_under < 0:
+            raise ConfigError("containment full_under ≥ 0 (hashes; 0: samples only)")
+        #: a stored document whose sample has fewer hashes keeps every shingle hash too, and
+        #: its pairs are measured on them (0: samples only)
+        self.full_under = int(full_under)
         #: documents of ``min_short`` to ``min_sample`` hashes are indexed apart (0: not at all)
         self.min_short = int(min_short)
         #: the most reverse pairs the ``spliced`` guard alone refused that the index remembers
@@ -437,7 +459,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
+        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans),
+                       h)  # fmt: skip
         self._last = (text, title, feats)
         return feats
 
@@ -603,12 +626,19 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             elif self._short(feats) and len(feats.hashes) < self.min_sample:
                 self.storage.hset(self.key("short"), doc_id, feats.to_json())
                 self.storage.sadd_many(self._short_keys(feats), doc_id)
+            else:
+                return
+            every = _every(feats)
+            if len(feats.hashes) < self.full_under and every is not None:
+                packed = np.array(sorted(every), dtype="<u4").tobytes()
+                self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
+            self.storage.hdel(self.key("f"), doc_id)
             raw = self.storage.hget(self.key("short"), doc_id)
             if raw is not None:
                 feats = Sample.from_json(raw)
@@ -619,7 +649,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         common = len(query.hashes & stored.hashes)
         if not common or len(stored.hashes) < self.min_sample:
             return 0.0
-        c = common / len(stored.hashes)
+        c = self._contained(stored, query, common)
         # a copy is at least ``threshold`` of the stored text long (on the lengths, which
         # repeated passages do not inflate)
         n_q, n_s = query.length, stored.length
@@ -639,8 +669,38 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self._short(query) or (len(query.hashes) >= self.min_sample
                                        and query.length >= self.min_contained)):  # fmt: skip
             return 0.0
-        c = len(query.hashes & stored.hashes) / len(query.hashes)
+        c = self._contained(query, stored)
         return c if c >= self.threshold else 0.0
+
+    def _contained(self, a: Sample, b: Sample, common: int | None = None) -> float:
+        """c(A, B): on every shingle hash when both are known (``a`` or ``b`` a small stored
+        document: :attr:`full_under`), else Broder's estimate on the MOD-m samples
+        (``common``: the samples' intersection size, when counted already)."""
+        fa = _every(a) if a.full is not None and b.full is not None else None
+        fb = _every(b) if fa is not None else None
+        if fa and fb is not None:
+            return len(fa & fb) / len(fa)
+        if common is None:
+            common = len(a.hashes & b.hashes)
+        return common / len(a.hashes) if a.hashes else 0.0
+
+    def stored_features(self, ids: list[str]) -> list[tuple[str, Sample]]:
+        """The stored samples of ``ids``, a small document's with every shingle hash."""
+        return self._with_full(super().stored_features(ids))
+
+    def _with_full(self, got: list[tuple[str, Sample]]) -> list[tuple[str, Sample]]:
+        small = [d for d, s in got if len(s.hashes) < self.full_under]
+        if not small:
+            return got
+        raws = dict(zip(small, self.storage.hmget(self.key("f"), small), strict=True))
+        out = []
+        for d, s in got:
+            raw = raws.get(d)
+            if raw is not None:
+                h = np.frombuffer(base64.b64decode(raw), dtype="<u4").tolist()
+                s = Sample(s.hashes, s.length, s.spans, frozenset(h))
+            out.append((d, s))
+        return out
 
     def _beyond(self, doc_id: str, query: Sample, stored: Sample) -> tuple[list[int], list[bool]]:
         """The stored document's posting-sampled hashes *not* in the query, and for each
@@ -734,12 +794,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         hits = self.storage.smembers_count(self._short_keys(feats))
         ids = sorted(d for d, h in hits.items())
         out, refused = [], []
-        for d, raw in zip(ids, self.storage.hmget(self.key("short"), ids) if ids else [],
-                          strict=True):  # fmt: skip
-            if raw is None:
-                continue
-            s = Sample.from_json(raw)
-            c = hits[d] / len(s.hashes)
+        short = [(d, Sample.from_json(raw)) for d, raw in zip(
+            ids, self.storage.hmget(self.key("short"), ids) if ids else [], strict=True)
+            if raw is not None]  # fmt: skip
+        for d, s in self._with_full(short):
+            c = self._contained(s, feats, hits[d])
             if c < self.threshold or feats.length <= s.length:
                 continue
             ok, unheld = self._spliced_pair(s, None, feats)
@@ -787,7 +846,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if doc_id in (c, s) or len(got) < 2 or c in out:
                 drop[field] = raw  # one of the two left the index or changed
                 continue
-            sc = containment(got[s].hashes, got[c].hashes)
+            sc = self._contained(got[s], got[c])
             if sc < self.threshold or got[s].length >= got[c].length:
                 drop[field] = raw
                 continue
@@ -845,10 +904,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored features of ``ids``, indexed documents' or short documents'."""
         got = dict(self.stored_features(ids))
         rest = [d for d in ids if d not in got]
-        for d, raw in zip(rest, self.storage.hmget(self.key("short"), rest) if rest else [],
-                          strict=True):  # fmt: skip
-            if raw is not None:
-                got[d] = Sample.from_json(raw)
+        short = [(d, Sample.from_json(raw)) for d, raw in zip(
+            rest, self.storage.hmget(self.key("short"), rest) if rest else [], strict=True)
+            if raw is not None]  # fmt: skip
+        got.update(self._with_full(short))
         return got
 
     def _forget(self, field: str, raw: bytes) -> None:
