@@ -93,8 +93,25 @@ no HTML: the page's own title (or a part of it: the headline, the site's name) a
 three lines, given the document's title, and a trailing "related" box under its heading
 ("热点推荐"). A copy rewrites its headline and has its own site name: in a short table-layout
 source those lines kept its reprint below the threshold (test webs a6, a10: c 0.79 with
-them, 0.95 and 0.86 without). Shingles are ``k`` consecutive letters (CJK characters, Latin
-letters, digits; punctuation and space dropped).
+them, 0.95 and 0.86 without); and the cleaner's trimming of a paragraph's head and tail
+(``Cleaner._trim_editor``: a reprint note "编者按：本文转载自…。" before the text, "来源：…
+责任编辑：…" fields after or inside it), which a table layout leaves in the article's cell
+(test web a2). Shingles are ``k`` consecutive letters (CJK characters, Latin letters, digits;
+punctuation and space dropped).
+
+**Small documents** (``full_under``, 128 sampled hashes; 0 = off). A document whose MOD-m
+sample has fewer hashes also keeps every shingle hash, in text order (``containment:f``), and
+a pair with such a stored document is measured on the whole texts, not estimated on the
+samples: c(A, B) becomes the share of A's *letters* that B holds in runs of at least ``k``
+letters (:func:`covered`). Two reasons, both worst on short texts. The estimate's spread: a
+129-letter source has 32 sampled hashes, and its copy with two inserted characters held 25
+of them (0.78) where its shingles give 0.885 (test web b22). And the shingles' edit
+penalty: one edited letter costs ``k`` shingles, so a copy with three edits holds 1 − 3·8/n
+of an ``n``-letter source's shingles: under 0.8 for any source under ~120 letters (test web
+b17: a 73-letter source, 0.77 of its shingles, 0.99 of its letters), while a passage cut
+costs its letters in both measures, so a half page still holds half of its original. The
+queried page's hashes are at hand (its features); the stored ones cost 4 bytes per letter,
+for small documents only (a 128-hash sample is ~512 letters).
 
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
@@ -257,14 +274,18 @@ def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> f
     return len(a & b) / len(a) if a else 0.0
 
 
-def _every(feats: Sample) -> frozenset[int] | None:
-    """Every shingle hash of ``feats`` when known: a query's (kept as its hash array, made a
-    set the first time a small stored document asks), a small stored document's."""
-    f = feats.full
-    if isinstance(f, np.ndarray):
-        f = frozenset(f.tolist())
-        object.__setattr__(feats, "full", f)  # (a cache: the features are otherwise frozen)
-    return f
+def covered(a: np.ndarray, b: np.ndarray, k: int = 8) -> float:
+    """The share of the letters of text A that text B holds in runs of at least ``k`` letters,
+    from the hashes of their ``k``-letter shingles (``a`` in text order): a letter counts when
+    a shingle of A covering it is one of B's. A one-letter edit of A in B costs one letter here
+    and ``k`` shingles in Broder's c(A, B); a passage of A that B lacks costs its letters in
+    both."""
+    if not len(a):
+        return 0.0
+    held = np.isin(a, b)
+    # letter j is covered when a held shingle starts in [j - k + 1, j]
+    cover = np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32))
+    return float(np.count_nonzero(cover)) / (len(a) + k - 1)
 
 
 @dataclass(frozen=True)
@@ -275,9 +296,9 @@ class Sample:
     hashes: frozenset[int]
     length: int = 0
     spans: tuple[int, ...] = ()
-    #: every shingle hash (not only the MOD-m sample): a query's, or a small stored
-    #: document's (``full_under``; ``containment:f``), else None
-    full: frozenset[int] | np.ndarray | None = _field(default=None, compare=False)
+    #: every shingle hash in text order (not only the MOD-m sample): a query's, or a small
+    #: stored document's (``full_under``; ``containment:f``), else None
+    full: np.ndarray | None = _field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
@@ -359,7 +380,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
     an index keeps the factor it was started with, see :meth:`spans_on`);
     ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
-    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off).
+    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off),
+    ``full_under`` (128 hashes: a document with a smaller sample keeps every shingle hash and
+    its pairs are measured on letters, :func:`covered`; 0 = off).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
@@ -628,9 +651,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self.storage.sadd_many(self._short_keys(feats), doc_id)
             else:
                 return
-            every = _every(feats)
-            if len(feats.hashes) < self.full_under and every is not None:
-                packed = np.array(sorted(every), dtype="<u4").tobytes()
+            if len(feats.hashes) < self.full_under and feats.full is not None:
+                packed = feats.full.astype("<u4").tobytes()
                 self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
 
     def remove(self, doc_id: str) -> None:
@@ -673,13 +695,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return c if c >= self.threshold else 0.0
 
     def _contained(self, a: Sample, b: Sample, common: int | None = None) -> float:
-        """c(A, B): on every shingle hash when both are known (``a`` or ``b`` a small stored
-        document: :attr:`full_under`), else Broder's estimate on the MOD-m samples
-        (``common``: the samples' intersection size, when counted already)."""
-        fa = _every(a) if a.full is not None and b.full is not None else None
-        fb = _every(b) if fa is not None else None
-        if fa and fb is not None:
-            return len(fa & fb) / len(fa)
+        """c(A, B): the share of A's letters B holds (:func:`covered`) when both texts'
+        hashes are known (``a`` or ``b`` a small stored document: :attr:`full_under`), else
+        Broder's estimate on the MOD-m samples (``common``: the samples' intersection size,
+        when counted already)."""
+        if a.full is not None and b.full is not None and len(a.full):
+            return covered(a.full, b.full, self.k)
         if common is None:
             common = len(a.hashes & b.hashes)
         return common / len(a.hashes) if a.hashes else 0.0
@@ -697,8 +718,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         for d, s in got:
             raw = raws.get(d)
             if raw is not None:
-                h = np.frombuffer(base64.b64decode(raw), dtype="<u4").tolist()
-                s = Sample(s.hashes, s.length, s.spans, frozenset(h))
+                h = np.frombuffer(base64.b64decode(raw), dtype="<u4")
+                s = Sample(s.hashes, s.length, s.spans, h)
             out.append((d, s))
         return out
 
@@ -749,8 +770,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return False, []
         share = sum(held) / len(rest)
         ok = share >= self.spliced
-        if ok and self._short(short):
-            ok = (1.0 - share) * len(page.hashes - short.hashes) <= len(page.hashes & short.hashes)
+        if ok and self._short(short):  # its part of the page: c(short, page) of its sample
+            part = self._contained(short, page) * len(short.hashes)
+            ok = (1.0 - share) * len(page.hashes - short.hashes) <= part + 1e-9
         return ok, [h for h, x in zip(rest, held, strict=True) if not x]
 
     def query_features(self, feats: Sample) -> list[Match]:
