@@ -111,7 +111,12 @@ of an ``n``-letter source's shingles: under 0.8 for any source under ~120 letter
 b17: a 73-letter source, 0.77 of its shingles, 0.99 of its letters), while a passage cut
 costs its letters in both measures, so a half page still holds half of its original. The
 queried page's hashes are at hand (its features); the stored ones cost 4 bytes per letter,
-for small documents only (a 128-hash sample is ~512 letters).
+for small documents only (a 128-hash sample is ~512 letters). A pair the samples accept
+stays accepted; a forward pair that only the letters accept needs the reverse direction's
+evidence (the page's material beyond the stored document held by other documents, share ≥
+``spliced``): forgiving edits also lets an original met after its own edited first half
+(the dedup sets' ``cut-half`` pairs) contain it, and such a page adds text nobody holds. So
+a pair in a fresh index (the dedup sets) is decided as before.
 
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
@@ -671,7 +676,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         common = len(query.hashes & stored.hashes)
         if not common or len(stored.hashes) < self.min_sample:
             return 0.0
-        c = self._contained(stored, query, common)
+        c = self._either(stored, query, common)
         # a copy is at least ``threshold`` of the stored text long (on the lengths, which
         # repeated passages do not inflate)
         n_q, n_s = query.length, stored.length
@@ -691,8 +696,20 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self._short(query) or (len(query.hashes) >= self.min_sample
                                        and query.length >= self.min_contained)):  # fmt: skip
             return 0.0
-        c = self._contained(query, stored)
+        c = self._either(query, stored)
         return c if c >= self.threshold else 0.0
+
+    def _either(self, a: Sample, b: Sample, common: int | None = None) -> float:
+        """c(A, B) on the letters (:meth:`_contained`) when it reaches ``threshold``, else
+        Broder's estimate on the samples: a pair the samples accept stays accepted."""
+        if common is None:
+            common = len(a.hashes & b.hashes)
+        c = self._contained(a, b, common)
+        return c if c >= self.threshold else (common / len(a.hashes) if a.hashes else 0.0)
+
+    def _letters_only(self, a: Sample, b: Sample) -> bool:
+        """Whether only the letters make c(A, B) reach ``threshold`` (not the samples)."""
+        return bool(a.hashes) and len(a.hashes & b.hashes) < self.threshold * len(a.hashes)
 
     def _contained(self, a: Sample, b: Sample, common: int | None = None) -> float:
         """c(A, B): the share of A's letters B holds (:func:`covered`) when both texts'
@@ -783,8 +800,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         documents that contain the query with spliced material (``replaces``, score
         c(query, stored)), best first. Ties by doc id."""
         stored = self.stored_features(sorted(self.candidates(feats)))
+        # a pair only the letters accept (an edited copy of a small document, or an
+        # original met after its edited first half) needs the reverse direction's evidence:
+        # the page's material beyond the stored document held by other documents
         ranked = sorted(((-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
-                         if (sc := self.score(feats, s)) > 0))  # fmt: skip
+                         if (sc := self.score(feats, s)) > 0 and (
+                             not self._letters_only(s, feats)
+                             or self._spliced_pair(s, None, feats)[0])))  # fmt: skip
         matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
         if not matches:
             matches = self._short_matches(feats)
@@ -820,7 +842,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             ids, self.storage.hmget(self.key("short"), ids) if ids else [], strict=True)
             if raw is not None]  # fmt: skip
         for d, s in self._with_full(short):
-            c = self._contained(s, feats, hits[d])
+            c = self._either(s, feats, hits[d])
             if c < self.threshold or feats.length <= s.length:
                 continue
             ok, unheld = self._spliced_pair(s, None, feats)
@@ -868,7 +890,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if doc_id in (c, s) or len(got) < 2 or c in out:
                 drop[field] = raw  # one of the two left the index or changed
                 continue
-            sc = self._contained(got[s], got[c])
+            sc = self._either(got[s], got[c])
             if sc < self.threshold or got[s].length >= got[c].length:
                 drop[field] = raw
                 continue
