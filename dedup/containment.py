@@ -93,11 +93,8 @@ no HTML: the page's own title (or a part of it: the headline, the site's name) a
 three lines, given the document's title, and a trailing "related" box under its heading
 ("热点推荐"). A copy rewrites its headline and has its own site name: in a short table-layout
 source those lines kept its reprint below the threshold (test webs a6, a10: c 0.79 with
-them, 0.95 and 0.86 without); and the cleaner's trimming of a paragraph's head and tail
-(``Cleaner._trim_editor``: a reprint note "编者按：本文转载自…。" before the text, "来源：…
-责任编辑：…" fields after or inside it), which a table layout leaves in the article's cell
-(test web a2). Shingles are ``k`` consecutive letters (CJK characters, Latin letters, digits;
-punctuation and space dropped).
+them, 0.95 and 0.86 without). Shingles are ``k`` consecutive letters (CJK characters, Latin
+letters, digits; punctuation and space dropped).
 
 **Small documents** (``full_under``, 128 sampled hashes; 0 = off). A document whose MOD-m
 sample has fewer hashes also keeps every shingle hash, in text order (``containment:f``), and
@@ -357,8 +354,6 @@ def cleaned(text: str, title: str = "") -> str:
     removed: Counter[str] = Counter()
     kept: list[str] = []
     for line in _CLEANER._expand([ln.strip() for ln in text.splitlines()], removed):
-        if len(line) > 40:  # a reprint note, source and editor fields inside a paragraph
-            line = _CLEANER._trim_editor(line, removed)
         if not line or _CLEANER.line_rule(line) is not None:
             continue
         # (a headline has at most 60 letters: a longer line is not looked at)
