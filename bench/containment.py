@@ -326,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
                          "a13-a20 and b13-b20 were first used for the figures of 2026-11-26 "
                          "in docs/benchmarks/clean-layouts.md and are development webs since; "
                          "a21-a28 and b21-b28 held out for the deferred re-check and short "
-                         "documents)")  # fmt: skip
+                         "documents, development webs since; a29-a36 and b29-b36 held out "
+                         "for the letter measure of small documents)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

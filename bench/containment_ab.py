@@ -11,6 +11,12 @@ this tree's.
 
     git worktree add --detach /tmp/base main
     python bench/containment_ab.py --base /tmp/base --docs 3000
+    python bench/containment_ab.py --base /tmp/base --pages bench/out/neardup_zh --rounds 6
+
+With ``--pages`` the documents are instead the pages of a dedup set (``pairs.jsonl``'s
+pages, e.g. the generated set's 1072, many of them short): each round checks and adds all of
+them into a fresh index of each code, the codes alternating round by round (median ms per
+page); decisions may differ there, and the number of duplicates each found is printed.
 """
 
 from __future__ import annotations
@@ -45,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", required=True, help="a checkout of the code to compare with")
     ap.add_argument("--docs", type=int, default=3000, help="documents indexed first")
     ap.add_argument("--batches", type=int, default=20, help="interleaved batches of 50")
+    ap.add_argument("--pages", default=None, metavar="SET",
+                    help="time the pages of this dedup set (a directory with pairs.jsonl)")
+    ap.add_argument("--rounds", type=int, default=6, help="with --pages: alternating rounds")
     args = ap.parse_args(argv)
     base = Path(args.base)
     old = _load("base_containment", base / "dedup" / "containment.py")
@@ -54,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     src = inspect.getsource(old.cleaned).replace("from postprocess.clean import",
                                                  "from base_clean import")  # fmt: skip
     exec(src, old.__dict__)  # noqa: S102 - the base's own source
+    if args.pages:
+        return _pages(Path(args.pages), args.rounds, old, old_storage)
     bench = _load("bench_dedup", ROOT / "bench" / "dedup.py")
     gen = bench.SentenceDocs()
     dets = {"base": old.ContainmentDetector(old_storage.MemoryStorage()),
@@ -93,6 +104,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {f[name]:.3f} | {s[name]:.3f} |")
     print(f"| this tree ÷ base | {f['this tree'] / f['base']:.2f} | "
           f"{s['this tree'] / s['base']:.2f} |")
+    return 0
+
+
+def _pages(path: Path, rounds: int, old, old_storage) -> int:
+    """``--pages``: check_and_add of every page of the set ``path`` into a fresh index, base
+    and this tree alternating round by round; median ms per page."""
+    from dedup.evaluate import DocCache, load_pairs
+
+    cache = DocCache()
+    pairs = load_pairs(path / "pairs.jsonl")
+    docs = [cache(p) for p in sorted({p for pair in pairs for p in (pair.a, pair.b)})]
+    make = {"base": lambda: old.ContainmentDetector(old_storage.MemoryStorage()),
+            "this tree": lambda: new_containment.ContainmentDetector(MemoryStorage())}  # fmt: skip
+    times: dict[str, list[float]] = {k: [] for k in make}
+    found: dict[str, int] = {}
+    for r in range(rounds):
+        for name in list(make) if r % 2 == 0 else list(make)[::-1]:
+            det = make[name]()
+            t = time.perf_counter()
+            got = [det.check_and_add(str(i), doc) for i, doc in enumerate(docs)]
+            times[name].append((time.perf_counter() - t) / len(docs) * 1000)
+            found[name] = sum(g is not None for g in got)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"Containment alone, the {len(docs)} pages of {path} into a fresh index, {rounds} "
+          f"alternating rounds (load average {os.getloadavg()[0]:.1f})\n")  # fmt: skip
+    print("| code | check_and_add ms/page | duplicates found |")
+    print("|---|---|---|")
+    for name in make:
+        print(f"| {name} | {med[name]:.3f} | {found[name]} |")
+    print(f"| this tree ÷ base | {med['this tree'] / med['base']:.2f} | |")
     return 0
 
 

@@ -96,6 +96,25 @@ source those lines kept its reprint below the threshold (test webs a6, a10: c 0.
 them, 0.95 and 0.86 without). Shingles are ``k`` consecutive letters (CJK characters, Latin
 letters, digits; punctuation and space dropped).
 
+**Small documents** (``full_under``, 128 sampled hashes; 0 = off). A document whose MOD-m
+sample has fewer hashes also keeps every shingle hash, in text order (``containment:f``), and
+a pair with such a stored document is measured on the whole texts, not estimated on the
+samples: c(A, B) becomes the share of A's *letters* that B holds in runs of at least ``k``
+letters (:func:`covered`). Two reasons, both worst on short texts. The estimate's spread: a
+129-letter source has 32 sampled hashes, and its copy with two inserted characters held 25
+of them (0.78) where its shingles give 0.885 (test web b22). And the shingles' edit
+penalty: one edited letter costs ``k`` shingles, so a copy with three edits holds 1 − 3·8/n
+of an ``n``-letter source's shingles: under 0.8 for any source under ~120 letters (test web
+b17: a 73-letter source, 0.77 of its shingles, 0.99 of its letters), while a passage cut
+costs its letters in both measures, so a half page still holds half of its original. The
+queried page's hashes are at hand (its features); the stored ones cost 4 bytes per letter,
+for small documents only (a 128-hash sample is ~512 letters). A pair the samples accept
+stays accepted; a forward pair that only the letters accept needs the reverse direction's
+evidence (the page's material beyond the stored document held by other documents, share ≥
+``spliced``): forgiving edits also lets an original met after its own edited first half
+(the dedup sets' ``cut-half`` pairs) contain it, and such a page adds text nobody holds. So
+a pair in a fresh index (the dedup sets) is decided as before.
+
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
 them) and its sizes (``containment:n``: sample size, posting keys, letters).
@@ -150,6 +169,7 @@ import math
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import Any
 
 import numpy as np
@@ -256,6 +276,20 @@ def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> f
     return len(a & b) / len(a) if a else 0.0
 
 
+def covered(a: np.ndarray, b: np.ndarray, k: int = 8) -> float:
+    """The share of the letters of text A that text B holds in runs of at least ``k`` letters,
+    from the hashes of their ``k``-letter shingles (``a`` in text order): a letter counts when
+    a shingle of A covering it is one of B's. A one-letter edit of A in B costs one letter here
+    and ``k`` shingles in Broder's c(A, B); a passage of A that B lacks costs its letters in
+    both."""
+    if not len(a):
+        return 0.0
+    held = np.isin(a, b)
+    # letter j is covered when a held shingle starts in [j - k + 1, j]
+    cover = np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32))
+    return float(np.count_nonzero(cover)) / (len(a) + k - 1)
+
+
 @dataclass(frozen=True)
 class Sample:
     """A document's shingle sample, its length in letters and its span keys (the stored
@@ -264,6 +298,9 @@ class Sample:
     hashes: frozenset[int]
     length: int = 0
     spans: tuple[int, ...] = ()
+    #: every shingle hash in text order (not only the MOD-m sample): a query's, or a small
+    #: stored document's (``full_under``; ``containment:f``), else None
+    full: np.ndarray | None = _field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
@@ -343,7 +380,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
     an index keeps the factor it was started with, see :meth:`spans_on`);
     ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
-    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off).
+    hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off),
+    ``full_under`` (128 hashes: a document with a smaller sample keeps every shingle hash and
+    its pairs are measured on letters, :func:`covered`; 0 = off).
 
     Reverse matches are returned only when no stored document is contained in the query.
     Every read is a plain read of the index (posting sets, the ``docs`` hash), so under the
@@ -375,6 +414,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span_factor: int = 2,
         recheck: int = 256,
         min_short: int = 6,
+        full_under: int = 128,
         **params: Any,
     ):
         super().__init__(storage, **params)
@@ -397,6 +437,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off)")
         if min_short < 0:
             raise ConfigError("containment min_short ≥ 0 (hashes; 0: short documents off)")
+        if full_under < 0:
+            raise ConfigError("containment full_under ≥ 0 (hashes; 0: samples only)")
+        #: a stored document whose sample has fewer hashes keeps every shingle hash too, and
+        #: its pairs are measured on them (0: samples only)
+        self.full_under = int(full_under)
         #: documents of ``min_short`` to ``min_sample`` hashes are indexed apart (0: not at all)
         self.min_short = int(min_short)
         #: the most reverse pairs the ``spliced`` guard alone refused that the index remembers
@@ -437,7 +482,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
+        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans),
+                       h)  # fmt: skip
         self._last = (text, title, feats)
         return feats
 
@@ -603,12 +649,18 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             elif self._short(feats) and len(feats.hashes) < self.min_sample:
                 self.storage.hset(self.key("short"), doc_id, feats.to_json())
                 self.storage.sadd_many(self._short_keys(feats), doc_id)
+            else:
+                return
+            if len(feats.hashes) < self.full_under and feats.full is not None:
+                packed = feats.full.astype("<u4").tobytes()
+                self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
+            self.storage.hdel(self.key("f"), doc_id)
             raw = self.storage.hget(self.key("short"), doc_id)
             if raw is not None:
                 feats = Sample.from_json(raw)
@@ -619,7 +671,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         common = len(query.hashes & stored.hashes)
         if not common or len(stored.hashes) < self.min_sample:
             return 0.0
-        c = common / len(stored.hashes)
+        c = self._either(stored, query, common)
         # a copy is at least ``threshold`` of the stored text long (on the lengths, which
         # repeated passages do not inflate)
         n_q, n_s = query.length, stored.length
@@ -639,8 +691,49 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self._short(query) or (len(query.hashes) >= self.min_sample
                                        and query.length >= self.min_contained)):  # fmt: skip
             return 0.0
-        c = len(query.hashes & stored.hashes) / len(query.hashes)
+        c = self._either(query, stored)
         return c if c >= self.threshold else 0.0
+
+    def _either(self, a: Sample, b: Sample, common: int | None = None) -> float:
+        """c(A, B) on the letters (:meth:`_contained`) when it reaches ``threshold``, else
+        Broder's estimate on the samples: a pair the samples accept stays accepted."""
+        if common is None:
+            common = len(a.hashes & b.hashes)
+        c = self._contained(a, b, common)
+        return c if c >= self.threshold else (common / len(a.hashes) if a.hashes else 0.0)
+
+    def _letters_only(self, a: Sample, b: Sample) -> bool:
+        """Whether only the letters make c(A, B) reach ``threshold`` (not the samples)."""
+        return bool(a.hashes) and len(a.hashes & b.hashes) < self.threshold * len(a.hashes)
+
+    def _contained(self, a: Sample, b: Sample, common: int | None = None) -> float:
+        """c(A, B): the share of A's letters B holds (:func:`covered`) when both texts'
+        hashes are known (``a`` or ``b`` a small stored document: :attr:`full_under`), else
+        Broder's estimate on the MOD-m samples (``common``: the samples' intersection size,
+        when counted already)."""
+        if a.full is not None and b.full is not None and len(a.full):
+            return covered(a.full, b.full, self.k)
+        if common is None:
+            common = len(a.hashes & b.hashes)
+        return common / len(a.hashes) if a.hashes else 0.0
+
+    def stored_features(self, ids: list[str]) -> list[tuple[str, Sample]]:
+        """The stored samples of ``ids``, a small document's with every shingle hash."""
+        return self._with_full(super().stored_features(ids))
+
+    def _with_full(self, got: list[tuple[str, Sample]]) -> list[tuple[str, Sample]]:
+        small = [d for d, s in got if len(s.hashes) < self.full_under]
+        if not small:
+            return got
+        raws = dict(zip(small, self.storage.hmget(self.key("f"), small), strict=True))
+        out = []
+        for d, s in got:
+            raw = raws.get(d)
+            if raw is not None:
+                h = np.frombuffer(base64.b64decode(raw), dtype="<u4")
+                s = Sample(s.hashes, s.length, s.spans, h)
+            out.append((d, s))
+        return out
 
     def _beyond(self, doc_id: str, query: Sample, stored: Sample) -> tuple[list[int], list[bool]]:
         """The stored document's posting-sampled hashes *not* in the query, and for each
@@ -689,8 +782,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return False, []
         share = sum(held) / len(rest)
         ok = share >= self.spliced
-        if ok and self._short(short):
-            ok = (1.0 - share) * len(page.hashes - short.hashes) <= len(page.hashes & short.hashes)
+        if ok and self._short(short):  # its part of the page: c(short, page) of its sample
+            part = self._contained(short, page) * len(short.hashes)
+            ok = (1.0 - share) * len(page.hashes - short.hashes) <= part + 1e-9
         return ok, [h for h, x in zip(rest, held, strict=True) if not x]
 
     def query_features(self, feats: Sample) -> list[Match]:
@@ -701,8 +795,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         documents that contain the query with spliced material (``replaces``, score
         c(query, stored)), best first. Ties by doc id."""
         stored = self.stored_features(sorted(self.candidates(feats)))
+        # a pair only the letters accept (an edited copy of a small document, or an
+        # original met after its edited first half) needs the reverse direction's evidence:
+        # the page's material beyond the stored document held by other documents
         ranked = sorted(((-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
-                         if (sc := self.score(feats, s)) > 0))  # fmt: skip
+                         if (sc := self.score(feats, s)) > 0 and (
+                             not self._letters_only(s, feats)
+                             or self._spliced_pair(s, None, feats)[0])))  # fmt: skip
         matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
         if not matches:
             matches = self._short_matches(feats)
@@ -734,12 +833,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         hits = self.storage.smembers_count(self._short_keys(feats))
         ids = sorted(d for d, h in hits.items())
         out, refused = [], []
-        for d, raw in zip(ids, self.storage.hmget(self.key("short"), ids) if ids else [],
-                          strict=True):  # fmt: skip
-            if raw is None:
-                continue
-            s = Sample.from_json(raw)
-            c = hits[d] / len(s.hashes)
+        short = [(d, Sample.from_json(raw)) for d, raw in zip(
+            ids, self.storage.hmget(self.key("short"), ids) if ids else [], strict=True)
+            if raw is not None]  # fmt: skip
+        for d, s in self._with_full(short):
+            c = self._either(s, feats, hits[d])
             if c < self.threshold or feats.length <= s.length:
                 continue
             ok, unheld = self._spliced_pair(s, None, feats)
@@ -787,7 +885,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if doc_id in (c, s) or len(got) < 2 or c in out:
                 drop[field] = raw  # one of the two left the index or changed
                 continue
-            sc = containment(got[s].hashes, got[c].hashes)
+            sc = self._either(got[s], got[c])
             if sc < self.threshold or got[s].length >= got[c].length:
                 drop[field] = raw
                 continue
@@ -845,10 +943,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored features of ``ids``, indexed documents' or short documents'."""
         got = dict(self.stored_features(ids))
         rest = [d for d in ids if d not in got]
-        for d, raw in zip(rest, self.storage.hmget(self.key("short"), rest) if rest else [],
-                          strict=True):  # fmt: skip
-            if raw is not None:
-                got[d] = Sample.from_json(raw)
+        short = [(d, Sample.from_json(raw)) for d, raw in zip(
+            rest, self.storage.hmget(self.key("short"), rest) if rest else [], strict=True)
+            if raw is not None]  # fmt: skip
+        got.update(self._with_full(short))
         return got
 
     def _forget(self, field: str, raw: bytes) -> None:

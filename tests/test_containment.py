@@ -19,6 +19,7 @@ from dedup.containment import (
     Sample,
     _letter_table,
     containment,
+    covered,
     letter_codes,
     shingle_hashes,
     shingle_sample,
@@ -219,10 +220,12 @@ def _sentence_pool_index(det: ContainmentDetector, n: int = 60) -> list[str]:
 def test_span_candidates_skip_documents_that_only_share_sentences():
     """Documents sharing whole sentences with the query are no candidates (the posting-hit
     bound had to count them all); the stored document the query copies is, and the match is
-    the one the exact bound finds."""
+    the one the exact bound finds. (On the samples: with the letters of small documents,
+    ``full_under``, two stored documents holding four of the query's sentences in another
+    order reach 0.8 of their letters, and only the exact bound proposes them.)"""
     spans, bound = (
-        ContainmentDetector(MemoryStorage()),
-        ContainmentDetector(MemoryStorage(), candidates="postings"),
+        ContainmentDetector(MemoryStorage(), full_under=0),
+        ContainmentDetector(MemoryStorage(), candidates="postings", full_under=0),
     )
     texts = _sentence_pool_index(spans)
     _sentence_pool_index(bound)
@@ -782,3 +785,74 @@ def test_short_half_page_and_short_article_spliced_into_another_copy_do_not_pair
     c2 = Cascade(MemoryStorage(), ["containment"])
     for doc_id, body in (("donor", text(*DONOR)), ("page", other_copy), ("short", SHORT)):
         assert c2.check_and_add(doc_id, Doc(body)) == Decision()
+
+
+def _small_copy() -> tuple[str, str]:
+    """A 130-letter source and its copy with two inserted characters, chosen (the first
+    pair of insertion points, in a fixed order) so that the MOD-4 samples estimate c under
+    0.8 while every shingle gives c ≥ 0.8 (test web b22: 0.78 on the samples, 0.885 exact)."""
+    src = "".join(ARTICLE[1:3])[:130]
+    for i in range(10, len(src), 7):
+        for j in range(i + 20, len(src) - 5, 5):
+            copy = src[:i] + "都" + src[i:j] + "也" + src[j:]
+            a, b = shingle_sample(src), shingle_sample(copy)
+            every = (set(shingle_hashes(letter_codes(x)).tolist()) for x in (src, copy))
+            fa, fb = every
+            if containment(set(a), set(b)) < 0.8 <= len(fa & fb) / len(fa):
+                return src, copy
+    raise AssertionError("no such pair")  # (the search is deterministic: it finds one)
+
+
+@pytest.mark.parametrize("order", ["source first", "copy first"])
+def test_a_small_document_is_measured_on_every_shingle(order):
+    """Fails before (test web b22, both orders): a 129-letter source's copy with two
+    inserted characters holds 0.885 of its shingles, but 25 of its 32 sampled ones (0.78)."""
+    src, copy = _small_copy()
+    page = text(copy, *OTHER[:2])  # the copy with a commentary spliced from another article
+    for opts, caught in (({"full_under": 0}, False), ({}, True)):
+        c = Cascade(MemoryStorage(), ["containment"], options={"containment": opts})
+        assert c.check_and_add("other", Doc(text(*OTHER))) == Decision()
+        first, second = (("src", src), ("copy", page))[:: 1 if order == "source first" else -1]
+        c.check_and_add(*first[:1], Doc(first[1]))
+        d = c.check_and_add(second[0], Doc(second[1]))
+        hit = d.duplicate if order == "source first" else d.replaced
+        assert (hit is not None and hit.doc_id == first[0]) is caught, opts
+    det = c.detectors[0]
+    assert det.storage.hget(det.key("f"), "src")  # kept in both orders, with every hash
+    for doc_id in ("src", "copy", "other"):
+        c.remove(doc_id)
+    assert not det.storage.hlen(det.key("f"))
+
+
+def test_covered_counts_letters_not_shingles():
+    """One edited letter costs one letter of the share (k shingles of Broder's c); an
+    inserted one costs nothing; a passage cut costs its letters, as in c."""
+    src = "".join(ARTICLE)
+    h = shingle_hashes(letter_codes(src))
+    n = len(letter_codes(src))
+    edited = shingle_hashes(letter_codes(src[:50] + "X" + src[51:]))
+    assert covered(h, edited) == pytest.approx((n - 1) / n)
+    assert containment(set(h.tolist()), set(edited.tolist())) < (n - 7) / n
+    inserted = shingle_hashes(letter_codes(src[:50] + "的" + src[50:]))
+    assert covered(h, inserted) == 1.0
+    half = shingle_hashes(letter_codes(src[: len(src) // 2]))
+    assert covered(h, half) == pytest.approx(0.5, abs=0.02)
+    assert covered(h, shingle_hashes(letter_codes("".join(OTHER)))) == 0.0
+
+
+@pytest.mark.parametrize("order", ["source first", "copy first"])
+def test_a_short_source_with_three_edits_pairs_with_its_commentary_page(order):
+    """Fails before (test web b17, both orders): a 73-letter source whose copy edits three
+    letters holds 0.65 of its sampled shingles (0.77 of all its shingles, 0.99 of its
+    letters)."""
+    src = ARTICLE[1][:60]
+    copy = src[:12] + "的" + src[12:30] + src[31:45] + "地" + src[46:]  # insert, cut, swap
+    assert containment(set(shingle_sample(src)), set(shingle_sample(copy))) < 0.8
+    c = Cascade(MemoryStorage(), ["containment"])
+    assert c.check_and_add("other", Doc(text(*OTHER))) == Decision()
+    page = text(copy, *OTHER[:2])
+    first, second = (("src", src), ("copy", page))[:: 1 if order == "source first" else -1]
+    c.check_and_add(first[0], Doc(first[1]))
+    d = c.check_and_add(second[0], Doc(second[1]))
+    hit = d.duplicate if order == "source first" else d.replaced
+    assert hit is not None and hit.doc_id == first[0]
