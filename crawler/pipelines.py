@@ -46,6 +46,28 @@ def _absolute(path: str | None) -> str | None:
     return str(Path(path).resolve()) if path else None
 
 
+#: values ``ItemAdapter.asdict`` returns as they are (no item, dict or sequence can be one)
+_PLAIN = frozenset({str, int, float, bool, type(None), datetime, bytes})
+
+
+def _plain(value: Any) -> Any:
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, set, tuple)):
+        return value.__class__(_plain(v) for v in value)
+    return ItemAdapter._asdict(value)  # noqa: SLF001 - an item, or another type: as asdict
+
+
+def item_dict(item: Any) -> dict[str, Any]:
+    """``ItemAdapter(item).asdict()`` (nested dicts, sequences and items copied), without
+    asking each field's value whether it is an item of every kind itemadapter knows (≈ 50
+    checks a field: 0.8 ms a page item, the most of the store's per-page work that is not
+    the cleaning)."""
+    return {k: _plain(v) for k, v in ItemAdapter(item).items()}
+
+
 class StorePipeline:
     """Batches pages into the database; records duplicates, documents and the URL history.
 
@@ -401,7 +423,7 @@ class StorePipeline:
         starve the sample of a host that republishes other sites' articles.
         """
         spider = self._spider(spider)
-        row = ItemAdapter(item).asdict()
+        row = item_dict(item)
         dup = row.get("duplicate")
         reason = None
         if dup:

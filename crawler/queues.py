@@ -19,7 +19,6 @@ from typing import Any
 from scrapy.pqueues import ScrapyPriorityQueue
 from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
-from scrapy_redis.queue import PriorityQueue as ScrapyRedisPriorityQueue
 
 from crawler.lease import LEASE, lease_of
 from crawler.middlewares import RESCORED, rescored_request
@@ -136,113 +135,130 @@ SAFE_REQUEST_CLASSES = frozenset({
 MAX_SKIPPED_PER_POP = 100
 
 
-class RedisPriorityQueue(ScrapyRedisPriorityQueue):
-    """scrapy-redis's sorted-set frontier that stores data only and never trusts it.
+def _redis_queue_class() -> type:
+    """:class:`RedisPriorityQueue`, made on first use: its base is scrapy-redis', whose import
+    (redis-py, ≈ 6 MB) a crawl without Redis does not need (crawler.seen does the same)."""
+    from scrapy_redis.queue import PriorityQueue
 
-    Entries are JSON (:mod:`crawler.serialization`, also ``SCHEDULER_SERIALIZER``).
-    An entry that does not decode to a request of a known class with callbacks of the
-    spider's ``frontier_callbacks`` (a pickle, truncated data, ``_class`` naming another
-    object) is removed, counted as ``topicrawl/frontier/malformed`` and skipped, never
-    executed. A request whose meta holds a value JSON cannot carry loses that meta key
-    (counted as ``topicrawl/frontier/meta_dropped``), not the request.
-    """
+    class RedisPriorityQueue(PriorityQueue):
+        """scrapy-redis's sorted-set frontier that stores data only and never trusts it.
 
-    def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None):
-        from scrapy_redis import picklecompat
+        Entries are JSON (:mod:`crawler.serialization`, also ``SCHEDULER_SERIALIZER``).
+        An entry that does not decode to a request of a known class with callbacks of the
+        spider's ``frontier_callbacks`` (a pickle, truncated data, ``_class`` naming another
+        object) is removed, counted as ``topicrawl/frontier/malformed`` and skipped, never
+        executed. A request whose meta holds a value JSON cannot carry loses that meta key
+        (counted as ``topicrawl/frontier/meta_dropped``), not the request.
+        """
 
-        from crawler import serialization
+        def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None):
+            from scrapy_redis import picklecompat
 
-        if serializer is None or serializer is picklecompat:  # never pickle
-            serializer = serialization
-        super().__init__(server, spider, key, serializer)
-        #: crawler.lease.WorkerLease: a popped request is leased to this worker
-        self.lease = lease_of(getattr(spider, "crawler", None))
-        if self.lease is not None and self.lease.frontier_key != key:
-            self.lease = None  # a queue of another key (tests): no lease
+            from crawler import serialization
 
-    def _stats(self) -> Any:
-        crawler = getattr(self.spider, "crawler", None)
-        return getattr(crawler, "stats", None)
+            if serializer is None or serializer is picklecompat:  # never pickle
+                serializer = serialization
+            super().__init__(server, spider, key, serializer)
+            #: crawler.lease.WorkerLease: a popped request is leased to this worker
+            self.lease = lease_of(getattr(spider, "crawler", None))
+            if self.lease is not None and self.lease.frontier_key != key:
+                self.lease = None  # a queue of another key (tests): no lease
 
-    def _inc(self, key: str) -> None:
-        stats = self._stats()
-        if stats is not None:
-            stats.inc_value(key)
+        def _stats(self) -> Any:
+            crawler = getattr(self.spider, "crawler", None)
+            return getattr(crawler, "stats", None)
 
-    def _encode_request(self, request: Any) -> bytes:
-        obj = request.to_dict(spider=self.spider)
-        if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
-            obj["meta"] = {k: v for k, v in obj["meta"].items() if k != LEASE}
-        try:
-            return self.serializer.dumps(obj)
-        except (TypeError, ValueError):
-            meta = {}
-            for key, value in (obj.get("meta") or {}).items():
+        def _inc(self, key: str) -> None:
+            stats = self._stats()
+            if stats is not None:
+                stats.inc_value(key)
+
+        def _encode_request(self, request: Any) -> bytes:
+            obj = request.to_dict(spider=self.spider)
+            if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
+                obj["meta"] = {k: v for k, v in obj["meta"].items() if k != LEASE}
+            try:
+                return self.serializer.dumps(obj)
+            except (TypeError, ValueError):
+                meta = {}
+                for key, value in (obj.get("meta") or {}).items():
+                    try:
+                        self.serializer.dumps({"v": value})
+                    except (TypeError, ValueError):
+                        self._inc("topicrawl/frontier/meta_dropped")
+                        log.debug("meta %r of %s cannot be stored in the frontier",
+                                  key, request.url)  # fmt: skip
+                        continue
+                    meta[key] = value
+                obj["meta"] = meta
+                return self.serializer.dumps(obj)
+
+        def _decode_request(self, encoded: bytes) -> Any:
+            obj = self.serializer.loads(encoded)
+            cls = obj.get("_class")
+            if cls is not None and cls not in SAFE_REQUEST_CLASSES:
+                raise ValueError(f"request class {cls!r} is not allowed")
+            allowed = getattr(self.spider, "frontier_callbacks", frozenset({"parse"}))
+            for name in ("callback", "errback"):
+                if obj.get(name) is not None and obj[name] not in allowed:
+                    raise ValueError(f"{name} {obj[name]!r} is not one of the spider's")
+            if not isinstance(obj.get("url"), str):
+                raise ValueError("no URL")
+            return request_from_dict(obj, spider=self.spider)
+
+        def push(self, request: Any) -> None:
+            if self.lease is None:
+                return super().push(request)
+            self.lease.push(self._encode_request(request), -request.priority,
+                            request.meta.get(LEASE))  # fmt: skip
+
+        def _pop_leased(self, limit: int | None) -> Any:
+            for _ in range(MAX_SKIPPED_PER_POP):
+                found = self.lease.pop(limit)
+                if found is None:
+                    return None
+                data, lease_id = found
                 try:
-                    self.serializer.dumps({"v": value})
-                except (TypeError, ValueError):
-                    self._inc("topicrawl/frontier/meta_dropped")
-                    log.debug("meta %r of %s cannot be stored in the frontier",
-                              key, request.url)  # fmt: skip
+                    request = self._decode_request(data)
+                except Exception as exc:  # hostile or corrupt data: skip, never run it
+                    self.lease.release(lease_id)
+                    self._inc("topicrawl/frontier/malformed")
+                    log.warning("skipped a malformed frontier entry (%s: %s): %r",
+                                type(exc).__name__, exc, data[:80])  # fmt: skip
                     continue
-                meta[key] = value
-            obj["meta"] = meta
-            return self.serializer.dumps(obj)
+                request.meta[LEASE] = lease_id
+                return request
+            return None
 
-    def _decode_request(self, encoded: bytes) -> Any:
-        obj = self.serializer.loads(encoded)
-        cls = obj.get("_class")
-        if cls is not None and cls not in SAFE_REQUEST_CLASSES:
-            raise ValueError(f"request class {cls!r} is not allowed")
-        allowed = getattr(self.spider, "frontier_callbacks", frozenset({"parse"}))
-        for name in ("callback", "errback"):
-            if obj.get(name) is not None and obj[name] not in allowed:
-                raise ValueError(f"{name} {obj[name]!r} is not one of the spider's")
-        if not isinstance(obj.get("url"), str):
-            raise ValueError("no URL")
-        return request_from_dict(obj, spider=self.spider)
+        def pop(self, timeout: int = 0, limit: int | None = None) -> Any:
+            """The best request (None: the frontier is empty). With a lease, it is recorded
+            as this worker's in flight in the same Redis call, and none is popped once the page
+            budget ``limit`` is spent."""
+            if self.lease is not None:
+                return self._pop_leased(limit)
+            for _ in range(MAX_SKIPPED_PER_POP):
+                pipe = self.server.pipeline()
+                pipe.multi()
+                pipe.zrange(self.key, 0, 0).zremrangebyrank(self.key, 0, 0)
+                results, _count = pipe.execute()
+                if not results:
+                    return None
+                try:
+                    return self._decode_request(results[0])
+                except Exception as exc:  # hostile or corrupt data: skip, never run it
+                    self._inc("topicrawl/frontier/malformed")
+                    log.warning("skipped a malformed frontier entry (%s: %s): %r",
+                                type(exc).__name__, exc, results[0][:80])  # fmt: skip
+            return None
 
-    def push(self, request: Any) -> None:
-        if self.lease is None:
-            return super().push(request)
-        self.lease.push(self._encode_request(request), -request.priority,
-                        request.meta.get(LEASE))  # fmt: skip
+    RedisPriorityQueue.__module__ = __name__
+    RedisPriorityQueue.__qualname__ = "RedisPriorityQueue"
+    return RedisPriorityQueue
 
-    def _pop_leased(self, limit: int | None) -> Any:
-        for _ in range(MAX_SKIPPED_PER_POP):
-            found = self.lease.pop(limit)
-            if found is None:
-                return None
-            data, lease_id = found
-            try:
-                request = self._decode_request(data)
-            except Exception as exc:  # hostile or corrupt data: skip, never run it
-                self.lease.release(lease_id)
-                self._inc("topicrawl/frontier/malformed")
-                log.warning("skipped a malformed frontier entry (%s: %s): %r",
-                            type(exc).__name__, exc, data[:80])  # fmt: skip
-                continue
-            request.meta[LEASE] = lease_id
-            return request
-        return None
 
-    def pop(self, timeout: int = 0, limit: int | None = None) -> Any:
-        """The best request (None: the frontier is empty). With a lease, it is recorded
-        as this worker's in flight in the same Redis call, and none is popped once the page
-        budget ``limit`` is spent."""
-        if self.lease is not None:
-            return self._pop_leased(limit)
-        for _ in range(MAX_SKIPPED_PER_POP):
-            pipe = self.server.pipeline()
-            pipe.multi()
-            pipe.zrange(self.key, 0, 0).zremrangebyrank(self.key, 0, 0)
-            results, _count = pipe.execute()
-            if not results:
-                return None
-            try:
-                return self._decode_request(results[0])
-            except Exception as exc:  # hostile or corrupt data: skip, never run it
-                self._inc("topicrawl/frontier/malformed")
-                log.warning("skipped a malformed frontier entry (%s: %s): %r",
-                            type(exc).__name__, exc, results[0][:80])  # fmt: skip
-        return None
+def __getattr__(name: str) -> Any:
+    # the scale-out's SCHEDULER_QUEUE_CLASS, crawler.queues.RedisPriorityQueue, made on first use
+    if name == "RedisPriorityQueue":
+        cls = globals()[name] = _redis_queue_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -154,43 +154,55 @@ def bloom_from_settings(client: Any, key: str, settings: Any) -> RedisBloomFilte
     )  # fmt: skip
 
 
-def _dupefilter_base() -> type:
+def _dupefilter_class() -> type:
+    """:class:`RedisSeenDupeFilter`, made on first use: its base is scrapy-redis', whose
+    import (redis-py, ≈ 6 MB) a crawl without Redis does not need, though Scrapy imports this
+    module for :class:`SeenBatchMiddleware` (every key of SPIDER_MIDDLEWARES is imported)."""
     from scrapy_redis.dupefilter import RFPDupeFilter
 
-    return RFPDupeFilter
+    class RedisSeenDupeFilter(RFPDupeFilter):  # type: ignore[misc]
+        """scrapy-redis' ``RFPDupeFilter`` (``DUPEFILTER_CLASS`` of the scale-out) that
+        keeps the fingerprints in a :class:`RedisBloomFilter` when ``TOPICRAWL_SEEN_BLOOM``
+        is on, else in scrapy-redis' Redis set."""
+
+        bloom: RedisBloomFilter | None = None
+
+        @classmethod
+        def from_crawler(cls, crawler: Any) -> RedisSeenDupeFilter:
+            df = super().from_crawler(crawler)
+            df.attach(crawler.settings)
+            return df
+
+        @classmethod
+        def from_spider(cls, spider: Any) -> RedisSeenDupeFilter:
+            df = super().from_spider(spider)
+            df.attach(spider.settings)
+            return df
+
+        def attach(self, settings: Any) -> None:
+            self.bloom = bloom_from_settings(self.server, self.key, settings)
+
+        def request_seen(self, request: Any) -> bool:
+            if self.bloom is None:
+                return super().request_seen(request)
+            return not self.bloom.add(self.request_fingerprint(request))
+
+        def clear(self) -> None:
+            super().clear()
+            if self.bloom is not None:
+                self.bloom.clear()
+
+    RedisSeenDupeFilter.__module__ = __name__
+    RedisSeenDupeFilter.__qualname__ = "RedisSeenDupeFilter"
+    return RedisSeenDupeFilter
 
 
-class RedisSeenDupeFilter(_dupefilter_base()):  # type: ignore[misc]
-    """scrapy-redis' ``RFPDupeFilter`` (``DUPEFILTER_CLASS`` of the scale-out) that keeps the
-    fingerprints in a :class:`RedisBloomFilter` when ``TOPICRAWL_SEEN_BLOOM`` is on, else in
-    scrapy-redis' Redis set."""
-
-    bloom: RedisBloomFilter | None = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> RedisSeenDupeFilter:
-        df = super().from_crawler(crawler)
-        df.attach(crawler.settings)
-        return df
-
-    @classmethod
-    def from_spider(cls, spider: Any) -> RedisSeenDupeFilter:
-        df = super().from_spider(spider)
-        df.attach(spider.settings)
-        return df
-
-    def attach(self, settings: Any) -> None:
-        self.bloom = bloom_from_settings(self.server, self.key, settings)
-
-    def request_seen(self, request: Any) -> bool:
-        if self.bloom is None:
-            return super().request_seen(request)
-        return not self.bloom.add(self.request_fingerprint(request))
-
-    def clear(self) -> None:
-        super().clear()
-        if self.bloom is not None:
-            self.bloom.clear()
+def __getattr__(name: str) -> Any:
+    # the scale-out's DUPEFILTER_CLASS, crawler.seen.RedisSeenDupeFilter, made on first use
+    if name == "RedisSeenDupeFilter":
+        cls = globals()[name] = _dupefilter_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SeenBatchMiddleware:

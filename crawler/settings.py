@@ -7,6 +7,8 @@ worker; the dedup index should then use the Redis backend too.
 
 import os
 
+from scrapy.settings import default_settings as _scrapy_defaults
+
 import topicrawl
 
 BOT_NAME = "topicrawl"
@@ -28,14 +30,19 @@ AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
 DOWNLOAD_TIMEOUT = 30
+#: Scrapy's asyncio scraper starts this many worker tasks for every response's output,
+#: however little it yields (scrapy.utils.asyncio._parallel_asyncio): at Scrapy's 100, ≈ 1.4 ms
+#: of the reactor thread a response for ≈ 15 requests and at most a few items, at 16 ≈ 0.3 ms
+#: (docs/scale.md). Items of one response processed at once in the item pipelines.
+CONCURRENT_ITEMS = 16
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 RETRY_TIMES = 2
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 #: Scrapy 2.19's remote control: an HTTP server in every crawl process that runs the Python
 #: code it is sent (token in a job file under the user's profile). Off: a crawler (and each
-#: scale-out worker) opens no code-execution endpoint; out of EXTENSIONS too (below), so that
-#: its module (aiohttp, ≈ 0.18 s of imports) is not even loaded.
+#: scale-out worker) opens no code-execution endpoint; out of EXTENSIONS_BASE too (below), so
+#: that its module (aiohttp) is not even loaded.
 REMOTE_CONTROL_ENABLED = False
 
 # -- frontier: a global best-first order -----------------------------------------------------
@@ -83,8 +90,16 @@ EXTENSIONS = {
     "crawler.idle.SharedIdleClose": 510,
     # malloc_trim(0) every TOPICRAWL_MALLOC_TRIM_INTERVAL s: freed heap back to the system
     "crawler.memory.MallocTrim": 520,
-    "scrapy.extensions.remote_control.RemoteControl": None,
-    "scrapy.extensions.telnet.TelnetConsole": None,
+}
+#: Scrapy's own extensions without the remote control and the telnet console: a key of
+#: EXTENSIONS is imported to be compared with the base's even when its value is None
+#: (Scrapy 2.19's ``get_component_priority_dict_with_base``), and the remote control's module
+#: imports aiohttp (≈ 8 MB of the crawl process, 0.3 s of start-up); a key of the base is not.
+EXTENSIONS_BASE = {
+    k: v
+    for k, v in _scrapy_defaults.EXTENSIONS_BASE.items()
+    if k not in ("scrapy.extensions.remote_control.RemoteControl",
+                 "scrapy.extensions.telnet.TelnetConsole")  # fmt: skip
 }
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,

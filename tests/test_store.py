@@ -332,3 +332,37 @@ def test_a_current_database_opens_without_alembic_and_an_older_one_is_upgraded(t
     assert store.schema_current()
     assert "etag" in {c["name"] for c in inspect(store.engine).get_columns("pages")}
     store.close()
+
+
+def test_item_dict_is_itemadapters_asdict():
+    """The store's row (crawler.pipelines.item_dict) equals ItemAdapter's asdict, nested
+    values copied as it copies them (dicts, lists, tuples, sets, nested items), other
+    values as they are."""
+    from dataclasses import dataclass
+
+    from itemadapter import ItemAdapter
+
+    from crawler.pipelines import item_dict
+
+    @dataclass
+    class Inner:
+        a: int
+        b: list
+
+    breakdown = {"score": 0.25, "follow": True, "reason": "above-threshold", "n": None}
+    item = PageItem(url="http://a/1", status=200, fetched_at=datetime(2026, 1, 2, tzinfo=UTC),
+                    html="<p>页</p>", link_score=breakdown, relevance=0.3, accepted=True,
+                    relevance_parts={"info": 0.1, "nested": [1, (2, {"x": 3})], "s": {4}},
+                    duplicate={"of": "u", "inner": Inner(1, [2, {"y": 3}]),
+                               "item": PageItem(url="http://b/")}, warc_file=b"raw")  # fmt: skip
+    expected = ItemAdapter(item).asdict()
+    row = item_dict(item)
+    assert row == expected
+    assert [type(v) for v in row.values()] == [type(v) for v in expected.values()]
+    assert row["duplicate"]["inner"] == {"a": 1, "b": [2, {"y": 3}]}
+    assert row["duplicate"]["item"] == {"url": "http://b/"}
+    assert isinstance(row["relevance_parts"]["nested"][1], tuple)
+    # copies, as asdict's: the row does not change with the item
+    assert row["link_score"] is not breakdown
+    breakdown["score"] = 0.9
+    assert row["link_score"]["score"] == 0.25

@@ -1243,50 +1243,65 @@ class TopicSpider(scrapy.Spider):
     ) -> Iterator[scrapy.Request]:
         """Score the links ``found`` on ``page_url`` (a page, or a sitemap or feed:
         ``source``) and queue those to follow with their priority."""
-        stats = self.crawler.stats
+        # counted here and added to the stats once a page (Scrapy's stats are a Python-level
+        # __getattribute__ and a deprecation wrapper a call: ≈ 15 calls a page saved)
+        counts: dict[str, int] = {}
         links = []
         for link in found:
             parts = urlsplit(link.url)
             path = parts.path.lower()
             if parts.scheme not in ("http", "https"):
-                stats.inc_value("topicrawl/links/not_http")
+                key = "topicrawl/links/not_http"
             elif not host_allowed(parts.hostname or "", self.host_patterns):
-                stats.inc_value("topicrawl/links/offsite")
+                key = "topicrawl/links/offsite"
             elif self.known_urls and link.url in self.known_urls:
-                stats.inc_value("topicrawl/recrawl/known_links")  # stored: fetched if listed
+                key = "topicrawl/recrawl/known_links"  # stored: fetched if listed
             elif path.endswith(_BINARY_SUFFIXES) and not (
                 self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
             ):
-                stats.inc_value("topicrawl/links/non_html")
+                key = "topicrawl/links/non_html"
             else:
                 links.append(link)
+                continue
+            counts[key] = counts.get(key, 0) + 1
         scores = self.scorer.score_links(info, links)
+        stats = self.crawler.stats
         stats.inc_value("topicrawl/links/scored", len(links))
+        for key, n in counts.items():
+            stats.inc_value(key, n)
+        counts.clear()
         guard = self.trap_guard
-        for link, score in zip(links, scores, strict=True):
-            if not score.follow:
-                stats.inc_value("topicrawl/links/dropped")
-                continue
-            # the trap guard before re-queueing, so that a trap's URL is never counted as
-            # re-queued (its middleware would drop the request after this generator)
-            if guard is not None and (reason := guard.allowed(link.url)):
-                stats.inc_value(f"topicrawl/links/trap/{reason}")
-                continue
-            stats.inc_value("topicrawl/links/followed")
-            # the link extractor's URLs are absolute and escaped already: no urljoin again
-            if source:
-                stats.inc_value(f"topicrawl/discovery/{source}/followed")
-            link_score = {"score": score.score, "follow": True, **score.breakdown}
-            if source:
-                link_score["source"] = source
-            request = scrapy.Request(
-                link.url,
-                callback=self.parse,
-                errback=self.on_error,
-                priority=score.priority,
-                meta={"parent_url": page_url, "anchor": link.anchor, "link_score": link_score},
-            )
-            yield self.reprioritised(request) if self.requeue_margin else request
+        try:
+            for link, score in zip(links, scores, strict=True):
+                if not score.follow:
+                    counts["topicrawl/links/dropped"] = counts.get("topicrawl/links/dropped", 0) + 1
+                    continue
+                # the trap guard before re-queueing, so that a trap's URL is never counted as
+                # re-queued (its middleware would drop the request after this generator)
+                if guard is not None and (reason := guard.allowed(link.url)):
+                    key = f"topicrawl/links/trap/{reason}"
+                    counts[key] = counts.get(key, 0) + 1
+                    continue
+                counts["topicrawl/links/followed"] = counts.get("topicrawl/links/followed", 0) + 1
+                # the link extractor's URLs are absolute and escaped already: no urljoin again
+                if source:
+                    key = f"topicrawl/discovery/{source}/followed"
+                    counts[key] = counts.get(key, 0) + 1
+                link_score = {"score": score.score, "follow": True, **score.breakdown}
+                if source:
+                    link_score["source"] = source
+                request = scrapy.Request(
+                    link.url,
+                    callback=self.parse,
+                    errback=self.on_error,
+                    priority=score.priority,
+                    meta={"parent_url": page_url, "anchor": link.anchor,
+                          "link_score": link_score},
+                )
+                yield self.reprioritised(request) if self.requeue_margin else request
+        finally:  # also when the consumer stops early (CloseSpider)
+            for key, n in counts.items():
+                stats.inc_value(key, n)
 
     def _follow_recovered_redirect(self, response: Response) -> Iterator[scrapy.Request]:
         """A URL requested again after a killed crawl answered with a redirect: follow it as
