@@ -144,11 +144,12 @@ process of the earlier version can still read it.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import json
 import math
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,6 +252,11 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     return np.unique((x >> np.uint64(32)).astype(np.uint32)).tolist()
 
 
+def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
+    """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
+    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
+
+
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
     """Broder's c(A, B) = |A ∩ B| / |A| on two samples (0.0 for an empty A)."""
     return len(a & b) / len(a) if a else 0.0
@@ -264,12 +270,19 @@ class Sample:
     hashes: frozenset[int]
     length: int = 0
     spans: tuple[int, ...] = ()
+    #: the hashes sorted, as uint32 (when the sample was computed here: :meth:`to_json`
+    #: need not sort them again)
+    ordered: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
         uint32>[:<base64 of the span keys, likewise>]"`` (a third of the JSON list's size,
         decoded in C)."""
-        packed = np.sort(np.fromiter(self.hashes, dtype="<u4", count=len(self.hashes))).tobytes()
+        if self.ordered is not None:
+            packed = self.ordered.astype("<u4", copy=False).tobytes()
+        else:
+            packed = np.sort(np.fromiter(self.hashes, dtype="<u4",
+                                         count=len(self.hashes))).tobytes()  # fmt: skip
         out = f"{self.length}:{base64.b64encode(packed).decode('ascii')}"
         if self.spans:
             spans = np.array(self.spans, dtype="<u4").tobytes()
@@ -437,7 +450,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
+        sample = np.unique(h[h % self.m == 0])
+        feats = Sample(frozenset(sample.tolist()), length, tuple(spans), sample)
         self._last = (text, title, feats)
         return feats
 
@@ -468,7 +482,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if memo is not None and memo[0] is feats:
             return memo[1]
         prefix = self.key("p", "")
-        keys = [prefix + format(h, "x") for h in self._posting_hashes(feats)]
+        keys = _hex_keys(prefix, self._posting_hashes(feats))
         self._keys_memo = (feats, keys)
         return keys
 
@@ -481,7 +495,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         keys: list[str] = []
         if len(feats.hashes) >= self.min_sample:
             prefix = self.key("s", "")
-            keys = [prefix + format(x, "x") for x in feats.spans]
+            keys = _hex_keys(prefix, feats.spans)
         self._span_memo = (feats, keys)
         return keys
 
@@ -646,7 +660,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored document's posting-sampled hashes *not* in the query, and for each
         whether some other indexed document holds it."""
         rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
-        sets = self.storage.smembers_many(self.key("p", format(h, "x")) for h in rest)
+        sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
         return rest, [bool(members - {doc_id}) for members in sets]
 
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
@@ -721,7 +735,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     def _short_keys(self, feats: Sample) -> list[str]:
         """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
         prefix = self.key("q", "")
-        return [prefix + format(h, "x") for h in feats.hashes]
+        return _hex_keys(prefix, feats.hashes)
 
     def _short_matches(self, feats: Sample) -> list[Match]:
         """Short stored documents contained in the query (score c(stored, query)) whose
