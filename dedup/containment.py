@@ -144,7 +144,6 @@ process of the earlier version can still read it.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import functools
 import json
 import math
@@ -270,19 +269,12 @@ class Sample:
     hashes: frozenset[int]
     length: int = 0
     spans: tuple[int, ...] = ()
-    #: the hashes sorted, as uint32 (when the sample was computed here: :meth:`to_json`
-    #: need not sort them again)
-    ordered: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
         uint32>[:<base64 of the span keys, likewise>]"`` (a third of the JSON list's size,
         decoded in C)."""
-        if self.ordered is not None:
-            packed = self.ordered.astype("<u4", copy=False).tobytes()
-        else:
-            packed = np.sort(np.fromiter(self.hashes, dtype="<u4",
-                                         count=len(self.hashes))).tobytes()  # fmt: skip
+        packed = np.sort(np.fromiter(self.hashes, dtype="<u4", count=len(self.hashes))).tobytes()
         out = f"{self.length}:{base64.b64encode(packed).decode('ascii')}"
         if self.spans:
             spans = np.array(self.spans, dtype="<u4").tobytes()
@@ -450,8 +442,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        sample = np.unique(h[h % self.m == 0])
-        feats = Sample(frozenset(sample.tolist()), length, tuple(spans), sample)
+        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans))
         self._last = (text, title, feats)
         return feats
 
