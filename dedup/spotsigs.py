@@ -540,7 +540,9 @@ class SpotSigsDetector(Detector):
     append in the backend. The in-memory index is only ever the replay of the stored log:
     an insert or removal appends to the log and reaches the index at the next replay (the
     next query), so a write the storage refused (a Redis lock lost mid-step,
-    :class:`~dedup.storage.LockLostError`) leaves the index in step with the storage.
+    :class:`~dedup.storage.LockLostError`) leaves the index in step with the storage. This
+    process's own entries are replayed from the signature object they were written from
+    (no JSON decode, and the query's minhash reused); anything else is decoded.
 
     Options: ``tau`` (0.5, chosen on the tuning templates of the real-page set), ``chain`` (None: 1 for Chinese, 2 for English), ``distance`` (1),
     ``antecedents`` (None: the packaged set; or a list, a {word: distance} map, or a
