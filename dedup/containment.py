@@ -167,7 +167,7 @@ import functools
 import json
 import math
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
@@ -269,6 +269,11 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
     return np.unique((x >> np.uint64(32)).astype(np.uint32)).tolist()
+
+
+def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
+    """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
+    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
 
 
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
@@ -514,7 +519,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if memo is not None and memo[0] is feats:
             return memo[1]
         prefix = self.key("p", "")
-        keys = [prefix + format(h, "x") for h in self._posting_hashes(feats)]
+        keys = _hex_keys(prefix, self._posting_hashes(feats))
         self._keys_memo = (feats, keys)
         return keys
 
@@ -527,7 +532,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         keys: list[str] = []
         if len(feats.hashes) >= self.min_sample:
             prefix = self.key("s", "")
-            keys = [prefix + format(x, "x") for x in feats.spans]
+            keys = _hex_keys(prefix, feats.spans)
         self._span_memo = (feats, keys)
         return keys
 
@@ -739,7 +744,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored document's posting-sampled hashes *not* in the query, and for each
         whether some other indexed document holds it."""
         rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
-        sets = self.storage.smembers_many(self.key("p", format(h, "x")) for h in rest)
+        sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
         return rest, [bool(members - {doc_id}) for members in sets]
 
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
@@ -820,7 +825,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     def _short_keys(self, feats: Sample) -> list[str]:
         """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
         prefix = self.key("q", "")
-        return [prefix + format(h, "x") for h in feats.hashes]
+        return _hex_keys(prefix, feats.hashes)
 
     def _short_matches(self, feats: Sample) -> list[Match]:
         """Short stored documents contained in the query (score c(stored, query)) whose
