@@ -20,6 +20,7 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 
+from crawler.lazy import lazy_class
 from crawler.lease import LEASE, lease_of
 from crawler.middlewares import RESCORED, rescored_request
 
@@ -251,14 +252,8 @@ def _redis_queue_class() -> type:
                                 type(exc).__name__, exc, results[0][:80])  # fmt: skip
             return None
 
-    RedisPriorityQueue.__module__ = __name__
-    RedisPriorityQueue.__qualname__ = "RedisPriorityQueue"
     return RedisPriorityQueue
 
 
-def __getattr__(name: str) -> Any:
-    # the scale-out's SCHEDULER_QUEUE_CLASS, crawler.queues.RedisPriorityQueue, made on first use
-    if name == "RedisPriorityQueue":
-        cls = globals()[name] = _redis_queue_class()
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the scale-out's SCHEDULER_QUEUE_CLASS, crawler.queues.RedisPriorityQueue, made on first use
+__getattr__ = lazy_class(globals(), "RedisPriorityQueue", _redis_queue_class)

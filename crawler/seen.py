@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from crawler.lazy import lazy_class
+
 #: test-and-set of k bits: returns 1 when any bit was 0 (the item is new), else 0
 _ADD = """
 local new = 0
@@ -192,17 +194,11 @@ def _dupefilter_class() -> type:
             if self.bloom is not None:
                 self.bloom.clear()
 
-    RedisSeenDupeFilter.__module__ = __name__
-    RedisSeenDupeFilter.__qualname__ = "RedisSeenDupeFilter"
     return RedisSeenDupeFilter
 
 
-def __getattr__(name: str) -> Any:
-    # the scale-out's DUPEFILTER_CLASS, crawler.seen.RedisSeenDupeFilter, made on first use
-    if name == "RedisSeenDupeFilter":
-        cls = globals()[name] = _dupefilter_class()
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the scale-out's DUPEFILTER_CLASS, crawler.seen.RedisSeenDupeFilter, made on first use
+__getattr__ = lazy_class(globals(), "RedisSeenDupeFilter", _dupefilter_class)
 
 
 class SeenBatchMiddleware:
