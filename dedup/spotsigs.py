@@ -527,6 +527,11 @@ SKIP_MODES = ("antecedents", "stopwords")
 INDEX_KINDS = ("lsh", "partitions")
 
 
+def _log_entry(op: list) -> str:
+    """An operation of the index's log as it is stored (compact JSON)."""
+    return json.dumps(op, ensure_ascii=False, separators=(",", ":"))
+
+
 @register("spotsigs")
 class SpotSigsDetector(Detector):
     """SpotSigs as a detector: an in-memory :class:`SpotSigsIndex` mirrored into storage.
@@ -695,9 +700,7 @@ class SpotSigsDetector(Detector):
     def _append(self, ops: list[list], key: str | None = None) -> None:
         """Log ``ops`` (to ``key``, default the current log); the in-memory index takes
         them at the next :meth:`_sync`, once the storage holds them."""
-        self._append_raw(
-            [json.dumps(op, ensure_ascii=False, separators=(",", ":")) for op in ops], key
-        )
+        self._append_raw([_log_entry(op) for op in ops], key)
 
     def _append_raw(self, raws: list[str] | list[bytes], key: str | None = None) -> None:
         if not self._config_checked:
@@ -750,8 +753,7 @@ class SpotSigsDetector(Detector):
         return before, self._cursor
 
     def _add_locked(self, doc_id: str, sigs: Mapping[str, int]) -> None:
-        raw = json.dumps(["a", doc_id, dict(sigs)], ensure_ascii=False,
-                         separators=(",", ":")).encode()  # fmt: skip
+        raw = _log_entry(["a", doc_id, dict(sigs)]).encode()
         if len(self._own) >= 64:  # entries a lost lock never wrote
             self._own.clear()
         self._own[raw] = (doc_id, sigs)
