@@ -726,6 +726,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored samples of ``ids``, a small document's with every shingle hash."""
         return self._with_full(super().stored_features(ids))
 
+    def _stored_short(self, ids: list[str]) -> list[tuple[str, Sample]]:
+        """The stored samples of the short documents among ``ids`` (``containment:short``),
+        a small one's with every shingle hash."""
+        raws = self.storage.hmget(self.key("short"), ids) if ids else []
+        return self._with_full([(d, Sample.from_json(raw))
+                                for d, raw in zip(ids, raws, strict=True) if raw is not None])  # fmt: skip
+
     def _with_full(self, got: list[tuple[str, Sample]]) -> list[tuple[str, Sample]]:
         small = [d for d, s in got if len(s.hashes) < self.full_under]
         if not small:
@@ -838,10 +845,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         hits = self.storage.smembers_count(self._short_keys(feats))
         ids = sorted(d for d, h in hits.items())
         out, refused = [], []
-        short = [(d, Sample.from_json(raw)) for d, raw in zip(
-            ids, self.storage.hmget(self.key("short"), ids) if ids else [], strict=True)
-            if raw is not None]  # fmt: skip
-        for d, s in self._with_full(short):
+        for d, s in self._stored_short(ids):
             c = self._either(s, feats, hits[d])
             if c < self.threshold or feats.length <= s.length:
                 continue
@@ -948,10 +952,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """The stored features of ``ids``, indexed documents' or short documents'."""
         got = dict(self.stored_features(ids))
         rest = [d for d in ids if d not in got]
-        short = [(d, Sample.from_json(raw)) for d, raw in zip(
-            rest, self.storage.hmget(self.key("short"), rest) if rest else [], strict=True)
-            if raw is not None]  # fmt: skip
-        got.update(self._with_full(short))
+        got.update(self._stored_short(rest))
         return got
 
     def _forget(self, field: str, raw: bytes) -> None:
