@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -1245,7 +1245,17 @@ class TopicSpider(scrapy.Spider):
         ``source``) and queue those to follow with their priority."""
         # counted here and added to the stats once a page (Scrapy's stats are a Python-level
         # __getattribute__ and a deprecation wrapper a call: ≈ 15 calls a page saved)
-        counts: dict[str, int] = {}
+        counts: Counter[str] = Counter()
+        stats = self.crawler.stats
+        try:
+            yield from self._follow_links(page_url, info, found, source, counts)
+        finally:  # also when the consumer stops early (CloseSpider)
+            for key, n in counts.items():
+                stats.inc_value(key, n)
+
+    def _follow_links(self, page_url: str, info: PageInfo, found: list[Link], source: str,
+                      counts: Counter[str]) -> Iterator[scrapy.Request]:  # fmt: skip
+        """:meth:`follow`'s work, its stats counted in ``counts``."""
         links = []
         for link in found:
             parts = urlsplit(link.url)
@@ -1263,45 +1273,35 @@ class TopicSpider(scrapy.Spider):
             else:
                 links.append(link)
                 continue
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] += 1
         scores = self.scorer.score_links(info, links)
-        stats = self.crawler.stats
-        stats.inc_value("topicrawl/links/scored", len(links))
-        for key, n in counts.items():
-            stats.inc_value(key, n)
-        counts.clear()
+        counts["topicrawl/links/scored"] += len(links)
         guard = self.trap_guard
-        try:
-            for link, score in zip(links, scores, strict=True):
-                if not score.follow:
-                    counts["topicrawl/links/dropped"] = counts.get("topicrawl/links/dropped", 0) + 1
-                    continue
-                # the trap guard before re-queueing, so that a trap's URL is never counted as
-                # re-queued (its middleware would drop the request after this generator)
-                if guard is not None and (reason := guard.allowed(link.url)):
-                    key = f"topicrawl/links/trap/{reason}"
-                    counts[key] = counts.get(key, 0) + 1
-                    continue
-                counts["topicrawl/links/followed"] = counts.get("topicrawl/links/followed", 0) + 1
-                # the link extractor's URLs are absolute and escaped already: no urljoin again
-                if source:
-                    key = f"topicrawl/discovery/{source}/followed"
-                    counts[key] = counts.get(key, 0) + 1
-                link_score = {"score": score.score, "follow": True, **score.breakdown}
-                if source:
-                    link_score["source"] = source
-                request = scrapy.Request(
-                    link.url,
-                    callback=self.parse,
-                    errback=self.on_error,
-                    priority=score.priority,
-                    meta={"parent_url": page_url, "anchor": link.anchor,
-                          "link_score": link_score},
-                )
-                yield self.reprioritised(request) if self.requeue_margin else request
-        finally:  # also when the consumer stops early (CloseSpider)
-            for key, n in counts.items():
-                stats.inc_value(key, n)
+        for link, score in zip(links, scores, strict=True):
+            if not score.follow:
+                counts["topicrawl/links/dropped"] += 1
+                continue
+            # the trap guard before re-queueing, so that a trap's URL is never counted as
+            # re-queued (its middleware would drop the request after this generator)
+            if guard is not None and (reason := guard.allowed(link.url)):
+                counts[f"topicrawl/links/trap/{reason}"] += 1
+                continue
+            counts["topicrawl/links/followed"] += 1
+            # the link extractor's URLs are absolute and escaped already: no urljoin again
+            if source:
+                counts[f"topicrawl/discovery/{source}/followed"] += 1
+            link_score = {"score": score.score, "follow": True, **score.breakdown}
+            if source:
+                link_score["source"] = source
+            request = scrapy.Request(
+                link.url,
+                callback=self.parse,
+                errback=self.on_error,
+                priority=score.priority,
+                meta={"parent_url": page_url, "anchor": link.anchor,
+                      "link_score": link_score},
+            )
+            yield self.reprioritised(request) if self.requeue_margin else request
 
     def _follow_recovered_redirect(self, response: Response) -> Iterator[scrapy.Request]:
         """A URL requested again after a killed crawl answered with a redirect: follow it as
