@@ -19,6 +19,15 @@ workers); peak memory = the crawl process's maximum RSS (``topicrawl/memory/peak
 the plain spider: its ``ru_maxrss``), the workers' (``topicrawl/extract/workers_peak_rss_mb``)
 and their sum. Every process is ``nice``d. Targets (issue 16): topic ≥ 0.8× the plain
 spider's pages/s, peak memory ≤ 2×.
+
+The workers are spawned, not forked: they share no heap with the crawl's process, only
+the pages of the files both map (the Python binary, shared libraries, read-only data),
+which the RSS of each counts in full, so the sum of peak RSS counts those twice. A second
+table gives the memory at spider close of the topic crawls that record it: RSS, PSS (a
+shared page divided among the processes that map it: the PSS of the processes add up) and
+USS (private pages only), each as crawl process + workers (``topicrawl/memory/*_mb``,
+``topicrawl/extract/workers_*_mb``, read from ``/proc/PID/smaps_rollup`` just before the
+workers exit). The kernel keeps no peak of PSS: "peak RSS" stays the figure of the targets.
 """
 
 from __future__ import annotations
@@ -80,6 +89,10 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
         "workers_mb": workers_mb,
         "peak_mb": main_mb + workers_mb,
         "pooled": int(_stat(log, "topicrawl/extract/pages") or 0),
+        **{f"{who}_{key}_mb": _stat(log, f"topicrawl/{where}{key}_mb")
+           for who, where in (("main", "memory/"), ("workers", "extract/workers_"))
+           for key in ("rss", "pss", "uss")},  # at close; None when not recorded
+        "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -184,6 +197,22 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['cpu_ms_per_page']:.1f} ({m['main_cpu_ms_per_page']:.1f} + "
               f"{m['workers_cpu_ms_per_page']:.1f}) | {m['main_mb']:.0f} + {m['workers_mb']:.0f}"
               f" = {m['peak_mb']:.0f} | {m['peak_mb'] / p['peak_mb']:.2f}× |")  # fmt: skip
+    print("\nMemory at spider close, crawl process + workers (MB; workers spawned: they share "
+          "only mapped files' pages)\n\n| spider | RSS | PSS | USS | jusText stoplists in "
+          "the crawl process (rounds) |\n|---|---|---|---|---|")  # fmt: skip
+    for n in topics:
+        cells = []
+        for key in ("rss", "pss", "uss"):
+            mains = [r[f"main_{key}_mb"] for r in rows[n] if r[f"main_{key}_mb"] is not None]
+            if not mains:
+                cells.append("–")
+                continue
+            workers = statistics.median(r[f"workers_{key}_mb"] or 0.0 for r in rows[n])
+            main_mb = statistics.median(mains)
+            cells.append(f"{main_mb:.0f} + {workers:.0f} = {main_mb + workers:.0f}")
+        loaded = [r["stoplists"] for r in rows[n] if r["stoplists"] is not None]
+        cells.append(f"{int(sum(loaded))} of {len(loaded)}" if loaded else "–")
+        print(f"| {n} | " + " | ".join(cells) + " |")
     print()
     for n in topics:
         ratios = [a["pages_per_s"] / b["pages_per_s"]

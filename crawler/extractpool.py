@@ -21,9 +21,14 @@ reactor thread goes on with other pages.
   bodies, thousands of small pages, and what the crawl learns from a page (the trap guard's
   path budgets, the link scorer's sample) would come that much later. Inline extraction of
   the excess keeps both the reactor thread and the workers busy.
-- Start-up off the critical path: the pool starts at spider open and counts as ready once
-  each worker has imported trafilatura and extracted a first page; pages before that (and
-  when the pool is off) are extracted inline, in the crawl's process.
+- Start-up off the critical path: the spider starts the pool as it is built, before its
+  scorer, so the workers' imports overlap the crawl's own start; the pool counts as ready
+  once each worker has imported trafilatura and extracted a first page. A page that comes
+  before that waits for it (:meth:`ExtractionPool.wait_warm`, at most ``warm_wait``
+  seconds), so that the crawl's process does not load trafilatura's fallbacks (jusText's
+  stoplists, ≈ 30 MB: docs/scale.md) for the few pages of the first second; pages are
+  extracted inline in the crawl's process when the pool is off, full, being replaced, or
+  not warm after ``warm_wait``.
 - Failures: a page whose extraction raises is the spider's broken page, as inline; a page
   still in a worker after ``timeout`` seconds is broken too, and its hung worker is killed
   (:meth:`ExtractionPool._time_left`). A pool whose worker died (killed, or crashed by a
@@ -126,6 +131,17 @@ def extract_with_links(body: bytes, url: str, max_links: int = 0,
     return PageWork(extracted, links, found, list(discovery.feed_urls(page)) if feeds else [])
 
 
+def extract_document_body(body: bytes, url: str, fmt: str = "pdf", max_pages: int = 200,
+                          max_chars: int = 500_000) -> Extracted:  # fmt: skip
+    """A PDF or .docx document's text (:func:`topicrawl.documents.extract_document`), in a
+    worker: pypdf and python-docx are imported there, at the first document, not in the
+    crawl's process; a document that hangs its parser is broken after the pool's timeout
+    instead of holding the crawl's thread."""
+    from topicrawl.documents import extract_document
+
+    return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
+
+
 def warm_up(function: Callable[..., Any] = extract_body) -> int:
     """A worker's first task: the imports and one extraction; returns the worker's pid."""
     function(WARM_PAGE, "http://warm.invalid/1.html")
@@ -199,6 +215,24 @@ def peak_rss_mb(pid: int | str = "self") -> float:
     return 0.0
 
 
+def memory_mb(pid: int | str = "self") -> dict[str, float]:
+    """A process's memory now, in MB, from ``/proc/PID/smaps_rollup``: ``rss`` (resident),
+    ``pss`` (proportional: each page shared with other processes divided among them, so the
+    PSS of processes add up without counting shared pages twice) and ``uss`` (unique: its
+    private pages, what ending it would free); empty when unknown (not Linux, gone)."""
+    keys = {"Rss:": "rss", "Pss:": "pss", "Private_Clean:": "uss", "Private_Dirty:": "uss"}
+    out: dict[str, float] = {}
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            name, _, rest = line.partition(" ")
+            if name in keys:
+                key = keys[name]
+                out[key] = out.get(key, 0.0) + int(rest.split()[0]) / 1024
+    except (OSError, ValueError, IndexError):
+        return {}
+    return out
+
+
 class ExtractionPool:
     """Worker processes that run :func:`extract_body` for the spider (module docstring).
 
@@ -208,6 +242,8 @@ class ExtractionPool:
 
     #: replacements of a dead pool before it is switched off
     MAX_RESTARTS = 3
+    #: seconds from the pool's start that a page waits for its first warm-up (then inline)
+    WARM_WAIT = 30.0
 
     def __init__(
         self,
@@ -219,6 +255,7 @@ class ExtractionPool:
         stats: Any = None,
         function: Callable[[bytes, str], Any] = extract_body,
         close_grace: float = 5.0,
+        warm_wait: float = WARM_WAIT,
     ):
         self.workers = max(1, workers)
         self.timeout = timeout
@@ -227,6 +264,7 @@ class ExtractionPool:
         self.stats = stats
         self.function = function
         self.close_grace = close_grace
+        self.warm_wait = warm_wait
         self.restarts = 0
         self.off = False
         self.closed = False
@@ -257,6 +295,7 @@ class ExtractionPool:
         # the stats: given at spider open (start), when Scrapy has made them
         return cls(workers, timeout=s.getfloat("TOPICRAWL_EXTRACT_TIMEOUT"),
                    pending=s.getint("TOPICRAWL_EXTRACT_PENDING"),
+                   warm_wait=s.getfloat("TOPICRAWL_EXTRACT_WARM_WAIT", cls.WARM_WAIT),
                    function=function or extract_body)  # fmt: skip
 
     def _inc(self, key: str, count: int = 1) -> None:
@@ -314,6 +353,28 @@ class ExtractionPool:
                      " ".join(map(str, self.pids())))  # fmt: skip
         return True
 
+    @property
+    def warming(self) -> bool:
+        """The first workers are starting (not a replacement: its pages go inline)."""
+        return (self._executor is not None and not self.restarts and not self.off
+                and not self.closed and not all(f.done() for f in self._warm))  # fmt: skip
+
+    async def wait_warm(self) -> bool:
+        """Wait until the first workers are warm, at most ``warm_wait`` seconds from the
+        pool's start; returns :attr:`ready`. A page that comes during the warm-up waits here
+        instead of being extracted in the crawl's process (counted in
+        ``topicrawl/extract/waited_warm``)."""
+        if self.warming:
+            self._inc("waited_warm")
+        while self.warming:
+            left = self._started + self.warm_wait - time.monotonic()
+            if left <= 0:
+                self._inc("warm_wait_expired")
+                break
+            pending = {asyncio.wrap_future(f) for f in self._warm if not f.done()}
+            await asyncio.wait(pending, timeout=left)
+        return self.ready
+
     def _warm_error(self) -> str:
         for f in self._warm:
             exc = f.exception()
@@ -335,6 +396,10 @@ class ExtractionPool:
                                  round(sum(peak_rss_mb(pid) for pid in pids), 1))
             self.stats.set_value("topicrawl/extract/workers_cpu_s",
                                  round(sum(cpu_seconds(pid) for pid in pids), 2))  # fmt: skip
+            now = [memory_mb(pid) for pid in pids]
+            for key in ("rss", "pss", "uss"):  # at close (no peak of PSS is kept)
+                self.stats.set_value(f"topicrawl/extract/workers_{key}_mb",
+                                     round(sum(m.get(key, 0.0) for m in now), 1))  # fmt: skip
         # a crawl that ends before its workers are warm (a few pages) does not wait for them
         warming = not all(f.done() for f in self._warm)
         self._stop(executor, grace=self.close_grace, cancel=True, kill=warming)
@@ -395,8 +460,10 @@ class ExtractionPool:
         assert self._alone is not None
         return self._bound, self._alone
 
-    async def extract(self, body: bytes, url: str) -> Any:
-        """The page extracted by a worker (what ``function`` returns); None when the pool cannot take it now (not ready
+    async def extract(self, body: bytes, url: str,
+                      function: Callable[[bytes, str], Any] | None = None) -> Any:  # fmt: skip
+        """The page extracted by a worker (what the pool's ``function``, or the ``function``
+        given, returns); None when the pool cannot take it now (not ready
         yet, switched off, closed, or ``capacity`` pages in it already): the caller extracts
         it inline. Raises what the extraction raised, :class:`ExtractionTimeout` or
         :class:`ExtractionCrashed`.
@@ -412,14 +479,14 @@ class ExtractionPool:
             return None
         async with bound:
             try:
-                return await self._run(body, url)
+                return await self._run(body, url, function=function)
             except BrokenProcessPool:
                 pass
         async with alone:
             for _ in range(self.capacity):
                 await bound.acquire()
             try:
-                return await self._run(body, url, alone=True)
+                return await self._run(body, url, alone=True, function=function)
             except BrokenProcessPool:
                 raise ExtractionCrashed("the extraction worker died on this page, twice (the "
                                         "second time alone)") from None  # fmt: skip
@@ -427,7 +494,8 @@ class ExtractionPool:
                 for _ in range(self.capacity):
                     bound.release()
 
-    async def _run(self, body: bytes, url: str, *, alone: bool = False) -> Any:
+    async def _run(self, body: bytes, url: str, *, alone: bool = False,
+                   function: Callable[[bytes, str], Any] | None = None) -> Any:  # fmt: skip
         executor = self._executor
         if executor is None:  # switched off (or closed) since the page came
             if alone:
@@ -435,7 +503,7 @@ class ExtractionPool:
                                         "and the pool is off")  # fmt: skip
             return None
         try:
-            future = executor.submit(self.function, body, url)
+            future = executor.submit(function or self.function, body, url)
         except BrokenProcessPool:
             self._replace(executor, "lost its worker (killed, or a page crashed it)")
             raise

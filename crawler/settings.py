@@ -101,6 +101,15 @@ EXTENSIONS_BASE = {
     if k not in ("scrapy.extensions.remote_control.RemoteControl",
                  "scrapy.extensions.telnet.TelnetConsole")  # fmt: skip
 }
+#: Scrapy's downloader middlewares with its cookie middleware imported only when
+#: COOKIES_ENABLED (crawler.middlewares.CookiesWhenEnabled, same place): every enabled key is
+#: imported before its ``from_crawler`` can say NotConfigured, and Scrapy's cookie module
+#: imports tldextract and requests (≈ 4 MB of the crawl process) for a crawl without cookies.
+DOWNLOADER_MIDDLEWARES_BASE = {
+    ("crawler.middlewares.CookiesWhenEnabled"
+     if k == "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" else k): v
+    for k, v in _scrapy_defaults.DOWNLOADER_MIDDLEWARES_BASE.items()
+}  # fmt: skip
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
     "crawler.pipelines.StorePipeline": 800,
@@ -179,6 +188,10 @@ TOPICRAWL_EXTRACT_TIMEOUT = 60.0
 #: Pages in the pool at a time, per worker; a page that comes while it is full is extracted
 #: inline (counted as topicrawl/extract/inline_busy).
 TOPICRAWL_EXTRACT_PENDING = 16
+#: Seconds from the pool's start (as the spider is built) that a page waits for its workers'
+#: warm-up instead of being extracted inline (0: inline at once). Pages extracted in the
+#: crawl's process make trafilatura load jusText's stoplists there (≈ 30 MB).
+TOPICRAWL_EXTRACT_WARM_WAIT = 30.0
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Documents (issue 15): PDF (pypdf) and Word .docx (python-docx) responses are read, scored,

@@ -282,6 +282,29 @@ def test_a_pdf_copy_of_a_page_is_a_duplicate(extras_web, extras_proxy, politics_
     assert store.count_documents(run.id) == 1
 
 
+def test_documents_are_parsed_in_the_pools_worker(extras_web, extras_proxy, politics_topic,
+                                                  tmp_path):  # fmt: skip
+    """With the extraction pool a document's text comes from its worker (pypdf is never
+    imported in the crawl's process), the same text as inline (pool off, where it is)."""
+    from test_crawl_imports import probe_crawl
+
+    _, truth = extras_web
+    pdf = next(u for u, p in sorted(truth["pages"].items()) if p.get("format") == "pdf")
+    seeds = [truth["pages"][pdf]["linked_from"], pdf]
+    texts = {}
+    for workers in (1, 0):
+        db = f"sqlite:///{tmp_path / f'w{workers}.db'}"
+        got = probe_crawl(extras_proxy, None, politics_topic, db, workers, seeds,
+                          {"max_depth": 0})  # fmt: skip
+        assert ("pypdf" in got["modules"]) == (workers == 0)
+        assert "'topicrawl/documents/pdf': 1" in got["log"]
+        store = Store.from_url(db)
+        run = store.list_runs()[-1]
+        texts[workers] = {p.url: (p.title, p.text) for p in store.iter_pages(run.id)}
+        store.close()
+    assert texts[1] == texts[0] and len(texts[1][pdf][1]) > 100
+
+
 def test_documents_over_the_size_cap_are_skipped(extras_web, extras_proxy, politics_topic,
                                                   tmp_path):  # fmt: skip
     _, truth = extras_web

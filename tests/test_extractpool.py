@@ -261,6 +261,43 @@ def test_a_page_over_the_timeout_is_broken_and_its_worker_killed():
         pool.close()
 
 
+def test_a_page_of_the_warm_up_waits_for_it_and_a_document_is_extracted_there():
+    """:meth:`ExtractionPool.wait_warm` returns once the first workers are warm (True: the
+    page goes to the pool), at once for a pool not started, after ``warm_wait`` for one that
+    does not warm in time; a document's text from the worker is the one inline."""
+    from datetime import date
+
+    from crawler.extractpool import extract_document_body
+    from sitegen.articles import Article
+    from sitegen.extras import pdf_bytes
+    from topicrawl.documents import extract_document
+
+    idle = ExtractionPool(1, stats=stats())
+    assert not idle.warming and run(idle.wait_warm()) is False
+    pool = ExtractionPool(1, stats=stats())
+    pool.start()
+    try:
+        assert pool.warming and not pool.ready
+        assert run(pool.wait_warm()) is True and pool.ready and not pool.warming
+        assert pool.stats.get_value("topicrawl/extract/waited_warm") == 1
+        article = Article("a1", "时政", "国务院常务会议", ["国务院常务会议研究部署深化改革。" * 30],
+                          None, date(2024, 1, 2))  # fmt: skip
+        body = pdf_bytes(article)
+        work = partial(extract_document_body, fmt="pdf", max_pages=5, max_chars=1000)
+        got = run(pool.extract(body, "http://a.cn/1.pdf", work))
+        inline = extract_document(body, "pdf", max_pages=5, max_chars=1000)
+        assert (got.title, got.text) == (inline.title, inline.text) and "常务会议" in got.text
+    finally:
+        pool.close()
+    slow = ExtractionPool(1, stats=stats(), warm_wait=0.01)
+    slow.start()
+    try:
+        assert run(slow.wait_warm()) is False
+        assert slow.stats.get_value("topicrawl/extract/warm_wait_expired") == 1
+    finally:
+        slow.close()
+
+
 def test_pages_over_the_pools_capacity_are_the_callers():
     """At most workers × pending pages are in the pool; the others are left to the caller
     (extracted inline), not queued."""
@@ -382,8 +419,10 @@ def test_crawl_survives_a_pool_that_keeps_failing(proxy, small_web, politics_top
     """Every page over a tiny timeout: broken and counted, its worker replaced (WARNING),
     until the pool is switched off; meanwhile and after, pages are extracted inline and the
     crawl ends normally with its budget stored."""
+    # the seeds extracted inline (no wait for the warm-up: the pool would break them all)
     pages, st, log = crawl(proxy, small_web, politics_topic, f"sqlite:///{tmp_path}/t.db", 1,
-                           TOPICRAWL_EXTRACT_TIMEOUT=0.001)  # fmt: skip
+                           TOPICRAWL_EXTRACT_TIMEOUT=0.001,
+                           TOPICRAWL_EXTRACT_WARM_WAIT=0)  # fmt: skip
     assert st["finish_reason"] == "max_pages"
     assert st.get("topicrawl/extract/timeouts", 0) >= 1
     assert st.get("topicrawl/extract/pool_restarts", 0) >= 1 and "a new worker is started" in log

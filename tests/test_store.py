@@ -334,6 +334,89 @@ def test_a_current_database_opens_without_alembic_and_an_older_one_is_upgraded(t
     store.close()
 
 
+def _sqlite_schema(url: str) -> tuple[list[tuple], list[tuple]]:
+    import sqlite3
+
+    conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+    try:
+        master = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+                              "ORDER BY type, name").fetchall()  # fmt: skip
+        versions = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+    finally:
+        conn.close()
+    return master, versions
+
+
+def test_a_new_sqlite_database_gets_the_migrations_schema_without_alembic(tmp_path):
+    """The fast path's schema (models/schema_sqlite.sql) is the one Alembic's migrations
+    make, table for table and index for index, stamped with Alembic's head; a fresh
+    interpreter making a new database does not import Alembic, and the file is current."""
+    import subprocess
+    import sys
+
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from models.store import MIGRATIONS, SCHEMA_HEAD, sqlite_schema_statements
+    from models.store import write_sqlite_schema as write
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(cfg).get_current_head() == SCHEMA_HEAD
+    by_alembic = f"sqlite:///{tmp_path / 'alembic.db'}"
+    store = Store.from_url(by_alembic, migrate=False)
+    with store.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+    store.close()
+    fast = f"sqlite:///{tmp_path / 'fast.db'}"
+    probe = ("import sys; from models.store import Store; s = Store.from_url(sys.argv[1]); "
+             "print(s.schema_current(), 'alembic' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", probe, fast], capture_output=True, text=True,
+                         check=True).stdout.split()  # fmt: skip
+    assert out == ["True", "False"]
+    master, versions = _sqlite_schema(fast)
+    assert (master, versions) == _sqlite_schema(by_alembic)
+    assert versions == [(SCHEMA_HEAD,)]
+    assert {r[1] for r in master if r[0] == "index"} >= {"ix_pages_run_broken", "ix_pages_host"}
+    # the shipped file is what the migrations give now
+    shipped = sqlite_schema_statements()
+    assert write(tmp_path / "schema.sql") == shipped
+    # and the database works: a run and a page
+    store = Store.from_url(fast)
+    run = store.start_run("t", "", {})
+    assert store.save_pages(run, [{"url": "http://a.test/", "host": "a.test"}])
+    assert store.count_pages(run) == 1
+    store.close()
+
+
+def test_the_fast_path_leaves_a_database_with_anything_in_it_to_alembic(tmp_path):
+    """A SQLite file that holds a table of its own (not a topicrawl database) is left to
+    Alembic, which adds the schema next to it; a stale schema file is refused."""
+    import sqlite3
+
+    import pytest
+
+    from models.store import sqlite_schema_statements
+    from topicrawl.errors import StorageError
+
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE mine (x INTEGER)")
+    conn.commit()
+    conn.close()
+    store = Store.from_url(f"sqlite:///{path}")
+    assert store.schema_current()
+    store.close()
+    master, _ = _sqlite_schema(f"sqlite:///{path}")
+    assert {"mine", "pages", "alembic_version"} <= {r[1] for r in master}
+    stale = tmp_path / "stale.sql"
+    stale.write_text("-- revision: 0001\nCREATE TABLE x (a INTEGER)\n;\n", encoding="utf-8")
+    with pytest.raises(StorageError, match="another revision"):
+        sqlite_schema_statements(stale)
+
+
 def test_item_dict_is_itemadapters_asdict():
     """The store's row (crawler.pipelines.item_dict) equals ItemAdapter's asdict, nested
     values copied as it copies them (dicts, lists, tuples, sets, nested items), other

@@ -180,12 +180,14 @@ def _header(headers: Any, name: bytes) -> str | None:
 
 class Prepared(NamedTuple):
     """A page decoded by the spider and extracted by the extraction pool (``work``: the
-    worker's links and feeds too; None when it was extracted inline)."""
+    worker's links and feeds too; None when it was extracted inline), or a document's text
+    (``fmt``; no page, codec nor work)."""
 
-    page: HtmlResponse
-    codec: str
+    page: HtmlResponse | None
+    codec: str | None
     extracted: Extracted
     work: PageWork | None = None
+    fmt: str | None = None
 
 
 class HarvestWindow:
@@ -337,11 +339,35 @@ class TopicSpider(scrapy.Spider):
                 from topicrawl.modelcache import set_cache_dir
 
                 set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
-            spider.scorer = spider._build_scorer(
-                s.get("TOPICRAWL_LINK_SCORER"),
-                s.get("TOPICRAWL_AFFINITY_REDIS") or None,
-                s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
-            )
+            # the extraction pool's workers import while the scorer is built
+            spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
+            crawler.signals.connect(spider._close_extract_pool, signal=signals.spider_closed)
+            spider.open_extract_pool(crawler)
+            try:
+                spider.scorer = spider._build_scorer(
+                    s.get("TOPICRAWL_LINK_SCORER"),
+                    s.get("TOPICRAWL_AFFINITY_REDIS") or None,
+                    s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
+                )
+            except BaseException:
+                spider._drop_extract_pool()
+                raise
+        try:
+            spider._configure(crawler)
+        except BaseException:
+            spider._drop_extract_pool()
+            raise
+        return spider
+
+    def _drop_extract_pool(self) -> None:
+        """The spider is not made after all: its pool's workers are killed (still starting,
+        they would hold the process's exit until warm)."""
+        if self.extract_pool is not None:
+            self.extract_pool.close()
+
+    def _configure(self, crawler: Crawler) -> None:
+        """The rest of :meth:`from_crawler`, once the scorer is built."""
+        spider, s = self, crawler.settings
         spider.share_learning(scaleout_redis(s) if s.getbool("TOPICRAWL_SHARED_LEARNING", True)
                               else None, s)  # fmt: skip
         crawler.signals.connect(spider.flush_shared, signal=signals.spider_closed)
@@ -352,9 +378,7 @@ class TopicSpider(scrapy.Spider):
         spider.shared_frontier = s.get("SCHEDULER") == "crawler.scheduler.RedisScheduler"
         spider.harvest_floor = s.getfloat("TOPICRAWL_HARVEST_FLOOR")
         spider.max_html = max(0, s.getint("TOPICRAWL_MAX_HTML_BYTES"))
-        spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
         spider.max_text = max(0, s.getint("TOPICRAWL_MAX_TEXT_CHARS"))
-        spider.open_extract_pool(crawler)
         margin = s.getfloat("TOPICRAWL_REQUEUE_MARGIN")
         spider.requeue_margin = max(1, round(margin * PRIORITY_SCALE)) if margin > 0 else 0
         if spider.max_pages is not None:
@@ -370,11 +394,12 @@ class TopicSpider(scrapy.Spider):
         crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
         if spider.recrawl:
             spider.load_recrawl(s.get("TOPICRAWL_DB_URL") or None)
-        return spider
 
     def open_extract_pool(self, crawler: Crawler) -> None:
-        """The extraction pool (crawler.extractpool), started when the spider opens and closed
-        with it; off with ``TOPICRAWL_EXTRACT_WORKERS = 0``, or without the asyncio reactor."""
+        """The extraction pool (crawler.extractpool), started now (its workers import while
+        the spider builds its scorer and Scrapy its engine), counting into the stats from
+        spider open, closed with the spider; off with ``TOPICRAWL_EXTRACT_WORKERS = 0``, or
+        without the asyncio reactor."""
         from scrapy.exceptions import NotConfigured
         from scrapy.utils.reactor import is_asyncio_reactor_installed
 
@@ -393,17 +418,31 @@ class TopicSpider(scrapy.Spider):
                         "%r): pages are extracted inline", ASYNCIO_REACTOR)  # fmt: skip
             return
         self.extract_pool = pool
+        pool.start()
         crawler.signals.connect(self._start_extract_pool, signal=signals.spider_opened)
-        crawler.signals.connect(self._close_extract_pool, signal=signals.spider_closed)
 
     def _start_extract_pool(self, spider: Any = None) -> None:
-        self.extract_pool.start(self.crawler.stats)
+        self.extract_pool.start(self.crawler.stats)  # started already: the stats from now
 
     def _close_extract_pool(self, spider: Any = None, reason: str = "") -> None:
-        from crawler.extractpool import peak_rss_mb
+        """The pool closed (its workers' memory and CPU into the stats), and the crawl
+        process's memory: peak RSS, and RSS, PSS and USS now (``topicrawl/memory/*``)."""
+        import sys
 
-        self.extract_pool.close()
-        self.crawler.stats.set_value("topicrawl/memory/peak_rss_mb", round(peak_rss_mb(), 1))
+        from crawler.extractpool import memory_mb, peak_rss_mb
+
+        stats = self.crawler.stats
+        now = memory_mb()  # before the workers exit: the pages they share are shared still
+        if self.extract_pool is not None:
+            self.extract_pool.close()
+        stats.set_value("topicrawl/memory/peak_rss_mb", round(peak_rss_mb(), 1))
+        for key, value in now.items():
+            stats.set_value(f"topicrawl/memory/{key}_mb", round(value, 1))
+        # whether a page extracted here (the pool full, or off) made trafilatura build its
+        # jusText fallback's stoplist of every language (≈ 30 MB: docs/scale.md)
+        external = sys.modules.get("trafilatura.external")
+        stats.set_value("topicrawl/memory/justext_stoplists",
+                        int(getattr(external, "JT_STOPLIST", None) is not None))  # fmt: skip
 
     # -- shared and kept learning (crawler.sharedlearn) -------------------------------------
     def share_learning(self, client: Any, settings: Any) -> None:
@@ -927,22 +966,30 @@ class TopicSpider(scrapy.Spider):
             while number is None and self._extracting:
                 await self._wait_for_pool()
                 number = self.take_page(response.meta, meta_url(response))
-        if pool is None or not pool.ready or self.document_format(response) is not None:
+        if pool is not None and pool.warming:
+            # the first second: wait for the workers rather than extract here (trafilatura's
+            # fallbacks would load jusText's stoplists into the crawl's process, ≈ 30 MB)
+            await pool.wait_warm()
+        if pool is None or not pool.ready:
             return self.parse_page(response, number, taken=taken)
+        fmt = self.document_format(response)
         if not taken:
             number = self.take_page(response.meta, meta_url(response))
         if number is None or number < 0:  # over budget, lease lost, Redis gone: not parsed
             return self.parse_page(response, number, taken=True)
         self._extracting += 1
         try:
-            prepared = await self.extract_off_thread(response)
+            if fmt is None:
+                prepared = await self.extract_off_thread(response)
+            else:
+                prepared = await self.document_off_thread(response, fmt)
         finally:
             self._extracting -= 1
             if not self._extracting and self._pool_drained is not None:
                 self._pool_drained.set()
         if isinstance(prepared, Exception):
             self.count_fetched(response)
-            self.broken_page(response, prepared)
+            self.broken_page(response, prepared, fmt)
             return ()
         return self.parse_page(response, number, taken=True, prepared=prepared)
 
@@ -968,6 +1015,22 @@ class TopicSpider(scrapy.Spider):
         except Exception as exc:  # counted and logged by broken_page
             return exc
         return Prepared(page, codec, extracted, work)
+
+    async def document_off_thread(self, response: Response, fmt: str) -> Prepared | Exception:
+        """A PDF or .docx document's text, extracted by the pool (pypdf and python-docx are
+        imported in its worker, not here) or inline when the pool cannot take it now; or the
+        exception that makes it a broken page."""
+        from crawler.extractpool import extract_document_body
+
+        limits = {"max_pages": self.max_document_pages, "max_chars": self.max_text or 500_000}
+        try:
+            work = partial(extract_document_body, fmt=fmt, **limits)
+            extracted = await self.extract_pool.extract(response.body, response.url, work)
+            if extracted is None:
+                extracted = extract_document(response.body, fmt, **limits)
+        except Exception as exc:  # counted and logged by broken_page
+            return exc
+        return Prepared(None, None, extracted, fmt=fmt)
 
     def document_format(self, response: Response) -> str | None:
         """'pdf' or 'docx' for a document response (topicrawl.documents), else None."""
@@ -1033,16 +1096,19 @@ class TopicSpider(scrapy.Spider):
                 raise CloseSpider("max_pages")
             return
         self.count_fetched(response)
-        fmt = self.document_format(response) if prepared is None else None
+        fmt = self.document_format(response) if prepared is None else prepared.fmt
         try:
-            if prepared is not None:  # decoded and extracted in parse (the extraction pool)
+            if prepared is not None and prepared.page is not None:  # decoded and extracted
                 page, codec, extracted = prepared.page, prepared.codec, prepared.extracted
                 html = page.text  # the decoded text: no parse (links and feeds: prepared.work)
             elif fmt is not None:  # a PDF or .docx: its text, no links
                 page, codec, html = None, None, None
-                extracted = extract_document(response.body, fmt,
-                                             max_pages=self.max_document_pages,
-                                             max_chars=self.max_text or 500_000)  # fmt: skip
+                if prepared is not None:  # by the extraction pool, in parse
+                    extracted = prepared.extracted
+                else:
+                    extracted = extract_document(response.body, fmt,
+                                                 max_pages=self.max_document_pages,
+                                                 max_chars=self.max_text or 500_000)  # fmt: skip
                 stats.inc_value(f"topicrawl/documents/{fmt}")
             else:
                 page, codec = self.decoded(response)
