@@ -373,9 +373,9 @@ def test_workers_exit_when_the_crawl_process_is_killed(tmp_path):
 KEYWORD = {"TOPICRAWL_LINK_SCORER": "relevance.linkscore.KeywordLinkScorer"}
 
 
-def crawl(proxy, small_web, topic, db, workers, args=None, **settings):
+def crawl(proxy, small_web, topic, db, workers, args=None, seeds=None, **settings):
     truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
-    result = run_crawl(proxy, truth["seeds"]["portal"], topic, db,
+    result = run_crawl(proxy, seeds or truth["seeds"]["portal"], topic, db,
                        args=args or {"max_pages": 60},
                        settings={**KEYWORD, "TOPICRAWL_EXTRACT_WORKERS": workers,
                                  **settings})  # fmt: skip
@@ -419,10 +419,13 @@ def test_crawl_survives_a_pool_that_keeps_failing(proxy, small_web, politics_top
     """Every page over a tiny timeout: broken and counted, its worker replaced (WARNING),
     until the pool is switched off; meanwhile and after, pages are extracted inline and the
     crawl ends normally with its budget stored."""
-    # the seeds extracted inline (no wait for the warm-up: the pool would break them all)
+    # the pool, warm before the first response, breaks the pages until it is switched off:
+    # the list pages as seeds too, so that pages are left to link to the rest
+    truth = json.loads((small_web / "ground_truth.json").read_text(encoding="utf-8"))
+    seeds = truth["seeds"]["portal"] + sorted(u for u, p in truth["pages"].items()
+                                              if p["kind"] == "list")  # fmt: skip
     pages, st, log = crawl(proxy, small_web, politics_topic, f"sqlite:///{tmp_path}/t.db", 1,
-                           TOPICRAWL_EXTRACT_TIMEOUT=0.001,
-                           TOPICRAWL_EXTRACT_WARM_WAIT=0)  # fmt: skip
+                           seeds=seeds, TOPICRAWL_EXTRACT_TIMEOUT=0.001)  # fmt: skip
     assert st["finish_reason"] == "max_pages"
     assert st.get("topicrawl/extract/timeouts", 0) >= 1
     assert st.get("topicrawl/extract/pool_restarts", 0) >= 1 and "a new worker is started" in log
