@@ -142,6 +142,17 @@ def extract_document_body(body: bytes, url: str, fmt: str = "pdf", max_pages: in
     return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
 
 
+def extract_clean_text(html: str, url: str | None, options: dict[str, Any]) -> str:
+    """The cleaner's own extraction of a page's main text
+    (:func:`postprocess.clean.extract_text` with the cleaner's ``options``), in a worker: when
+    the cleaner drops the spider's text and extracts the page again, trafilatura's jusText
+    fallback (its stoplist of every language, ≈ 30 MB) loads in the worker, not in the
+    crawl's process."""
+    from postprocess.clean import extract_text
+
+    return extract_text(html, url=url, **options)
+
+
 def warm_up(function: Callable[..., Any] = extract_body) -> int:
     """A worker's first task: the imports and one extraction; returns the worker's pid."""
     function(WARM_PAGE, "http://warm.invalid/1.html")
@@ -448,6 +459,26 @@ class ExtractionPool:
                     "are extracted inline until it is ready)", why, self.restarts,
                     self.max_restarts)  # fmt: skip
         self.start()
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """``function(*args)`` in a worker, waited for on the caller's thread (the item
+        pipelines' cleaner: a rare call whose result the item needs now, with the crawl's
+        state as it is); None when the pool is not ready, switched off or closed, its worker
+        died, or ``timeout`` passed: the caller runs it itself. Raises what it raised."""
+        executor = self._executor
+        if executor is None or not self.ready:
+            return None
+        try:
+            future = executor.submit(function, *args)
+            result = future.result(timeout=self.timeout)
+        except BrokenProcessPool:  # the pages' path replaces the pool
+            return None
+        except TimeoutError:
+            future.cancel()
+            self._inc("call_timeouts")
+            return None
+        self._inc("calls")
+        return result
 
     # -- pages ------------------------------------------------------------------------------
     def _slots(self) -> tuple[asyncio.Semaphore, asyncio.Lock]:

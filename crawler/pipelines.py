@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,11 @@ class StorePipeline:
             if self.jobdir and (self.jobdir / HOST_MODEL_FILE).exists():
                 model = HostLineModel.load(self.jobdir / HOST_MODEL_FILE)
             self.cleaner = Cleaner.from_config(config, host_model=model)
+            pool = getattr(spider, "extract_pool", None)
+            if pool is not None:  # a page extracted again by the cleaner: in its worker
+                from crawler.extractpool import extract_clean_text
+
+                self.cleaner.remote_extract = partial(pool.call, extract_clean_text)
         try:
             self.store = Store.from_url(self.db_url, retry_seconds=self.retry_seconds)
         except StorageError as exc:  # one line and exit status 4, not a traceback

@@ -39,7 +39,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -551,6 +551,10 @@ class Cleaner:
             min_line_pages=cfg["host_min_line_pages"],
             min_share=cfg["host_min_share"],
         )
+        #: ``(html, url, options) -> text or None``: where a page's main text is extracted
+        #: from its HTML string instead of here (the crawl's extraction pool: trafilatura's
+        #: fallbacks then load their data there); None from it: extracted here
+        self.remote_extract: Callable[[str, str | None, dict[str, Any]], str | None] | None = None
         self._opencc = None
         if cfg["to_simplified"]:
             try:
@@ -593,20 +597,24 @@ class Cleaner:
                 self._stats[f"removed/{rule}"] += n
 
     # -- steps ---------------------------------------------------------------------------
-    def _main_text(self, html: Any, text: str | None, url: str | None) -> str:
+    def _main_text(self, html: Any, text: str | None, url: str | None,
+                   source: Any = None) -> str:  # fmt: skip
+        """``text``, else trafilatura's main text of ``html`` (a tree of ``source`` or
+        ``source`` itself), by :attr:`remote_extract` when set and ``source`` is the HTML
+        string: trafilatura parses the string as :func:`_load_tree` does and copies a tree it
+        is given, so the text is the same."""
         if text:
             return text
         if html is None or (isinstance(html, str | bytes) and not html):
             return ""
         c = self.config
-        return extract_text(
-            html,
-            url=url,
-            include_comments=c["include_comments"],
-            include_tables=c["include_tables"],
-            favor_precision=c["favor_precision"],
-            favor_recall=c["favor_recall"],
-        )
+        options = {key: c[key] for key in ("include_comments", "include_tables",
+                                           "favor_precision", "favor_recall")}  # fmt: skip
+        if self.remote_extract is not None and isinstance(source, str) and source:
+            got = self.remote_extract(source, url, options)
+            if got is not None:
+                return got
+        return extract_text(html, url=url, **options)
 
     def _lines(self, text: str) -> list[str]:
         if self._opencc is not None:
@@ -712,7 +720,7 @@ class Cleaner:
             tree = _load_tree(html) if html else None
         elif need_tree:
             tree = html
-        main = self._main_text(tree if tree is not None else html, text, url)
+        main = self._main_text(tree if tree is not None else html, text, url, source=html)
         fallback = False
         block = None
         if tree is not None and main and (c["fallback"] or c["tables"]):

@@ -184,6 +184,34 @@ def test_pool_finds_the_links_and_feeds_the_spider_finds_inline(small_web, max_l
 
 
 # -- failures --------------------------------------------------------------------------------
+@pytest.mark.skipif(not NEWS_ZH.is_dir(), reason="the shared data's html/news_zh is not here")
+def test_the_cleaners_extraction_in_a_worker_cleans_as_inline(small_web):
+    """The store's cleaner extracting a page again (its text cleaned away) in the pool's
+    worker (``Cleaner.remote_extract``: the HTML string there, its lxml tree inline) gives
+    the same cleaned text, drop reason and removed lines on the real and generated pages,
+    with the same host-line model state; the crawl's process never builds jusText's
+    stoplists for it. ``call`` gives None (run it here) while the pool is not ready."""
+    from crawler.extractpool import extract_clean_text
+    from postprocess.clean import Cleaner
+
+    pages = decoded_pages(small_web)
+    pool = ExtractionPool(1, stats=stats())
+    assert pool.call(extract_clean_text, "<html></html>", None, {}) is None
+    pool.start()
+    try:
+        wait_ready(pool)
+        inline, remote = Cleaner(), Cleaner()
+        remote.remote_extract = partial(pool.call, extract_clean_text)
+        for page in pages:
+            a = inline.clean(html=page.text, text=None, url=page.url)
+            b = remote.clean(html=page.text, text=None, url=page.url)
+            assert (a.text, a.dropped, a.removed, a.fallback) == (
+                b.text, b.dropped, b.removed, b.fallback), page.url  # fmt: skip
+        assert pool.stats.get_value("topicrawl/extract/calls") == len(pages)
+    finally:
+        pool.close()
+
+
 def test_an_extraction_error_is_the_pages_and_the_pool_goes_on():
     pool = ExtractionPool(1, function=fail_on_bad, stats=stats())
     pool.start()
