@@ -115,7 +115,7 @@ def plain(proxy: str, seeds: list[str], pages: int, concurrency: int, tmp: Path)
 
 def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file: str,
           tmp: Path, n: int, workers: int | None = None,
-          checkout: Path | None = None) -> dict:  # fmt: skip
+          checkout: Path | None = None, pending: int | None = None) -> dict:  # fmt: skip
     """``scrapy crawl topic`` of this checkout, or of ``checkout`` (its ``.venv``'s Python,
     run in it: ``--baseline``)."""
     settings: dict[str, object] = {
@@ -126,6 +126,8 @@ def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file
     }  # fmt: skip
     if workers is not None:
         settings["TOPICRAWL_EXTRACT_WORKERS"] = workers
+    if pending is not None:
+        settings["TOPICRAWL_EXTRACT_PENDING"] = pending
     cmd, env = crawl_command(proxy, seeds, topic_file, args={"max_pages": pages},
                              settings=settings)  # fmt: skip
     if checkout is not None:
@@ -149,19 +151,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another checkout (with its own .venv) whose topic spider runs too, "
                     "with the same --pool values, interleaved: before vs after in one run")
+    ap.add_argument("--pending", default="",
+                    help="16,64: this checkout's topic spider with the pool on and each "
+                    "TOPICRAWL_EXTRACT_PENDING, side by side (instead of --pool)")
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     seeds = truth["seeds"]["portal"]
     plain_name = "plain BFS spider"
     pools = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
     pools = pools or {"scrapy crawl topic": None}
-    topics: dict[str, tuple[int | None, Path | None]] = {}
+    topics: dict[str, tuple[int | None, Path | None, int | None]] = {}
     for checkout in ([args.baseline] if args.baseline else []) + [None]:
         where = ""
         if args.baseline:
             where = f" ({checkout.name})" if checkout else " (this checkout)"
         for name, workers in pools.items():
-            topics[name + where] = (workers, checkout)
+            topics[name + where] = (workers, checkout, None)
+    if args.pending:
+        topics = {f"scrapy crawl topic, pool on, {v} pending": (1, None, int(v))
+                  for v in args.pending.split(",") if v}  # fmt: skip
     rows: dict[str, list[dict]] = {plain_name: [], **{name: [] for name in topics}}
     names = list(rows)
     load = [os.getloadavg()[0]]

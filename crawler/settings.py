@@ -187,7 +187,7 @@ TOPICRAWL_EXTRACT_WORKERS = int(os.environ.get("TOPICRAWL_EXTRACT_WORKERS", 1 if
 TOPICRAWL_EXTRACT_TIMEOUT = 60.0
 #: Pages in the pool at a time, per worker; a page that comes while it is full is extracted
 #: inline (counted as topicrawl/extract/inline_busy).
-TOPICRAWL_EXTRACT_PENDING = 16
+TOPICRAWL_EXTRACT_PENDING = 64
 #: Seconds from the pool's start (as the spider is built) that a page waits for its workers'
 #: warm-up instead of being extracted inline (0: inline at once). Pages extracted in the
 #: crawl's process make trafilatura load jusText's stoplists there (≈ 30 MB).
