@@ -186,7 +186,10 @@ TOPICRAWL_EXTRACT_WORKERS = int(os.environ.get("TOPICRAWL_EXTRACT_WORKERS", 1 if
 #: page is broken (topicrawl/pages/broken) and its worker killed and replaced.
 TOPICRAWL_EXTRACT_TIMEOUT = 60.0
 #: Pages in the pool at a time, per worker; a page that comes while it is full is extracted
-#: inline (counted as topicrawl/extract/inline_busy).
+#: inline (counted as topicrawl/extract/inline_busy). 64 (16 before): at 16 ≈ 40 of 400
+#: pages overflowed at no latency, each taking Scrapy's thread for its extraction and
+#: loading jusText's stoplists (≈ 33 MB) into the crawl's process (docs/scale.md, run K);
+#: the hostile web's path-trap bound holds at 64 (tests/test_crawl_traps.py).
 TOPICRAWL_EXTRACT_PENDING = 64
 #: Seconds from the pool's start (as the spider is built) that a page waits for its workers'
 #: warm-up instead of being extracted inline (0: inline at once). Pages extracted in the
