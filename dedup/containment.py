@@ -113,7 +113,17 @@ stays accepted; a forward pair that only the letters accept needs the reverse di
 evidence (the page's material beyond the stored document held by other documents, share ≥
 ``spliced``): forgiving edits also lets an original met after its own edited first half
 (the dedup sets' ``cut-half`` pairs) contain it, and such a page adds text nobody holds. So
-a pair in a fresh index (the dedup sets) is decided as before.
+a pair in a fresh index (the dedup sets) is decided as before. The letters are computed only
+for a pair the samples refuse (the samples' estimate is reported where it accepts). The
+short documents' guard is measured on letters too where both texts' hashes are known: the
+page's material beyond the short text is the letters it does not cover (an edited letter of
+the source stays the source's), and the share other documents hold is counted over the
+posting-sampled shingles that start at those letters (test web a33: a 51-letter source edited
+twice inside a table cell that also holds its reprint note and fields). And a small query's
+reverse candidates are also read from its posting sets (the longer documents holding at least
+half of its posting-sampled hashes, each verified): its few span keys (2–4 for 130 letters)
+are broken by an edited letter in a key's start shingle, which the letters forgive (test web
+b30, reversed: a 126-letter source sharing none of its 3 keys with its page).
 
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
