@@ -29,10 +29,10 @@ from typing import Any
 
 from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
+from relevance.learning.contrast import LearnedContrast
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.rejudge import HeldPage, RejudgeBuffer
-from relevance.learning.contrast import LearnedContrast
 from relevance.learning.selftrain import Bag, SelfTrainingPageModel, preload_learner
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
@@ -131,9 +131,8 @@ class CalibratedLinkScorer:
         )
         scorer.fixed_contrast = fixed
         if lc.learn_contrast:
-            scorer.learned_contrast = LearnedContrast(
-                topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
-                groups=lc.contrast_groups, seed=seed or 0)  # fmt: skip
+            scorer.learned_contrast = LearnedContrast(topic.weights, ratio=lc.contrast_ratio,
+                                                      seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -226,7 +225,7 @@ class CalibratedLinkScorer:
         lc = self.learned_contrast
         assert lc is not None
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
-        lc.observe(words, raw, page.url)
+        lc.observe(page.url, words, raw)
         self._contrast_since += 1
         due = self.page_model is None and self._contrast_since >= max(10, lc.seen // 4)
         if retrained or due:

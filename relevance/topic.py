@@ -115,13 +115,12 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   this topic's name) or files, comma-separated
                                        #   (relevance.evidence; "": off)
     contrast_weight = 0.5              # λ of the one-of-K posterior against them
-    learn_contrast = false             # contrast topics learned from the fetched pages:
-                                       #   groups of them (k-means) with little topic
-                                       #   evidence (relevance.learning.contrast)
-    contrast_ratio = 0.5               #   a group whose pages' mean P_lit is at most this
-                                       #   × the best group's is a contrast topic
-    contrast_groups = "cluster"        #   the groups: "cluster" (k-means of the pages'
-                                       #   words) or "url" (host/first directory)
+    learn_contrast = false             # contrast topics learned from the web's own
+                                       #   sections (host/first URL directory) whose pages
+                                       #   carry little topic evidence
+                                       #   (relevance.learning.contrast; calibrated mode)
+    contrast_ratio = 0.5               #   a section whose pages' mean P_lit is at most
+                                       #   this × the best section's is a contrast topic
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -238,7 +237,6 @@ class LearningConfig:
     contrast_weight: float = 0.5
     learn_contrast: bool = False
     contrast_ratio: float = 0.5
-    contrast_groups: str = "cluster"
     suggested: list[str] = field(default_factory=list)
 
 
@@ -408,7 +406,6 @@ _TABLES: dict[str, _Spec] = {
         "contrast_weight": ((int, float), (0.0, 100.0)),
         "learn_contrast": (bool, None),
         "contrast_ratio": ((int, float), (0.0, 1.0)),
-        "contrast_groups": (str, None),
         "suggested": (list, None),
     },
 }
@@ -422,7 +419,6 @@ _CHOICES = {
     ("page", "formula3"): ("normalized", "paper"),
     ("classifier", "format"): ("label-text", "text-label"),
     ("learning", "combine"): RULES,
-    ("learning", "contrast_groups"): ("cluster", "url"),
 }
 
 
