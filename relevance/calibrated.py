@@ -132,7 +132,7 @@ class CalibratedLinkScorer:
         scorer.fixed_contrast = fixed
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(topic.weights, ratio=lc.contrast_ratio,
-                                                      seed=seed or 0)  # fmt: skip
+                                                      positive=lc.positive, seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip

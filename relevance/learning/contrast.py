@@ -13,10 +13,13 @@ topic does not have. :class:`LearnedContrast` finds them among the pages the cra
   alone, without contrast) of a section's fetched pages. A section of at least ``min_pages``
   pages whose mean is at most ``ratio`` × the best section's becomes a **contrast topic**.
 * **their words**: the ``top`` words most over-represented in the section's pages against
-  every other fetched page outside the contrast sections, by the z-score of the log-odds
-  ratio with a Dirichlet prior (Monroe, Colaresi & Quinn 2008, "Fightin' words", eq. 16–22,
-  on document frequencies); a word must occur in ``min_df`` of the section's pages. The
-  topic's own words never count.
+  the topic-positive pages (P_lit ≥ ``positive``) of the same host outside the contrast
+  sections, by the z-score of the log-odds ratio with a Dirichlet prior (Monroe, Colaresi &
+  Quinn 2008, "Fightin' words", eq. 16–22, on document frequencies); a word must occur in
+  ``min_df`` of the section's pages. The topic's own words never count, nor do the host's
+  template words (they are on its topic pages too). A section whose host has fewer than
+  ``min_pages`` topic-positive pages elsewhere (a section that mixes the topic with the
+  rest, as a blog's ``/posts/``) is no contrast topic.
 
 A web without such sections, or one whose sections all carry the topic's evidence alike (a
 single-topic site), gets no contrast. :meth:`LearnedContrast.rebuild` runs when the page model
@@ -61,6 +64,7 @@ class LearnedContrast(LearnedModel):
         *,
         ratio: float = 0.5,
         min_pages: int = 5,
+        positive: float = 0.7,
         top: int = 30,
         min_df: float = 0.2,
         prior: float = 0.5,
@@ -72,13 +76,14 @@ class LearnedContrast(LearnedModel):
         if not 0.0 <= ratio <= 1.0:
             raise ValueError(f"learned contrast ratio must be in [0, 1], not {ratio}")
         self.topic_words = frozenset(topic_words)
-        self.ratio, self.min_pages = ratio, max(1, min_pages)
+        self.ratio, self.min_pages, self.positive = ratio, max(1, min_pages), positive
         self.top, self.min_df, self.prior, self.min_z = top, min_df, prior, min_z
         self.max_pages, self.max_words = max_pages, max_words
         self._rng = random.Random(seed)
         #: the kept pages (a uniform sample): their section, their words other than the
         #: topic's, their P_lit against the topic alone
         self.pages: list[tuple[str | None, frozenset[str], float]] = []
+        self.hosts: list[str] = []  # the host of each kept page
         self.seen = 0
         #: the last rebuild: every section's (pages, mean P_lit) and the contrast topics
         self.sections: dict[str, tuple[int, float]] = {}
@@ -87,13 +92,15 @@ class LearnedContrast(LearnedModel):
     def observe(self, url: str, words: Sequence[str], literal: float) -> None:
         """A fetched page: its URL, its candidate words and its P_lit against the topic alone."""
         item = (url_section(url), frozenset(words[: self.max_words]) - self.topic_words, literal)
+        host = urlsplit(url).hostname or ""
         self.seen += 1
         if len(self.pages) < self.max_pages:
             self.pages.append(item)
+            self.hosts.append(host)
         else:  # Vitter's reservoir, as the page model's
             j = self._rng.randrange(self.seen)
             if j < self.max_pages:
-                self.pages[j] = item
+                self.pages[j], self.hosts[j] = item, host
 
     def contrast_sections(self, sections: Mapping[str, tuple[int, float]]) -> list[str]:
         """The sections of at least ``min_pages`` pages whose mean P_lit is at most ``ratio``
@@ -118,17 +125,21 @@ class LearnedContrast(LearnedModel):
         self.sections = {s: (n, sums[s] / n) for s, n in sizes.items()}
         contrast = self.contrast_sections(self.sections)
         dfs: dict[str, Counter] = {s: Counter() for s in contrast}
-        ref_df: Counter = Counter()
-        ref_n = 0
-        for s, words, _ in self.pages:
+        hosts = {s.split("/", 1)[0] for s in contrast}
+        ref_df: dict[str, Counter] = {h: Counter() for h in hosts}  # the host's positives
+        ref_n: Counter = Counter()
+        for (s, words, lit), url in zip(self.pages, self.hosts, strict=True):
             if s in dfs:
                 dfs[s].update(words)
-            elif s is not None:
-                ref_df.update(words)
-                ref_n += 1
+            elif url in ref_df and lit >= self.positive:
+                ref_df[url].update(words)
+                ref_n[url] += 1
         self.topics = {}
         for s in contrast:
-            words = self.distinctive(dfs[s], sizes[s], ref_df, ref_n)
+            host = s.split("/", 1)[0]
+            if ref_n[host] < self.min_pages:  # the host's topic pages are in the section
+                continue
+            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host])
             if words:
                 self.topics[s] = {w: 1.0 for w in words}
         return list(self.topics.values())
