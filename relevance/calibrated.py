@@ -9,7 +9,9 @@ same for every topic:
   the self-trained page model (:mod:`relevance.learning.selftrain`, Nigam et al. 2000) that
   the crawl trains on its own pages, pseudo-labelled by P_lit; the rule is ``[learning]
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
-  weight``). Before the model has its first training (too few confident pages of either
+  weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
+  file's ``[learning] contrast`` lists and those learned from the web's URL sections
+  (``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
   threshold`` (0.5).
 * **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +

@@ -91,6 +91,15 @@ def test_generic_contrast_set_drops_the_topics_overlapping_the_topic():
     assert dict(sports.weights) not in lists
 
 
+def test_learned_contrast_is_on_by_default_in_calibrated_mode():
+    topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n')
+    assert topic.learning.learn_contrast and topic.learning.contrast_ratio == 0.7
+    s = CalibratedLinkScorer.from_topic(topic)
+    assert s.learned_contrast is not None and s.learned_contrast.ratio == 0.7
+    off = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\nlearn_contrast = false\n')
+    assert CalibratedLinkScorer.from_topic(off).learned_contrast is None
+
+
 def test_learn_contrast_is_validated():
     with pytest.raises(TopicFileError, match="contrast_ratio"):
         parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\ncontrast_ratio = 2\n')

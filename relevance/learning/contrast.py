@@ -62,7 +62,7 @@ class LearnedContrast(LearnedModel):
         self,
         topic_words: Iterable[str],
         *,
-        ratio: float = 0.5,
+        ratio: float = 0.7,
         min_pages: int = 5,
         positive: float = 0.7,
         top: int = 30,
