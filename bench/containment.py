@@ -327,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
                          "in docs/benchmarks/clean-layouts.md and are development webs since; "
                          "a21-a28 and b21-b28 held out for the deferred re-check and short "
                          "documents, development webs since; a29-a36 and b29-b36 held out "
-                         "for the letter measure of small documents)")  # fmt: skip
+                         "for the letter measure of small documents, development webs since; "
+                         "a37-a44 and b37-b44 held out for the small queries' posting "
+                         "candidates and the short guard on letters, run once)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

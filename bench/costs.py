@@ -46,12 +46,13 @@ def usage(client, *keys: str) -> int:
 
 
 def seen_sets(client, prefix: str, n: int) -> dict:
-    from crawler.seen import RedisBloomFilter
+    from crawler.seen import DEFAULT_ERROR_RATE, RedisBloomFilter
 
     out: dict = {}
     key = f"{prefix}:set"
     tenth = n // 10
-    bloom10 = RedisBloomFilter(client, f"{prefix}:bloom10", capacity=10 * n, error_rate=0.001)
+    bloom10 = RedisBloomFilter(client, f"{prefix}:bloom10", capacity=10 * n,
+                               error_rate=DEFAULT_ERROR_RATE)
     done = 0
     t_set = t_bloom = 0.0
     for upto in (tenth, n):
@@ -76,7 +77,7 @@ def seen_sets(client, prefix: str, n: int) -> dict:
     out["bloom_us_per_add"] = 1e6 * t_bloom / n
     client.delete(key)
     bloom10.clear()
-    exact = RedisBloomFilter(client, f"{prefix}:bloom1x", capacity=n, error_rate=0.001)
+    exact = RedisBloomFilter(client, f"{prefix}:bloom1x", capacity=n, error_rate=DEFAULT_ERROR_RATE)
     for lo in range(0, n, 20_000):
         exact.add_many(fingerprints(lo, min(20_000, n - lo)))
     false = 0

@@ -111,7 +111,32 @@ def write_topics(out: Path, categories: list[str] | None = None) -> dict[str, Pa
     return paths
 
 
-if __name__ == "__main__":
+#: the shipped generic contrast set (``[learning] contrast = "thucnews"``): every THUCNews
+#: headline class's words, by the same recipe
+CONTRAST_DIR = ROOT / "topics" / "contrast" / "thucnews"
+
+
+def write_contrast_set(out: Path = CONTRAST_DIR) -> dict[str, Path]:
+    """Write one words-only topic file per THUCNews headline class into ``out``."""
+    from topicrawl.data import data_path
+
+    out.mkdir(parents=True, exist_ok=True)
+    names = data_path("corpus/thucnews_titles_classes.txt").read_text("utf-8").split()
+    paths = {}
+    for name in names:
+        words = headline_words((name,))
+        lines = [f"# bench/topicfiles.py --contrast: top {N_WORDS} words by chi-square on the "
+                 f"THUCNews headlines of class {name}; all weights 1", f'name = "{name}"',
+                 'language = "zh"', "", "[words]"] + [f'"{w}" = 1.0' for w in words]  # fmt: skip
+        paths[name] = out / f"{name}.toml"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--contrast"]:
+    for name, p in write_contrast_set().items():
+        print(name, p)
+elif __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "bench" / "out" / "topics")
     for cat, p in write_topics(target).items():
         from relevance.topic import load_topic

@@ -491,9 +491,10 @@ def learning_variant(topic: Any, spec: str) -> Any:
     if not spec:
         return topic
     lc = topic.learning
-    kw = {}
+    kw: dict[str, Any] = {}
     for k, v in (kv.split("=", 1) for kv in spec.split("+")):
-        kw[k] = type(getattr(lc, k))(v)
+        kind = type(getattr(lc, k))
+        kw[k] = v.lower() in ("1", "true", "yes") if kind is bool else kind(v)
     return dataclasses.replace(topic, learning=dataclasses.replace(lc, **kw))
 
 
@@ -551,7 +552,8 @@ def variant_topic(path: Path, run: str) -> Path:
     if not run.startswith("topicrawl:"):
         return path
     pairs = [kv.split("=", 1) for kv in run.split(":", 1)[1].split("+")]
-    lines = [f"{k} = {v}" if _is_number(v) else f'{k} = "{v}"' for k, v in pairs]
+    lines = [f"{k} = {v}" if _is_number(v) or v in ("true", "false") else f'{k} = "{v}"'
+             for k, v in pairs]  # fmt: skip
     slug = "".join(ch if ch.isalnum() or ch in ".=" else "_" for ch in run.split(":", 1)[1])
     out = path.parent / "variants" / f"{path.stem}-{slug}.toml"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -113,7 +113,17 @@ stays accepted; a forward pair that only the letters accept needs the reverse di
 evidence (the page's material beyond the stored document held by other documents, share ≥
 ``spliced``): forgiving edits also lets an original met after its own edited first half
 (the dedup sets' ``cut-half`` pairs) contain it, and such a page adds text nobody holds. So
-a pair in a fresh index (the dedup sets) is decided as before.
+a pair in a fresh index (the dedup sets) is decided as before. The letters are computed only
+for a pair the samples refuse (the samples' estimate is reported where it accepts). The
+short documents' guard is measured on letters too where both texts' hashes are known: the
+page's material beyond the short text is the letters it does not cover (an edited letter of
+the source stays the source's), and the share other documents hold is counted over the
+posting-sampled shingles that start at those letters (test web a33: a 51-letter source edited
+twice inside a table cell that also holds its reprint note and fields). And a small query's
+reverse candidates are also read from its posting sets (the longer documents holding at least
+half of its posting-sampled hashes, each verified): its few span keys (2–4 for 130 letters)
+are broken by an edited letter in a key's start shingle, which the letters forgive (test web
+b30, reversed: a 126-letter source sharing none of its 3 keys with its page).
 
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
@@ -276,6 +286,10 @@ def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
     return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
 
 
+def _has_full(s: Sample) -> bool:
+    return s.full is not None and len(s.full) > 0
+
+
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
     """Broder's c(A, B) = |A ∩ B| / |A| on two samples (0.0 for an empty A)."""
     return len(a & b) / len(a) if a else 0.0
@@ -289,10 +303,15 @@ def covered(a: np.ndarray, b: np.ndarray, k: int = 8) -> float:
     both."""
     if not len(a):
         return 0.0
+    return float(np.count_nonzero(cover_mask(a, b, k))) / (len(a) + k - 1)
+
+
+def cover_mask(a: np.ndarray, b: np.ndarray, k: int = 8) -> np.ndarray:
+    """For each letter of text A (``len(a) + k - 1`` letters), whether B holds it in a run of
+    at least ``k`` letters (:func:`covered`)."""
     held = np.isin(a, b)
     # letter j is covered when a held shingle starts in [j - k + 1, j]
-    cover = np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32))
-    return float(np.count_nonzero(cover)) / (len(a) + k - 1)
+    return np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32)) > 0
 
 
 @dataclass(frozen=True)
@@ -553,8 +572,17 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         of at most ``span_cap`` documents, and whose length the query can reach (forward) or
         that are longer than the query (reverse). On an index without span keys:
         :meth:`bound_candidates`."""
-        short = self._short_query_candidates(feats) if self._short(feats) else set()
-        return short | self._long_candidates(feats)
+        if self._short(feats):
+            return self._short_query_candidates(feats) | self._long_candidates(feats)
+        if self._small(feats) and self.spans_on():
+            # a small text's few span keys are broken by a few edits (a 126-letter source
+            # has 3): its reverse candidates are also read from its posting sets, loosely
+            return self._short_query_candidates(feats, 0.5) | self._long_candidates(feats)
+        return self._long_candidates(feats)
+
+    def _small(self, feats: Sample) -> bool:
+        """Whether ``feats`` is an indexed document measured on letters (``full_under``)."""
+        return self.min_sample <= len(feats.hashes) < self.full_under
 
     def _long_candidates(self, feats: Sample) -> set[str]:
         if not self.spans_on():
@@ -575,17 +603,21 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
 
         return self._sized(hits, list(hits), "sn", keep)
 
-    def _short_query_candidates(self, feats: Sample) -> set[str]:
+    def _short_query_candidates(self, feats: Sample, share: float | None = None) -> set[str]:
         """A short query's reverse candidates: the indexed documents holding at least
         ``threshold`` of its sampled hashes (its hashes' posting sets, read whole: a short
-        document has few) and longer than it."""
-        if not self.reverse:
+        document has few) and longer than it; with ``share``, those holding at least that
+        share of its posting-sampled hashes (a small document, measured on letters: one
+        edited letter breaks ``k`` shingles, so the samples' bound does not hold; every
+        candidate is verified)."""
+        if not self.reverse or (share is not None and feats.length < self.min_contained):
             return set()
         prefix = self.key("p", "")
         hits = self.storage.smembers_count(
             prefix + format(h, "x") for h in feats.hashes if h % self.posting_m == 0)
         posting = sum(h % self.posting_m == 0 for h in feats.hashes)
-        need = posting - (1.0 - self.threshold) * len(feats.hashes) - 1e-9
+        need = (posting - (1.0 - self.threshold) * len(feats.hashes) if share is None
+                else share * posting) - 1e-9  # fmt: skip
         n_q = feats.length
         return self._sized(hits, [d for d, h in hits.items() if h >= need], "n",
                            lambda h, size, post, length: n_q < length)
@@ -700,12 +732,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return c if c >= self.threshold else 0.0
 
     def _either(self, a: Sample, b: Sample, common: int | None = None) -> float:
-        """c(A, B) on the letters (:meth:`_contained`) when it reaches ``threshold``, else
-        Broder's estimate on the samples: a pair the samples accept stays accepted."""
+        """Broder's estimate on the samples when it reaches ``threshold``, else c(A, B) on the
+        letters (:meth:`_contained`) when that does: a pair the samples accept stays
+        accepted, and the letters are computed only for the pairs the samples refuse."""
         if common is None:
             common = len(a.hashes & b.hashes)
+        est = common / len(a.hashes) if a.hashes else 0.0
+        if est >= self.threshold:
+            return est
         c = self._contained(a, b, common)
-        return c if c >= self.threshold else (common / len(a.hashes) if a.hashes else 0.0)
+        return c if c >= self.threshold else est
 
     def _letters_only(self, a: Sample, b: Sample) -> bool:
         """Whether only the letters make c(A, B) reach ``threshold`` (not the samples)."""
@@ -747,10 +783,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             out.append((d, s))
         return out
 
-    def _beyond(self, doc_id: str, query: Sample, stored: Sample) -> tuple[list[int], list[bool]]:
-        """The stored document's posting-sampled hashes *not* in the query, and for each
-        whether some other indexed document holds it."""
-        rest = [h for h in stored.hashes - query.hashes if h % self.posting_m == 0]
+    def _beyond(self, doc_id: str, query: Sample, stored: Sample,
+                among: np.ndarray | None = None) -> tuple[list[int], list[bool]]:  # fmt: skip
+        """The stored document's posting-sampled hashes *not* in the query (with ``among``:
+        those of the stored document's shingles ``among`` that start at a letter the query
+        does not cover), and for each whether some other indexed document holds it."""
+        pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
+        rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
         sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
         return rest, [bool(members - {doc_id}) for members in sets]
 
@@ -789,14 +828,24 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         the page's material beyond it that no other document holds is no larger than the
         part ``short`` covers (the page is a copy of what most of it is; estimated on the
         samples). Also the hashes of that unheld material (for :meth:`recheck_reprints`)."""
-        rest, held = self._beyond(page_id or "", short, page)
+        letters = self._short(short) and _has_full(short) and _has_full(page)
+        if letters:  # the page's material beyond the short text: the letters it does not cover
+            mask = cover_mask(page.full, short.full, self.k)[: len(page.full)]
+            rest, held = self._beyond(page_id or "", short, page, page.full[~mask])
+        else:
+            rest, held = self._beyond(page_id or "", short, page)
         if not rest:
             return False, []
         share = sum(held) / len(rest)
         ok = share >= self.spliced
-        if ok and self._short(short):  # its part of the page: c(short, page) of its sample
-            part = self._contained(short, page) * len(short.hashes)
-            ok = (1.0 - share) * len(page.hashes - short.hashes) <= part + 1e-9
+        if ok and self._short(short):
+            if letters:  # on letters (both texts' hashes known)
+                part = covered(short.full, page.full, self.k) * short.length
+                beyond = (1.0 - covered(page.full, short.full, self.k)) * page.length
+            else:  # its part of the page: c(short, page) of its sample
+                part = self._contained(short, page) * len(short.hashes)
+                beyond = len(page.hashes - short.hashes)
+            ok = (1.0 - share) * beyond <= part + 1e-9
         return ok, [h for h, x in zip(rest, held, strict=True) if not x]
 
     def query_features(self, feats: Sample) -> list[Match]:

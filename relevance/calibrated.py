@@ -9,7 +9,9 @@ same for every topic:
   the self-trained page model (:mod:`relevance.learning.selftrain`, Nigam et al. 2000) that
   the crawl trains on its own pages, pseudo-labelled by P_lit; the rule is ``[learning]
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
-  weight``). Before the model has its first training (too few confident pages of either
+  weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
+  file's ``[learning] contrast`` lists and those learned from the web's URL sections
+  (``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
   threshold`` (0.5).
 * **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +
@@ -24,10 +26,12 @@ from the crawled pages themselves, only where the literal evidence is confident.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
+from relevance.learning.contrast import LearnedContrast
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.rejudge import HeldPage, RejudgeBuffer
@@ -77,6 +81,12 @@ class CalibratedLinkScorer:
         #: (``[learning] rejudge``; relevance.learning.rejudge), None: off
         self.rejudge: RejudgeBuffer | None = None
         self._rejudged_at = 0  # the page model's trainings at the last re-judgement
+        #: contrast topics learned from the fetched pages (``[learning] learn_contrast``;
+        #: relevance.learning.contrast), None: off; the topic file's own contrast lists
+        self.learned_contrast: LearnedContrast | None = None
+        self.fixed_contrast: list[dict[str, float]] = []
+        self._raw: tuple[str, float] | None = None  # url, P_lit against the topic alone
+        self._contrast_since = 0  # pages observed since the last rebuild (no page model)
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -92,7 +102,8 @@ class CalibratedLinkScorer:
             min_length=topic.candidates.min_length,
             topic_words=topic.weights,
         )
-        evidence = LiteralEvidence(topic.weights, extract, contrast=contrast_weights(topic),
+        fixed = contrast_weights(topic)
+        evidence = LiteralEvidence(topic.weights, extract, contrast=fixed,
                                    contrast_weight=lc.contrast_weight)  # fmt: skip
         page_model = None
         if lc.self_train:
@@ -120,6 +131,10 @@ class CalibratedLinkScorer:
             beta=p.beta,
             threshold=p.threshold,
         )
+        scorer.fixed_contrast = fixed
+        if lc.learn_contrast:
+            scorer.learned_contrast = LearnedContrast(topic.weights, ratio=lc.contrast_ratio,
+                                                      positive=lc.positive, seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -152,6 +167,8 @@ class CalibratedLinkScorer:
         text = self.extract(page.text) if page.text else []
         evidence = self.evidence.page(head, text)
         lit = self.evidence.page_probability(evidence)
+        if self.learned_contrast is not None:
+            self._raw = (page.url, self.evidence.page_probability(evidence, contrast=False))
         self._last_features = evidence.features()
         words = head + text
         model = self._model([words])[0]
@@ -186,10 +203,13 @@ class CalibratedLinkScorer:
             words, lit = self._last[2], self._last[3]
         label = self.labels.lookup(page.url) if self.labels else None
         shared = self.shared
+        retrained = False
         if self.page_model is not None:
-            self.page_model.observe(words, lit, label)
+            retrained = self.page_model.observe(words, lit, label)
             if shared is not None:
                 shared.publish_page(words, lit, label)
+        if self.learned_contrast is not None:
+            self._observe_contrast(page, words, lit, retrained)
         if self.link_model is not None and link and link.get("features"):
             outcome = relevance if label is None else float(label)
             prior = float(link.get("prior", 0.5))
@@ -198,6 +218,21 @@ class CalibratedLinkScorer:
                 shared.publish_link(prior, link["features"], outcome)
         if shared is not None and shared.due():  # the other workers' pages and outcomes
             shared.sync(self.page_model, self.link_model)
+
+    def _observe_contrast(self, page: PageInfo, words: list[str], lit: float,
+                          retrained: bool) -> None:  # fmt: skip
+        """The page joins the learned contrast's pages with its P_lit against the topic
+        alone; the contrast topics are rebuilt when the page model retrained (without one, on
+        the page model's schedule: every 10 pages, at least a quarter of the pages seen)."""
+        lc = self.learned_contrast
+        assert lc is not None
+        raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
+        lc.observe(page.url, words, raw)
+        self._contrast_since += 1
+        due = self.page_model is None and self._contrast_since >= max(10, lc.seen // 4)
+        if retrained or due:
+            self._contrast_since = 0
+            self.evidence.set_contrast(self.fixed_contrast + lc.rebuild())
 
     def set_labels(self, labels: UserLabels) -> None:
         """A user's labels (the console's): they override the pseudo-label of a page and the
@@ -309,12 +344,23 @@ class CalibratedLinkScorer:
             out["page_model"] = self.page_model.to_state()
         if self.link_model is not None:
             out["link_model"] = self.link_model.to_state()
+        if self.learned_contrast is not None:
+            out["learned_contrast"] = self.learned_contrast.to_state()
         return out
+
+
+#: the shipped generic contrast set: one words-only topic per THUCNews headline class
+#: (``python bench/topicfiles.py --contrast``), named by ``[learning] contrast = "thucnews"``
+GENERIC_CONTRAST = Path(__file__).resolve().parent.parent / "topics" / "contrast" / "thucnews"
+#: a generic contrast topic sharing at least this share of its words with the topic is dropped
+GENERIC_OVERLAP = 0.2
 
 
 def contrast_weights(topic) -> list[dict[str, float]]:
     """The word weights of the topic's ``[learning] contrast`` topics: every topic file of a
-    directory whose name is not the topic's, or the files of a comma-separated list."""
+    directory whose name is not the topic's, or the files of a comma-separated list;
+    ``thucnews`` is the shipped generic set, less its topics that share at least
+    ``GENERIC_OVERLAP`` of their words with the topic."""
     from relevance.topic import load_topic
     from topicrawl.errors import TopicFileError
 
@@ -322,7 +368,13 @@ def contrast_weights(topic) -> list[dict[str, float]]:
     if not spec:
         return []
     paths = []
+    generic: set[Path] = set()
     for part in (x.strip() for x in spec.split(",") if x.strip()):
+        if part == "thucnews":
+            found = sorted(GENERIC_CONTRAST.glob("*.toml"))
+            generic.update(found)
+            paths += found
+            continue
         path = topic.resolve(part)
         assert path is not None
         if path.is_dir():
@@ -336,8 +388,12 @@ def contrast_weights(topic) -> list[dict[str, float]]:
     out = []
     for path in paths:
         other = load_topic(path)
-        if other.name != topic.name and other.weights:
-            out.append(dict(other.weights))
+        if other.name == topic.name or not other.weights:
+            continue
+        shared = len(set(other.weights) & set(topic.weights))
+        if path in generic and shared >= GENERIC_OVERLAP * len(other.weights):
+            continue
+        out.append(dict(other.weights))
     return out
 
 

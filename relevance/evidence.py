@@ -93,6 +93,13 @@ class LiteralEvidence:
         self.page_coef = tuple(page_coef)
         self.anchor_coef = tuple(anchor_coef)
         self.contrast_weight = contrast_weight
+        self.contrast: dict[str, tuple[tuple[int, float], ...]] = {}
+        self.n_contrast = 0
+        self.set_contrast(contrast)
+
+    def set_contrast(self, contrast: Sequence[Mapping[str, float]]) -> None:
+        """Replace the contrast topics' word lists (the learned ones change as the crawl
+        goes: :class:`relevance.learning.sections.SectionContrast`)."""
         # word -> ((contrast topic index, weight), ...), the topic's own words left out
         cmap: dict[str, list[tuple[int, float]]] = {}
         lists = [c for c in contrast if c and max(c.values()) > 0]
@@ -133,9 +140,10 @@ class LiteralEvidence:
         h, t, d = PageEvidence(head, text, text_words).features()
         return b0 + b1 * h + b2 * t + b3 * d
 
-    def page_probability(self, ev: PageEvidence) -> float:
+    def page_probability(self, ev: PageEvidence, *, contrast: bool = True) -> float:
+        """P_lit of a page; against the topic alone with ``contrast=False``."""
         p = sigmoid(self._page_logit(ev.head, ev.text, ev.text_words))
-        if not ev.contrast or not self.n_contrast:
+        if not contrast or not ev.contrast or not self.n_contrast:
             return p
         base = _odds(sigmoid(self.page_coef[0]))
         rivals = sum(max(0.0, _odds(sigmoid(self._page_logit(h, t, ev.text_words))) - base)

@@ -115,6 +115,12 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   this topic's name) or files, comma-separated
                                        #   (relevance.evidence; "": off)
     contrast_weight = 0.5              # λ of the one-of-K posterior against them
+    learn_contrast = true              # contrast topics learned from the web's own
+                                       #   sections (host/first URL directory) whose pages
+                                       #   carry little topic evidence
+                                       #   (relevance.learning.contrast; calibrated mode)
+    contrast_ratio = 0.7               #   a section whose pages' mean P_lit is at most
+                                       #   this × the best section's is a contrast topic
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -229,6 +235,8 @@ class LearningConfig:
     rejudge_literal: float = 0.4
     contrast: str = ""
     contrast_weight: float = 0.5
+    learn_contrast: bool = True
+    contrast_ratio: float = 0.7
     suggested: list[str] = field(default_factory=list)
 
 
@@ -396,6 +404,8 @@ _TABLES: dict[str, _Spec] = {
         "rejudge_literal": ((int, float), (0.0, 1.0)),
         "contrast": (str, None),
         "contrast_weight": ((int, float), (0.0, 100.0)),
+        "learn_contrast": (bool, None),
+        "contrast_ratio": ((int, float), (0.0, 1.0)),
         "suggested": (list, None),
     },
 }

@@ -10,6 +10,7 @@ import random
 import uuid
 import zlib
 
+import numpy as np
 import pytest
 
 from dedup.base import Doc
@@ -242,8 +243,9 @@ def test_span_candidates_skip_documents_that_only_share_sentences():
 
 def test_span_sets_longer_than_the_cap_are_not_counted():
     """A span-key set of more than ``span_cap`` documents (a passage many distinct stored
-    documents hold) is left out of the count."""
-    det = ContainmentDetector(MemoryStorage(), span_cap=2)
+    documents hold) is left out of the count. (``full_under`` 0: a small query's reverse
+    candidates are also read from its posting sets, whatever the cap.)"""
+    det = ContainmentDetector(MemoryStorage(), span_cap=2, full_under=0)
     det.add("a", Doc(text(*ARTICLE)))
     det.add("b", Doc(text(*ARTICLE, *OTHER)))  # both hold the article: reverse candidates
     det.add("c", Doc(text(*ARTICLE, *DONOR)))
@@ -856,3 +858,74 @@ def test_a_short_source_with_three_edits_pairs_with_its_commentary_page(order):
     d = c.check_and_add(second[0], Doc(second[1]))
     hit = d.duplicate if order == "source first" else d.replaced
     assert hit is not None and hit.doc_id == first[0]
+
+
+def _span_breaking_copy() -> tuple[str, str]:
+    """A 132-letter source (39 sampled hashes: indexed, measured on letters) and its copy with
+    one letter edited in each shingle that starts a span key (test web b30, reversed: a
+    126-letter source's copy shares none of its 3 span keys, 10 of its 15 posting hashes)."""
+    src = "".join(ch for ch in "".join(ARTICLE[1:4])[:150] if ch.isalnum())
+    h = shingle_hashes(letter_codes(src))
+    starts = np.flatnonzero(h % 16 == 0)  # span keys start at hashes ≡ 0 mod m·2·2
+    last = np.flatnonzero(h % 8 == 0).max()
+    chars = list(src)
+    for p in starts[starts + 64 <= last]:  # the starts that have an end 64 letters on
+        chars[p + 4] = "的"
+    return src, "".join(chars)
+
+
+def test_a_small_source_finds_its_reprint_when_edits_break_every_span_key():
+    """Fails before (test web b30, reversed): the commentary page stored first shares none of
+    the small source's span keys, so the source found no candidate; a small document's
+    reverse candidates are now also read from its posting sets (half of them held)."""
+    src, copy = _span_breaking_copy()
+    det = ContainmentDetector(MemoryStorage())
+    a, b = det.features(Doc(src)), det.features(Doc(copy + "。"))
+    assert det.min_sample <= len(a.hashes) < det.full_under and a.length >= det.min_contained
+    assert not set(a.spans) & set(b.spans) and covered(a.full, b.full) >= 0.8
+    c = Cascade(MemoryStorage(), ["containment"])
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    assert c.check_and_add("page", Doc(text(copy, "【延伸阅读】", *DONOR[:3], *OTHER[:2]))) == Decision()
+    d = c.check_and_add("src", Doc(src))
+    assert d.replaced is not None and d.replaced.doc_id == "page" and d.replaced.replaces
+
+
+@pytest.mark.parametrize("order", ["source first", "page first"])
+def test_a_short_source_in_a_table_cell_with_its_fields_pairs_on_letters(order):
+    """Fails before (test web a33, both orders): a 51-letter source edited twice in a
+    table-layout page whose cell also holds a reprint note and the source and editor fields.
+    The short documents' guard measured the page's unheld material on the samples, where the
+    source's edited shingles count as material beyond it; it is now measured on letters (the
+    page's letters the source does not cover, and the share of them other documents hold)."""
+    edited = SHORT[:10] + "了" + SHORT[10:40] + "了" + SHORT[40:]
+    page = text("（本文转自新浪，略有删节）", edited + " 来源：新浪 责任编辑：陈静", "【网友评论】",
+                DONOR[0], OTHER[0])  # fmt: skip
+    c = Cascade(MemoryStorage())
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    pair = [("src", SHORT), ("page", page)]
+    for doc_id, body in pair if order == "source first" else pair[::-1]:
+        d = c.check_and_add(doc_id, Doc(body))
+    hit = d.duplicate if order == "source first" else d.replaced
+    assert hit is not None and hit.doc_id == pair[0 if order == "source first" else 1][0]
+    assert hit.method == "containment"
+
+
+def test_letters_are_computed_only_for_pairs_the_samples_refuse(monkeypatch):
+    """The samples accepting a pair decide it (as before); the letters (:func:`covered`) are
+    computed only when they refuse: the same decisions, less work on small documents."""
+    import dedup.containment as mod
+
+    calls = []
+    real = mod.covered
+    monkeypatch.setattr(mod, "covered", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    src = "".join(ARTICLE[1:3])[:130]
+    c = Cascade(MemoryStorage(), ["containment"])
+    c.check_and_add("src", Doc(src))
+    d = c.check_and_add("copy", Doc(text(src, *OTHER[:2])))
+    assert d.duplicate is not None and d.duplicate.doc_id == "src" and not calls
+    small, copy = _small_copy()
+    c.check_and_add("small", Doc(small))
+    c.check_and_add("page", Doc(text(copy, *DONOR[:2])))
+    assert calls  # a pair the samples refuse is measured on letters

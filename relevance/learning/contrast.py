@@ -1,0 +1,179 @@
+"""Contrast topics learned from the crawl itself (issue 10): the web's own sections.
+
+``[learning] contrast`` (:mod:`relevance.evidence`) needs the word lists of the other topics a
+page may belong to instead — the sibling sections of a portal — which a user's words-only
+topic does not have. :class:`LearnedContrast` finds them among the pages the crawl fetched:
+
+* **sections**: a page's section is its host and the first directory of its URL path
+  (``news.example.com/sports`` of ``/sports/2019/04/11/938061.html``; :func:`url_section`);
+  a URL without a directory (``/article.php?id=7``) has none. A host needs two sections of
+  at least ``min_pages`` fetched pages, or it has no section structure: one group alone is
+  the host's template, whose words are on every page of the host, the topic's pages too.
+* **their evidence**: the mean literal topic-word probability P_lit (against the topic
+  alone, without contrast) of a section's fetched pages. A section of at least ``min_pages``
+  pages whose mean is at most ``ratio`` × the best section's becomes a **contrast topic**.
+* **their words**: the ``top`` words most over-represented in the section's pages against
+  the topic-positive pages (P_lit ≥ ``positive``) of the same host outside the contrast
+  sections, by the z-score of the log-odds ratio with a Dirichlet prior (Monroe, Colaresi &
+  Quinn 2008, "Fightin' words", eq. 16–22, on document frequencies); a word must occur in
+  ``min_df`` of the section's pages. The topic's own words never count, nor do the host's
+  template words (they are on its topic pages too). A section whose host has fewer than
+  ``min_pages`` topic-positive pages elsewhere (a section that mixes the topic with the
+  rest, as a blog's ``/posts/``) is no contrast topic.
+
+A web without such sections, or one whose sections all carry the topic's evidence alike (a
+single-topic site), gets no contrast. :meth:`LearnedContrast.rebuild` runs when the page model
+retrains (a geometric schedule: every 10 pages, then every quarter of the pages seen);
+observing a page keeps its word set — nothing per link.
+
+Tried and dropped on the choosing family (docs/benchmarks/topics.md, "Learned contrast"):
+groups by k-means of the pages' words instead of URL sections (they mix categories and lose
+recall), and sections inherited from the seed page's menu links (a focused crawl reaches
+almost no page through a menu).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from relevance.learning.base import LearnedModel
+
+
+def url_section(url: str) -> str | None:
+    """``host/first-directory`` of a URL whose path has a directory (None: none)."""
+    parts = urlsplit(url)
+    segs = parts.path.split("/")
+    if len(segs) < 3 or not segs[1]:
+        return None
+    return f"{parts.hostname or ''}/{segs[1]}"
+
+
+class LearnedContrast(LearnedModel):
+    """The fetched pages' sections and the contrast topics they yield."""
+
+    kind: ClassVar[str] = "learned-contrast"
+
+    def __init__(
+        self,
+        topic_words: Iterable[str],
+        *,
+        ratio: float = 0.7,
+        min_pages: int = 5,
+        positive: float = 0.7,
+        top: int = 30,
+        min_df: float = 0.2,
+        prior: float = 0.5,
+        min_z: float = 2.0,
+        max_pages: int = 2000,
+        max_words: int = 600,
+        seed: int = 0,
+    ):
+        if not 0.0 <= ratio <= 1.0:
+            raise ValueError(f"learned contrast ratio must be in [0, 1], not {ratio}")
+        self.topic_words = frozenset(topic_words)
+        self.ratio, self.min_pages, self.positive = ratio, max(1, min_pages), positive
+        self.top, self.min_df, self.prior, self.min_z = top, min_df, prior, min_z
+        self.max_pages, self.max_words = max_pages, max_words
+        self._rng = random.Random(seed)
+        #: the kept pages (a uniform sample): their section, their words other than the
+        #: topic's, their P_lit against the topic alone
+        self.pages: list[tuple[str | None, frozenset[str], float]] = []
+        self.hosts: list[str] = []  # the host of each kept page
+        self.seen = 0
+        #: the last rebuild: every section's (pages, mean P_lit) and the contrast topics
+        self.sections: dict[str, tuple[int, float]] = {}
+        self.topics: dict[str, dict[str, float]] = {}
+
+    def observe(self, url: str, words: Sequence[str], literal: float) -> None:
+        """A fetched page: its URL, its candidate words and its P_lit against the topic alone."""
+        item = (url_section(url), frozenset(words[: self.max_words]) - self.topic_words, literal)
+        host = urlsplit(url).hostname or ""
+        self.seen += 1
+        if len(self.pages) < self.max_pages:
+            self.pages.append(item)
+            self.hosts.append(host)
+        else:  # Vitter's reservoir, as the page model's
+            j = self._rng.randrange(self.seen)
+            if j < self.max_pages:
+                self.pages[j], self.hosts[j] = item, host
+
+    def contrast_sections(self, sections: Mapping[str, tuple[int, float]]) -> list[str]:
+        """The sections of at least ``min_pages`` pages whose mean P_lit is at most ``ratio``
+        × the best such section's, on hosts with two such sections or more."""
+        ev = {s: m for s, (n, m) in sections.items() if n >= self.min_pages}
+        best = max(ev.values(), default=0.0)
+        if len(ev) < 2 or best <= 0.0:
+            return []
+        hosts = Counter(s.split("/", 1)[0] for s in ev)
+        return sorted(s for s, m in ev.items()
+                      if m <= self.ratio * best and hosts[s.split("/", 1)[0]] >= 2)  # fmt: skip
+
+    def rebuild(self) -> list[dict[str, float]]:
+        """Recompute the sections' evidence and the contrast topics; their word weights (all
+        1), one dict a topic (empty: no contrast)."""
+        sizes: Counter = Counter()
+        sums: Counter = Counter()
+        for s, _, lit in self.pages:
+            if s is not None:
+                sizes[s] += 1
+                sums[s] += lit
+        self.sections = {s: (n, sums[s] / n) for s, n in sizes.items()}
+        contrast = self.contrast_sections(self.sections)
+        dfs: dict[str, Counter] = {s: Counter() for s in contrast}
+        hosts = {s.split("/", 1)[0] for s in contrast}
+        ref_df: dict[str, Counter] = {h: Counter() for h in hosts}  # the host's positives
+        ref_n: Counter = Counter()
+        for (s, words, lit), url in zip(self.pages, self.hosts, strict=True):
+            if s in dfs:
+                dfs[s].update(words)
+            elif url in ref_df and lit >= self.positive:
+                ref_df[url].update(words)
+                ref_n[url] += 1
+        self.topics = {}
+        for s in contrast:
+            host = s.split("/", 1)[0]
+            if ref_n[host] < self.min_pages:  # the host's topic pages are in the section
+                continue
+            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host])
+            if words:
+                self.topics[s] = {w: 1.0 for w in words}
+        return list(self.topics.values())
+
+    def distinctive(self, df: Mapping[str, int], n: int, ref_df: Mapping[str, int],
+                    ref_n: int) -> list[str]:  # fmt: skip
+        """The ``top`` words of a section's pages (``df`` of ``n`` pages) most over-represented
+        against the reference pages, by the z-score of the log-odds ratio with a Dirichlet
+        prior (Monroe et al. 2008); in at least ``min_df`` of the pages, z ≥ ``min_z``."""
+        a = self.prior
+        floor = max(2, math.ceil(self.min_df * n))
+        scored = []
+        for w, c in df.items():
+            if c < floor or w in self.topic_words:
+                continue
+            r = min(ref_df.get(w, 0), ref_n)
+            delta = math.log((c + a) / (n - c + a)) - math.log((r + a) / (ref_n - r + a))
+            z = delta / math.sqrt(1 / (c + a) + 1 / (n - c + a) + 1 / (r + a) + 1 / (ref_n - r + a))
+            if z >= self.min_z:
+                scored.append((z, w))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        return [w for _, w in scored[: self.top]]
+
+    # -- state ------------------------------------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """The sections and contrast topics of the last rebuild (not the pages)."""
+        return {"kind": self.kind, "ratio": self.ratio, "seen": self.seen,
+                "sections": {s: [n, round(m, 4)] for s, (n, m) in self.sections.items()},
+                "topics": {s: sorted(t) for s, t in self.topics.items()}}  # fmt: skip
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> LearnedContrast:
+        model = cls((), ratio=float(state["ratio"]))
+        model.seen = int(state.get("seen", 0))
+        model.sections = {str(s): (int(n), float(m)) for s, (n, m) in state["sections"].items()}
+        model.topics = {str(s): {str(w): 1.0 for w in ws} for s, ws in state["topics"].items()}
+        return model

@@ -1,0 +1,105 @@
+"""Contrast topics learned from the web's own sections (relevance.learning.contrast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from relevance.calibrated import CalibratedLinkScorer, contrast_weights
+from relevance.learning.contrast import LearnedContrast, url_section
+from relevance.linkscore import PageInfo
+from relevance.topic import parse_topic
+from topicrawl.errors import TopicFileError
+
+SPORT = ["比赛", "球队", "球员", "进球", "联赛"]
+SPORT_PAGE = "比赛 球队 球员 进球 主场 教练 联赛 冠军 新闻 记者 版权所有".split()
+FILM_PAGE = "电影 导演 演员 票房 首映 明星 比赛 新闻 记者 版权所有".split()
+MONEY_PAGE = "股票 基金 银行 利率 市场 投资 新闻 记者 版权所有".split()
+
+
+def feed(m: LearnedContrast, host: str, section: str, words: list[str], lit: float,
+         n: int) -> None:  # fmt: skip
+    for i in range(n):
+        m.observe(f"http://{host}/{section}/2019/{i}.html", words, lit)
+
+
+def test_url_section_is_host_and_first_directory():
+    assert url_section("http://a.test/sports/2019/04/11/1.html") == "a.test/sports"
+    assert url_section("http://a.test/article.php?id=7") is None
+    assert url_section("http://a.test/") is None
+
+
+def test_a_section_without_topic_evidence_becomes_a_contrast_topic_of_its_own_words():
+    m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10)
+    feed(m, "p.test", "sports", SPORT_PAGE, 0.9, 8)
+    feed(m, "p.test", "film", FILM_PAGE, 0.3, 8)
+    feed(m, "p.test", "money", MONEY_PAGE, 0.6, 8)  # above half the best: not a contrast
+    feed(m, "p.test", "tiny", MONEY_PAGE, 0.0, 3)  # too few pages
+    topics = m.rebuild()
+    assert list(m.topics) == ["p.test/film"] and len(topics) == 1
+    words = set(topics[0])
+    assert {"电影", "导演", "演员", "票房"} <= words
+    # the topic's own words never count, nor the words every section has (the template)
+    assert not words & set(SPORT) and not words & {"新闻", "记者", "版权所有"}
+    back = LearnedContrast.from_state(m.to_state())
+    assert back.topics == m.topics and set(back.sections) == set(m.sections)
+
+
+def test_no_sections_no_contrast():
+    m = LearnedContrast(SPORT)
+    for i in range(30):  # URLs without a directory
+        m.observe(f"http://p.test/article.php?id={i}", FILM_PAGE, 0.0)
+        m.observe(f"http://p.test/a.php?id={i}", SPORT_PAGE, 0.9)
+    assert m.rebuild() == [] and m.sections == {}
+    # one section a host is the host's template, not a section: no contrast
+    n = LearnedContrast(SPORT)
+    feed(n, "film.test", "a", FILM_PAGE, 0.1, 20)
+    feed(n, "sport.test", "a", SPORT_PAGE, 0.9, 20)
+    assert n.rebuild() == [] and len(n.sections) == 2
+
+
+def test_the_scorer_learns_contrast_from_the_sections_of_its_crawl():
+    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1\n' for w in SPORT)
+                        + "[learning]\nlearn_contrast = true\nretrain_every = 5\n")  # fmt: skip
+    s = CalibratedLinkScorer.from_topic(topic)
+    s.extract = s.evidence.words = str.split  # whitespace-separated test texts
+    film_text = "电影 导演 演员 票房 首映 明星 比赛 球队 " * 2
+    probe = PageInfo(url="http://p.test/film/x.html", title="电影 首映 票房", text=film_text)
+    before = s.page_scores(probe)
+    for i in range(12):
+        for sec, title, text in (("sports", "比赛 球队", " ".join(SPORT_PAGE) * 2),
+                                 ("film", "电影 首映", " ".join(FILM_PAGE)),
+                                 ("money", "股票", " ".join(MONEY_PAGE))):  # fmt: skip
+            page = PageInfo(url=f"http://p.test/{sec}/{i}.html", title=title, text=text)
+            s.observe_page(page, s.page_relevance(page), None)
+    assert s.learned_contrast is not None
+    assert set(s.learned_contrast.topics) == {"p.test/film", "p.test/money"}
+    assert "电影" in s.evidence.contrast and s.evidence.n_contrast == 2
+    after = s.page_scores(probe)
+    assert after[1] < before[1]  # P_lit against the learned contrast
+    assert "learned_contrast" in s.learned_state()
+
+
+def test_generic_contrast_set_drops_the_topics_overlapping_the_topic():
+    from relevance.calibrated import GENERIC_CONTRAST
+    from relevance.topic import load_topic
+
+    sports = load_topic(GENERIC_CONTRAST / "sports.toml")
+    words = "".join(f'"{w}" = 1\n' for w in list(sports.weights)[:10])
+    topic = parse_topic(f'name = "x"\n[words]\n{words}[learning]\ncontrast = "thucnews"\n')
+    lists = contrast_weights(topic)
+    assert len(lists) == len(list(GENERIC_CONTRAST.glob("*.toml"))) - 1
+    assert dict(sports.weights) not in lists
+
+
+def test_learned_contrast_is_on_by_default_in_calibrated_mode():
+    topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n')
+    assert topic.learning.learn_contrast and topic.learning.contrast_ratio == 0.7
+    s = CalibratedLinkScorer.from_topic(topic)
+    assert s.learned_contrast is not None and s.learned_contrast.ratio == 0.7
+    off = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\nlearn_contrast = false\n')
+    assert CalibratedLinkScorer.from_topic(off).learned_contrast is None
+
+
+def test_learn_contrast_is_validated():
+    with pytest.raises(TopicFileError, match="contrast_ratio"):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\ncontrast_ratio = 2\n')
