@@ -128,12 +128,12 @@ class LearnedContrast(LearnedModel):
         hosts = {s.split("/", 1)[0] for s in contrast}
         ref_df: dict[str, Counter] = {h: Counter() for h in hosts}  # the host's positives
         ref_n: Counter = Counter()
-        for (s, words, lit), url in zip(self.pages, self.hosts, strict=True):
+        for (s, words, lit), host in zip(self.pages, self.hosts, strict=True):
             if s in dfs:
                 dfs[s].update(words)
-            elif url in ref_df and lit >= self.positive:
-                ref_df[url].update(words)
-                ref_n[url] += 1
+            elif host in ref_df and lit >= self.positive:
+                ref_df[host].update(words)
+                ref_n[host] += 1
         self.topics = {}
         for s in contrast:
             host = s.split("/", 1)[0]
