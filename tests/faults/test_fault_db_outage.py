@@ -51,7 +51,10 @@ def test_lasting_database_outage_keeps_crawling_and_spills(tmp_path, pg_url, pol
     proxy = TcpProxy(port)
     url = proxy.url(pg_url)
     Store.from_url(pg_url).close()  # the schema, made before the outage
-    with HostileServerProcess("--endless", "--plain") as web:
+    # --distinct: two articles in three are new text, so the trap guard never bounds the
+    # articles' path shape; without it the endless web repeats the corpus's 598 texts, and a
+    # fast crawl (a quiet machine) exhausted them before the cut, its frontier then ran dry
+    with HostileServerProcess("--endless", "--plain", "--distinct") as web:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"seeds=http://{HOST}/",
                "-a", f"topic={politics_topic}"]  # fmt: skip
         settings = {
