@@ -10,7 +10,9 @@ default now: a new page contained in a stored one with spliced material replaces
 guard (``spliced`` 0: the rule alone); and both directions with the posting-hit bound as the
 candidate stage (``candidates="postings"``: exact, the default before span keys), so the
 decisions the approximate span-key candidates change show side by side; and a seventh, span
-keys from every posting-sampled shingle (``span_factor`` 1, before the sparser default 2). Two label sets: *before* (a reprint followed by a
+keys from every posting-sampled shingle (``span_factor`` 1, before the sparser default 2); and
+two cascades without SpotSigs (issue 13: a cheaper default measured, not adopted):
+``exact,containment`` and ``containment`` alone, containment's defaults. Two label sets: *before* (a reprint followed by a
 long commentary, kind ``commentary``, is a hard negative) and *after* (it is a duplicate of
 its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label it).
 
@@ -73,6 +75,8 @@ CASCADES: list[tuple[str, list[str], dict]] = [
      "before span keys)", WITH, {"containment": {"candidates": "postings"}}),
     (f"{','.join(WITH)}, both directions, span_factor 1 (span keys from every "
      "posting-sampled shingle, before the option)", WITH, {"containment": {"span_factor": 1}}),
+    ("exact,containment (no SpotSigs; containment's defaults)", ["exact", "containment"], {}),
+    ("containment alone (its defaults)", ["containment"], {}),
 ]  # fmt: skip
 #: The orders the local webs' pages are checked in: URL order, and its reverse (a copy met
 #: before its source).
@@ -338,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                          "spans1 (span_factor 1: the keys before the option), postings")  # fmt: skip
     ap.add_argument("--cascades", default=None, metavar="ROWS",
                     help="only these rows of CASCADES, numbered from 1 (e.g. 5,7,8: the "
-                         "default, the posting-hit bound, span_factor 1)")  # fmt: skip
+                         "default, the posting-hit bound, span_factor 1; 5,9,10: the "
+                         "default, exact,containment, containment alone)")  # fmt: skip
     args = ap.parse_args(argv)
     cascades = CASCADES if not args.cascades else [
         CASCADES[int(i) - 1] for i in args.cascades.split(",")]  # fmt: skip
@@ -354,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     docs = DocCache()
     sets = [("real tune (issue 13)", real / "pairs_tune.jsonl", False),
             ("real unseen (issue 13)", real / "pairs_unseen.jsonl", False),
+            ("real tune, reversed (add b, check a)", real / "pairs_tune.jsonl", True),
+            ("real unseen, reversed (add b, check a)", real / "pairs_unseen.jsonl", True),
             ("generated (neardup_zh)", gen / "pairs.jsonl", False),
             ("generated, reversed (add b, check a)", gen / "pairs.jsonl", True)]  # fmt: skip
     print("## Dedup sets: P / R / F1 under the labels before and after (fresh index per pair)\n")

@@ -596,6 +596,51 @@ def _rss() -> int:
 
 
 NO_CONT = "cascade exact,spotsigs"
+#: the cascade without SpotSigs (issue 13: measured beside the default, not adopted)
+NO_SPOT = "cascade exact,containment"
+#: the same with a bench-only exact stage that hashes letters, not tokens (no segmentation)
+NO_SPOT_LETTERS = "cascade exact-letters,containment"
+#: the rows that are a Cascade checking raw text
+RAW_CASCADES = ("cascade", NO_CONT, NO_SPOT, NO_SPOT_LETTERS)
+
+
+def letters_fingerprint(text: str) -> str | None:
+    """SHA-1 of ``text``'s letters and digits (``dedup.containment.letter_codes``: no
+    segmentation) after NFKC, traditional → simplified (``dedup.text.to_simplified``) and
+    lowercasing, or None when it has none. The letters are taken first, so NFKC (the costly
+    step) runs only on a letter string that is not already normalized (CJK letters are)."""
+    import hashlib
+    import unicodedata
+
+    from dedup.containment import letter_codes
+    from dedup.text import to_simplified
+
+    s = letter_codes(text).tobytes().decode("utf-32-le")
+    if not unicodedata.is_normalized("NFKC", s):
+        s = unicodedata.normalize("NFKC", s)
+    cp = letter_codes(to_simplified(s).lower())
+    return hashlib.sha1(cp.tobytes()).hexdigest() if len(cp) else None
+
+
+def register_letters_exact() -> None:
+    """Register ``exact-letters``: the exact stage with :func:`letters_fingerprint` instead
+    of the token hash (a bench-only prototype for issue 13: what an exact stage without
+    segmentation would cost; not a shipped method)."""
+    from dedup.base import Doc, register
+    from dedup.exact import ExactDetector
+
+    class LettersExact(ExactDetector):
+        def features(self, doc: Doc) -> str | None:
+            if not doc.text or not doc.text.strip():
+                return None
+            last = self._last
+            if last is not None and last[0] is doc.text and last[1] == doc.lang:
+                return last[2]
+            fp = letters_fingerprint(doc.text)
+            self._last = (doc.text, doc.lang, fp)
+            return fp
+
+    register("exact-letters")(LettersExact)
 
 
 def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: int = 50,
@@ -609,11 +654,15 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
 
     gen = SentenceDocs()
     segment_zh("预热分词词典")
-    methods = tuple(m for m in ("cascade", "cascade, tokens shared", NO_CONT, "datasketch",
-                                "rensa") if m not in without)  # fmt: skip
+    methods = tuple(m for m in ("cascade", "cascade, tokens shared", NO_CONT, NO_SPOT,
+                                NO_SPOT_LETTERS, "datasketch", "rensa") if m not in without)  # fmt: skip
+    register_letters_exact()
     makers = tuple(mk for mk in (
         ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
         (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"]})),
+        (NO_SPOT, lambda: Cascade.from_config({"methods": ["exact", "containment"]})),
+        (NO_SPOT_LETTERS,
+         lambda: Cascade.from_config({"methods": ["exact-letters", "containment"]})),
         ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
         ("rensa", RensaBaseline),
     ) if mk[0] not in without)
@@ -627,7 +676,7 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
             t0 = time.perf_counter()
             obj = make()
             for i in range(size):
-                if name in ("cascade", NO_CONT):
+                if name in RAW_CASCADES:
                     obj.check_and_add(f"d{i}", Doc(gen.text(i)))
                 else:
                     obj.check_and_add(f"d{i}", gen.text(i))
@@ -652,12 +701,12 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
             if m == "cascade, tokens shared":
                 for t in shared:  # page relevance segmented these pages already
                     segment_zh(t)
-            elif m in ("cascade", NO_CONT):
+            elif m in RAW_CASCADES:
                 # the other sizes' and methods' batches check the same texts: their
                 # segmentation must not be memoised here
                 memo_clear()
             t1 = time.perf_counter()
-            if m in ("cascade", NO_CONT):
+            if m in RAW_CASCADES:
                 obj = idx[(size, m)]
                 for k, t in zip(keys, texts, strict=True):
                     obj.check_and_add(f"p{k}", Doc(t))
@@ -675,6 +724,9 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         for m in methods:
             res[m] = statistics.median(times[(size, m)]) * 1000
         res["dropped"] = dict(idx[(size, "cascade")].counts)
+        if (size, NO_SPOT) in idx:
+            res["dropped"] = {"default": res["dropped"],
+                              NO_SPOT: dict(idx[(size, NO_SPOT)].counts)}  # fmt: skip
         print(f"at {size}: " + ", ".join(f"{m} {res[m]:.3f} ms/doc" for m in methods), flush=True)
     del idx
     gc.collect()
@@ -694,7 +746,11 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "that page relevance has just segmented (the crawl's case: `topicrawl.segment` "
         "memoises the page's tokens); **cascade exact,spotsigs**: the default chain without "
         "its containment stage, from the raw text (what the figures before issue 17 "
-        "measured); **datasketch**: MinHash (128 permutations, shared) + "
+        "measured); **cascade exact,containment**: the chain without SpotSigs (issue 13: "
+        "measured, not adopted), from the raw text; **cascade exact-letters,containment**: "
+        "the same with a bench-only exact stage that hashes the text's letters (NFKC, "
+        "simplified, lower case) instead of its tokens, so nothing is segmented "
+        "(`letters_fingerprint` in this script); **datasketch**: MinHash (128 permutations, shared) + "
         "MinHashLSH (threshold 0.7) over 5-character shingles of the NFKC text; **rensa**: "
         "rensa RMinHash + RMinHashLSH (128 permutations, 16 bands) over the same shingles.",
         "",
@@ -715,6 +771,26 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "Without the containment stage (exact,spotsigs, segmentation included): "
         + ", ".join(
             f"{r['size']:,}: {1000 / r[NO_CONT]:,.0f} docs/s, {r['rensa'] / r[NO_CONT]:.2f}× rensa"
+            for r in results
+        )
+        + ".",
+    ]
+    lines += [] if NO_SPOT in without else [
+        "",
+        "Without SpotSigs (exact,containment, segmentation included): "
+        + ", ".join(
+            f"{r['size']:,}: {1000 / r[NO_SPOT]:,.0f} docs/s, {r['rensa'] / r[NO_SPOT]:.2f}× rensa "
+            f"(default {r['rensa'] / r['cascade']:.2f}×)"
+            for r in results
+        )
+        + ".",
+    ]
+    lines += [] if NO_SPOT_LETTERS in without else [
+        "",
+        "Without SpotSigs, exact on letters (no segmentation): "
+        + ", ".join(
+            f"{r['size']:,}: {1000 / r[NO_SPOT_LETTERS]:,.0f} docs/s, "
+            f"{r['rensa'] / r[NO_SPOT_LETTERS]:.2f}× rensa"
             for r in results
         )
         + ".",
@@ -752,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--without", default="", metavar="ROWS",
                     help="throughput rows left out, separated by ';': datasketch, "
-                         "'cascade exact,spotsigs' (shorter runs; cascade and rensa stay)")  # fmt: skip
+                         "'cascade exact,spotsigs', 'cascade exact,containment', 'cascade "
+                         "exact-letters,containment' (shorter runs; cascade and rensa stay)")  # fmt: skip
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--report", default=None, help="write the figures to this Markdown file")

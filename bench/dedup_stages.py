@@ -1,13 +1,14 @@
-"""Where the default dedup cascade's time goes, stage by stage, without cProfile's overhead.
+"""Where a dedup cascade's time goes, stage by stage, without cProfile's overhead.
 
 Builds an index of ``--docs`` documents of the throughput benchmark's ``SentenceDocs``
-(bench/dedup.py), then checks and adds ``--probes`` fresh raw-text documents with the stage
-functions wrapped by ``perf_counter`` accumulators (the outermost call of each only; stages
-nest, so the shares do not add up to 100 %). Run it in two checkouts at the same time to
+(bench/dedup.py) with the default cascade (or ``--methods``), then checks and adds
+``--probes`` fresh raw-text documents with the stage functions wrapped by ``perf_counter``
+accumulators (the outermost call of each only; stages nest, so the shares do not add up to
+100 %). Run it in two checkouts at the same time to
 compare them (``cd <checkout> && python /path/to/bench/dedup_stages.py``: the working
 directory's code is used).
 
-    python bench/dedup_stages.py --docs 5000 --probes 1000
+    python bench/dedup_stages.py --docs 5000 --probes 1000 [--methods exact,containment]
 """
 
 from __future__ import annotations
@@ -58,13 +59,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=5000)
     ap.add_argument("--probes", type=int, default=1000)
+    ap.add_argument(
+        "--methods",
+        default=",".join(DEFAULT_METHODS),
+        help="the cascade's methods (default: the default cascade; exact-letters: "
+        "bench/dedup.py's exact stage on letters)",
+    )
     args = ap.parse_args(argv)
     spec = importlib.util.spec_from_file_location("bench_dedup", Path("bench") / "dedup.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     gen = bench.SentenceDocs()
+    if "exact-letters" in args.methods.split(","):
+        bench.register_letters_exact()  # the bench-only exact stage on letters
     seg.segment_zh("预热分词词典")
-    c = Cascade.from_config({"methods": list(DEFAULT_METHODS)})
+    c = Cascade.from_config({"methods": args.methods.split(",")})
     for i in range(args.docs):
         c.check_and_add(f"d{i}", Doc(gen.text(i)))
     texts = [gen.text(10**7 + k) for k in range(args.probes)]
