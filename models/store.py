@@ -11,6 +11,7 @@ import itertools
 import json
 import logging
 import os
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -240,6 +241,8 @@ class Store:
         #: stop retrying once this many seconds have passed (None: ``retries`` only)
         self.retry_seconds = retry_seconds
         self._session = sessionmaker(engine, expire_on_commit=False)
+        #: the write transaction this thread is inside (:meth:`_write` nests into it)
+        self._tx = threading.local()
         dialect = engine.dialect.name
         if dialect not in ("sqlite", "postgresql"):
             raise StorageError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
@@ -399,9 +402,19 @@ class Store:
         raise AssertionError("unreachable")
 
     def _write(self, fn: Callable[[Session], T]) -> T:
+        """``fn(session)`` in a write transaction, retried (:meth:`_retry`); called inside
+        another ``_write`` of the same thread, it runs in that one transaction."""
+        outer = getattr(self._tx, "session", None)
+        if outer is not None:
+            return fn(outer)
+
         def attempt() -> T:
             with self._session.begin() as session:
-                return fn(session)
+                self._tx.session = session
+                try:
+                    return fn(session)
+                finally:
+                    self._tx.session = None
 
         return self._retry(attempt)
 
@@ -748,7 +761,15 @@ class Store:
         and meta, else the page text) and the URL-structure history (accepted pages and
         relevant duplicates, ``_history``). Returns the number of documents written. A URL
         twice in one batch (downloaded again while the fetch-once set was unreachable) is
-        stored once, as its last row: one upsert may not touch a row twice."""
+        stored once, as its last row: one upsert may not touch a row twice.
+
+        One transaction: a page and its document are written together, so another worker's
+        :meth:`reject_pages` of the page (a document it replaced) comes before both or after
+        both, and never leaves a document of a page not accepted (its UPDATE waits for the
+        page row's lock; two writes in a row let it fall between them)."""
+        return self._write(lambda _session: self._save_crawl_batch(run_id, rows))
+
+    def _save_crawl_batch(self, run_id: int, rows: list[dict[str, Any]]) -> int:
         rows = list({r["url"]: r for r in rows}.values())
         ids = self.save_pages(run_id, rows)
         self.add_duplicates(
