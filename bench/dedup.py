@@ -626,19 +626,12 @@ def register_letters_exact() -> None:
     """Register ``exact-letters``: the exact stage with :func:`letters_fingerprint` instead
     of the token hash (a bench-only prototype for issue 13: what an exact stage without
     segmentation would cost; not a shipped method)."""
-    from dedup.base import Doc, register
+    from dedup.base import register
     from dedup.exact import ExactDetector
 
     class LettersExact(ExactDetector):
-        def features(self, doc: Doc) -> str | None:
-            if not doc.text or not doc.text.strip():
-                return None
-            last = self._last
-            if last is not None and last[0] is doc.text and last[1] == doc.lang:
-                return last[2]
-            fp = letters_fingerprint(doc.text)
-            self._last = (doc.text, doc.lang, fp)
-            return fp
+        def fingerprint(self, text: str, lang: str) -> str | None:
+            return letters_fingerprint(text)
 
     register("exact-letters")(LettersExact)
 

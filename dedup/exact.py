@@ -53,9 +53,13 @@ class ExactDetector(Detector):
         last = self._last
         if last is not None and last[0] is doc.text and last[1] == doc.lang:
             return last[2]
-        fp = token_fingerprint(doc.text, doc.lang)
+        fp = self.fingerprint(doc.text, doc.lang)
         self._last = (doc.text, doc.lang, fp)
         return fp
+
+    def fingerprint(self, text: str, lang: str) -> str | None:
+        """The hash :meth:`features` keys a text by (:func:`token_fingerprint`)."""
+        return token_fingerprint(text, lang)
 
     def query(self, doc: Doc) -> list[Match]:
         fp = self.features(doc)
