@@ -330,32 +330,30 @@ class TopicSpider(scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TopicSpider:
-        # a long start-up (a big topic, a cold model build) ends at SIGTERM/SIGINT, which
-        # Scrapy's handlers would only queue behind it (topicrawl.interrupt)
-        with interruptible("loading the topic and building the scorer"):
-            spider = super().from_crawler(crawler, *args, **kwargs)
-            s = crawler.settings
-            if s.get("TOPICRAWL_CACHE_DIR"):  # trained topic models (topicrawl.modelcache)
-                from topicrawl.modelcache import set_cache_dir
+        spider: TopicSpider | None = None
+        try:
+            # a long start-up (a big topic, a cold model build) ends at SIGTERM/SIGINT, which
+            # Scrapy's handlers would only queue behind it (topicrawl.interrupt)
+            with interruptible("loading the topic and building the scorer"):
+                spider = super().from_crawler(crawler, *args, **kwargs)
+                s = crawler.settings
+                if s.get("TOPICRAWL_CACHE_DIR"):  # trained topic models (topicrawl.modelcache)
+                    from topicrawl.modelcache import set_cache_dir
 
-                set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
-            # the extraction pool's workers import while the scorer is built
-            spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
-            crawler.signals.connect(spider._close_extract_pool, signal=signals.spider_closed)
-            spider.open_extract_pool(crawler)
-            try:
+                    set_cache_dir(s.get("TOPICRAWL_CACHE_DIR"))
+                # the extraction pool's workers import while the scorer is built
+                spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
+                crawler.signals.connect(spider._close_extract_pool, signal=signals.spider_closed)
+                spider.open_extract_pool(crawler)
                 spider.scorer = spider._build_scorer(
                     s.get("TOPICRAWL_LINK_SCORER"),
                     s.get("TOPICRAWL_AFFINITY_REDIS") or None,
                     s.get("TOPICRAWL_REDIS_PREFIX") or "topicrawl",
                 )
-            except BaseException:
-                spider._drop_extract_pool()
-                raise
-        try:
             spider._configure(crawler)
         except BaseException:
-            spider._drop_extract_pool()
+            if spider is not None:
+                spider._drop_extract_pool()
             raise
         return spider
 
@@ -1022,7 +1020,7 @@ class TopicSpider(scrapy.Spider):
         exception that makes it a broken page."""
         from crawler.extractpool import extract_document_body
 
-        limits = {"max_pages": self.max_document_pages, "max_chars": self.max_text or 500_000}
+        limits = self.document_limits()
         try:
             work = partial(extract_document_body, fmt=fmt, **limits)
             extracted = await self.extract_pool.extract(response.body, response.url, work)
@@ -1031,6 +1029,10 @@ class TopicSpider(scrapy.Spider):
         except Exception as exc:  # counted and logged by broken_page
             return exc
         return Prepared(None, None, extracted, fmt=fmt)
+
+    def document_limits(self) -> dict[str, int]:
+        """The bounds of a document's extraction: its pages, and its text's characters."""
+        return {"max_pages": self.max_document_pages, "max_chars": self.max_text or 500_000}
 
     def document_format(self, response: Response) -> str | None:
         """'pdf' or 'docx' for a document response (topicrawl.documents), else None."""
@@ -1106,9 +1108,7 @@ class TopicSpider(scrapy.Spider):
                 if prepared is not None:  # by the extraction pool, in parse
                     extracted = prepared.extracted
                 else:
-                    extracted = extract_document(response.body, fmt,
-                                                 max_pages=self.max_document_pages,
-                                                 max_chars=self.max_text or 500_000)  # fmt: skip
+                    extracted = extract_document(response.body, fmt, **self.document_limits())
                 stats.inc_value(f"topicrawl/documents/{fmt}")
             else:
                 page, codec = self.decoded(response)
