@@ -31,6 +31,7 @@ from typing import Any
 
 from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
+from relevance.learning.base import retrain_due
 from relevance.learning.contrast import LearnedContrast
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
@@ -229,7 +230,7 @@ class CalibratedLinkScorer:
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
         lc.observe(page.url, words, raw)
         self._contrast_since += 1
-        due = self.page_model is None and self._contrast_since >= max(10, lc.seen // 4)
+        due = self.page_model is None and retrain_due(self._contrast_since, lc.seen, 10)
         if retrained or due:
             self._contrast_since = 0
             self.evidence.set_contrast(self.fixed_contrast + lc.rebuild())

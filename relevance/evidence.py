@@ -99,7 +99,7 @@ class LiteralEvidence:
 
     def set_contrast(self, contrast: Sequence[Mapping[str, float]]) -> None:
         """Replace the contrast topics' word lists (the learned ones change as the crawl
-        goes: :class:`relevance.learning.sections.SectionContrast`)."""
+        goes: :class:`relevance.learning.contrast.LearnedContrast`)."""
         # word -> ((contrast topic index, weight), ...), the topic's own words left out
         cmap: dict[str, list[tuple[int, float]]] = {}
         lists = [c for c in contrast if c and max(c.values()) > 0]

@@ -47,6 +47,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from relevance.learning.base import reservoir_put
+
 
 @lru_cache(maxsize=1 << 16)
 def _grams(s: str) -> frozenset[str]:
@@ -210,14 +212,8 @@ class StructureSample:
     def add(self, url: str) -> None:
         """Reservoir sampling (Vitter's algorithm R): every accepted URL equally likely kept."""
         self.seen += 1
-        if len(self.sample) < self.n:
-            self.sample.append(url)
+        if reservoir_put(self.sample, url, self.seen, self.n, self._rng):
             self._memo.clear()
-        else:
-            k = self._rng.randrange(self.seen)
-            if k < self.n:
-                self.sample[k] = url
-                self._memo.clear()
 
     def struct(self, url: str) -> float:
         """1.0 when ``url`` is similar to more than half of the sample, else 0.0."""

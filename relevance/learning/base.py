@@ -25,6 +25,26 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
+def reservoir_put(items: list[Any], item: Any, seen: int, size: int, rng: Any) -> bool:
+    """Vitter's algorithm R: ``item``, the ``seen``-th of a stream, into the uniform sample
+    ``items`` of at most ``size`` (appended while not full, else in a random slot or not
+    kept); returns whether it was kept."""
+    if len(items) < size:
+        items.append(item)
+        return True
+    j = rng.randrange(seen)
+    if j < size:
+        items[j] = item
+        return True
+    return False
+
+
+def retrain_due(since: int, seen: int, every: int) -> bool:
+    """The learned models' geometric schedule: ``since`` pages after the last training, once
+    they are at least ``every`` and a quarter of the ``seen`` pages."""
+    return since >= max(every, seen // 4)
+
+
 def logit(p: float, eps: float = 1e-4) -> float:
     p = min(1.0 - eps, max(eps, p))
     return math.log(p / (1.0 - p))

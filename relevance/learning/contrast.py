@@ -41,16 +41,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from relevance.learning.base import LearnedModel
+from relevance.learning.base import LearnedModel, reservoir_put
 
 
 def url_section(url: str) -> str | None:
     """``host/first-directory`` of a URL whose path has a directory (None: none)."""
+    return _host_section(url)[1]
+
+
+def _host_section(url: str) -> tuple[str, str | None]:
+    """A URL's host and :func:`url_section`, from one parse."""
     parts = urlsplit(url)
+    host = parts.hostname or ""
     segs = parts.path.split("/")
-    if len(segs) < 3 or not segs[1]:
-        return None
-    return f"{parts.hostname or ''}/{segs[1]}"
+    return host, (f"{host}/{segs[1]}" if len(segs) >= 3 and segs[1] else None)
 
 
 class LearnedContrast(LearnedModel):
@@ -80,10 +84,9 @@ class LearnedContrast(LearnedModel):
         self.top, self.min_df, self.prior, self.min_z = top, min_df, prior, min_z
         self.max_pages, self.max_words = max_pages, max_words
         self._rng = random.Random(seed)
-        #: the kept pages (a uniform sample): their section, their words other than the
-        #: topic's, their P_lit against the topic alone
-        self.pages: list[tuple[str | None, frozenset[str], float]] = []
-        self.hosts: list[str] = []  # the host of each kept page
+        #: the kept pages (a uniform sample): their host, their section, their words other
+        #: than the topic's, their P_lit against the topic alone
+        self.pages: list[tuple[str, str | None, frozenset[str], float]] = []
         self.seen = 0
         #: the last rebuild: every section's (pages, mean P_lit) and the contrast topics
         self.sections: dict[str, tuple[int, float]] = {}
@@ -91,16 +94,11 @@ class LearnedContrast(LearnedModel):
 
     def observe(self, url: str, words: Sequence[str], literal: float) -> None:
         """A fetched page: its URL, its candidate words and its P_lit against the topic alone."""
-        item = (url_section(url), frozenset(words[: self.max_words]) - self.topic_words, literal)
-        host = urlsplit(url).hostname or ""
+        host, section = _host_section(url)
         self.seen += 1
-        if len(self.pages) < self.max_pages:
-            self.pages.append(item)
-            self.hosts.append(host)
-        else:  # Vitter's reservoir, as the page model's
-            j = self._rng.randrange(self.seen)
-            if j < self.max_pages:
-                self.pages[j], self.hosts[j] = item, host
+        reservoir_put(self.pages, (host, section, frozenset(words[: self.max_words])
+                                   - self.topic_words, literal),
+                      self.seen, self.max_pages, self._rng)  # fmt: skip
 
     def contrast_sections(self, sections: Mapping[str, tuple[int, float]]) -> list[str]:
         """The sections of at least ``min_pages`` pages whose mean P_lit is at most ``ratio``
@@ -118,7 +116,7 @@ class LearnedContrast(LearnedModel):
         1), one dict a topic (empty: no contrast)."""
         sizes: Counter = Counter()
         sums: Counter = Counter()
-        for s, _, lit in self.pages:
+        for _, s, _, lit in self.pages:
             if s is not None:
                 sizes[s] += 1
                 sums[s] += lit
@@ -128,7 +126,7 @@ class LearnedContrast(LearnedModel):
         hosts = {s.split("/", 1)[0] for s in contrast}
         ref_df: dict[str, Counter] = {h: Counter() for h in hosts}  # the host's positives
         ref_n: Counter = Counter()
-        for (s, words, lit), host in zip(self.pages, self.hosts, strict=True):
+        for host, s, words, lit in self.pages:
             if s in dfs:
                 dfs[s].update(words)
             elif host in ref_df and lit >= self.positive:

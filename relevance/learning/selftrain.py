@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from relevance.classifier import count_probabilities, term_probabilities
-from relevance.learning.base import LearnedModel
+from relevance.learning.base import LearnedModel, reservoir_put, retrain_due
 
 logger = logging.getLogger(__name__)
 
@@ -162,14 +162,9 @@ class SelfTrainingPageModel(LearnedModel):
         pseudo = self.label(evidence) if label is None else int(label)
         item = (bag_of_counts(counts), pseudo)
         self.seen += 1
-        if len(self.pages) < self.max_pages:
-            self.pages.append(item)
-        else:  # Vitter's reservoir: a uniform sample of every page seen
-            j = self._rng.randrange(self.seen)
-            if j < self.max_pages:
-                self.pages[j] = item
+        reservoir_put(self.pages, item, self.seen, self.max_pages, self._rng)
         self.since += 1
-        if self.since >= max(self.retrain_every, self.seen // 4):
+        if retrain_due(self.since, self.seen, self.retrain_every):
             self.since = 0
             return self.retrain()
         return False
