@@ -765,8 +765,10 @@ class Store:
 
         One transaction: a page and its document are written together, so another worker's
         :meth:`reject_pages` of the page (a document it replaced) comes before both or after
-        both, and never leaves a document of a page not accepted (its UPDATE waits for the
-        page row's lock; two writes in a row let it fall between them)."""
+        both (its UPDATE waits for the page row's lock; two writes in a row let it fall
+        between them). A row not accepted deletes the page's document: a page written twice
+        (a slow worker's copy and the copy of the worker that reclaimed it) keeps the last
+        write's decision, never a document of a page not accepted."""
         return self._write(lambda _session: self._save_crawl_batch(run_id, rows))
 
     def _save_crawl_batch(self, run_id: int, rows: list[dict[str, Any]]) -> int:
@@ -784,10 +786,10 @@ class Store:
                 if text:
                     docs.append({"page_id": ids[r["url"]], "text": text, "meta": meta})
         self.save_documents(run_id, docs)
-        # a page fetched again (topicrawl recrawl) that left the corpus loses its document
-        self.delete_documents(
-            run_id, [ids[r["url"]] for r in rows if r.get("recrawled") and not r.get("accepted")]
-        )
+        # the last write of a page decides: a page written not accepted has no document, even
+        # one an earlier write left (a page fetched again by `topicrawl recrawl` that left the
+        # corpus; a slow worker's copy written before the reclaiming worker's duplicate)
+        self.delete_documents(run_id, [ids[r["url"]] for r in rows if not r.get("accepted")])
         self.add_history(run_id, [r["url"] for r in rows if r.get("accepted") or r.get("_history")])
         return len(docs)
 

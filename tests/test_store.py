@@ -45,6 +45,21 @@ def test_pages_upsert_once_per_url_per_run(db_url):
     assert store.count_pages(other) == 1 and store.count_pages(run) == 2
 
 
+def test_a_page_written_again_not_accepted_loses_its_document(db_url):
+    """The last write of a page decides (a slow worker's copy written first, the reclaiming
+    worker's duplicate of it after): no document is left for a page not accepted."""
+    store = Store.from_url(db_url)
+    run = store.start_run("t", "", {})
+    store.save_crawl_batch(run, [dict(page("http://a/1")), dict(page("http://a/2"))])
+    assert store.count_documents(run) == 2
+    dup = {"of": "http://a/2", "method": "spotsigs", "score": 0.9}
+    store.save_crawl_batch(run, [dict(page("http://a/1", accepted=False, duplicate=dup))])
+    assert store.count_pages(run, accepted_only=True) == store.count_documents(run) == 1
+    assert [d.url for d in store.iter_documents(run)] == ["http://a/2"]
+    store.save_crawl_batch(run, [dict(page("http://a/1"))])  # and the other order
+    assert store.count_pages(run, accepted_only=True) == store.count_documents(run) == 2
+
+
 class FailingStore:
     """A store whose writes fail as when the database is down past the retries (its
     ``engine`` too, which the run's end is written through)."""
