@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import time
+from collections import deque
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -40,6 +41,8 @@ from topicrawl.outcome import (
 log = logging.getLogger(__name__)
 
 RUN_STATE_FILE = "topicrawl-run.json"
+#: replaced records sent again with one batch at most (the rest wait for the next)
+REPLACED_RETRY_BOUND = 1000
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
 
 
@@ -110,6 +113,10 @@ class StorePipeline:
         self.run_id: int | None = None
         self.buffer: list[dict[str, Any]] = []
         self.replaced: list[dict[str, Any]] = []
+        #: replaced documents whose page was not stored yet when their reject was written (a
+        #: scale-out: the worker that fetched it has not written it): sent again with each
+        #: batch until the page is there (appended by the writer thread)
+        self.replaced_later: deque[dict[str, Any]] = deque()
         self.crawler: Crawler | None = None
         self.journal: PageJournal | None = None  # JOBDIR segments while the spider is open
         self.spilled = 0  # pages written to a spill file at the end (database down)
@@ -469,9 +476,9 @@ class StorePipeline:
             raise DropItem(reason)
         return item
 
-    def _inc(self, key: str) -> None:
+    def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
-            self.stats.inc_value(key)
+            self.stats.inc_value(key, count)
 
     @staticmethod
     def _copy_of(spider: Spider | None, url: str, text: str | None) -> Any:
@@ -500,8 +507,10 @@ class StorePipeline:
             batch = self._claim_for_write(batch)
         self.written_documents += self.store.save_crawl_batch(self.run_id, batch)
         if replaced:
-            self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
+            unstored = self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
             self.store.add_duplicates(self.run_id, replaced)
+            # after the writes: a retried batch does not send its records again twice
+            self.replaced_later.extend(r for r in replaced if r["url"] in unstored)
         if self.journal is not None:  # committed: the batch's journal segment goes
             self.journal.written()
         if self.lease is not None:  # the pages are in the database: their leases end
@@ -533,11 +542,15 @@ class StorePipeline:
 
     def _hand_over(self) -> None:
         """Give the buffered pages to the writer; past its bound, pause the engine."""
-        if not (self.buffer or self.replaced) or self._writer() is None:
+        # the replaced records waiting for their page ride on batches, and alone at the close
+        later = self._closing and self.replaced_later
+        if not (self.buffer or self.replaced or later) or self._writer() is None:
             return
         assert self.writer is not None
         batch, self.buffer = self.buffer, []
         replaced, self.replaced = self.replaced, []
+        while self.replaced_later and len(replaced) < REPLACED_RETRY_BOUND:
+            replaced.append(self.replaced_later.popleft())
         if self.journal is not None:  # before put: the writer may commit it at once
             self.journal.seal()
         self.writer.put(batch, replaced)
@@ -603,6 +616,13 @@ class StorePipeline:
         self.writer.wait_drained(self.close_wait)
         left = self.writer.stop()
         self._sync_stats()
+        # replaced records not written: their page not stored yet, or the database down
+        unwritten = len(self.replaced_later) + sum(len(replaced) for _, replaced in left)
+        if unwritten:
+            self._inc("topicrawl/dedup/replaced_unstored", unwritten)
+            log.warning("%d replaced documents were not taken out of the corpus (their page "
+                        "was not stored by the close, or the database did not answer)",
+                        unwritten)  # fmt: skip
         self._writer_error = self.writer.last_exc
         self.writer = None
         batch = [row for rows, _ in left for row in rows]

@@ -52,6 +52,7 @@ class StoreWriter:
         self._lock = threading.Condition()
         self._in_memory = 0  # pages queued in memory
         self._spooled = 0  # pages in the spool not yet written
+        self._spooled_batches = 0  # batches in the spool not yet written (some without pages)
         self._spool_read = 0  # byte offset of the first unwritten spool line
         self._in_flight: Batch | None = None
         self._flight_offset: int | None = None  # spool offset after the in-flight batch
@@ -75,6 +76,12 @@ class StoreWriter:
             return self._in_memory + self._spooled + flight
 
     @property
+    def idle(self) -> bool:
+        """Nothing left to write: no page, and no batch of replaced records alone."""
+        with self._lock:
+            return not (self._memory or self._in_flight or self._spooled_batches)
+
+    @property
     def spooled(self) -> int:
         return self._spooled
 
@@ -93,7 +100,7 @@ class StoreWriter:
         if not rows and not replaced:
             return
         with self._lock:
-            if self._spooled or (self._in_memory + len(rows) > self.memory_pages
+            if self._spooled_batches or (self._in_memory + len(rows) > self.memory_pages
                                  and self.spool_pages):  # fmt: skip
                 self._spool(rows, replaced)
             else:
@@ -109,12 +116,13 @@ class StoreWriter:
                 fh.write(json.dumps({"run_id": self.run_id, "_replaced": replaced}) + "\n")
             fh.write(json.dumps({"run_id": self.run_id, "_end": True}) + "\n")
         self._spooled += len(rows)
+        self._spooled_batches += 1
 
     def wait_drained(self, give_up_after: float) -> bool:
         """Block until everything is written (True), or until the database has refused every
         write for ``give_up_after`` seconds (False). Call from a thread, not the event loop."""
         while True:
-            if self.pending == 0:
+            if self.idle:
                 return True
             if self.outage_since is not None and (
                 time.monotonic() - max(self.outage_since, self.last_success) >= give_up_after
@@ -138,7 +146,7 @@ class StoreWriter:
             if self._flight_offset is not None:  # the in-flight batch came from the spool
                 self._spool_read = self._flight_offset
             left.extend(self._read_spool(None)[0])
-            self._spooled = 0
+            self._spooled = self._spooled_batches = 0
             self.spool_path.unlink(missing_ok=True)
         self._thread.join(timeout=0.5)
         return left
@@ -176,10 +184,11 @@ class StoreWriter:
                 self._in_memory -= len(batch[0])
                 self._in_flight, self._flight_offset = batch, None
                 return batch, None
-            if self._spooled:
+            if self._spooled_batches:
                 found, offset = self._read_spool(1)
                 if found:
                     self._spooled -= len(found[0][0])
+                    self._spooled_batches -= 1
                     self._in_flight, self._flight_offset = found[0], offset
                     return found[0], offset
         return None
@@ -224,7 +233,7 @@ class StoreWriter:
                 self._in_flight, self._flight_offset = None, None
                 if offset is not None:
                     self._spool_read = offset
-                    if self._spooled == 0 and offset >= self.spool_path.stat().st_size:
+                    if self._spooled_batches == 0 and offset >= self.spool_path.stat().st_size:
                         self.spool_path.unlink(missing_ok=True)
                         self._spool_read = 0
                 self._lock.notify_all()

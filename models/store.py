@@ -662,23 +662,26 @@ class Store:
                 )
             )
 
-    def reject_pages(self, run_id: int, urls: Iterable[str]) -> None:
+    def reject_pages(self, run_id: int, urls: Iterable[str]) -> set[str]:
         """Take pages out of the corpus: not accepted, no document (e.g. replaced by a
-        better copy of the same text)."""
+        better copy of the same text). Returns the URLs the run holds no page of (yet: in a
+        scale-out, the worker that fetched one may not have written it)."""
         urls = list(urls)
         if not urls:
-            return
+            return set()
 
-        def go(session: Session) -> None:
-            ids = list(self._page_ids(session, run_id, urls).values())
+        def go(session: Session) -> set[str]:
+            found = self._page_ids(session, run_id, urls)
+            ids = list(found.values())
             session.execute(update(Page).where(Page.id.in_(ids)).values(accepted=False))
             session.execute(
                 Document.__table__.delete().where(
                     Document.run_id == run_id, Document.page_id.in_(ids)
                 )
             )
+            return set(urls) - found.keys()
 
-        self._write(go)
+        return self._write(go)
 
     def count_documents(self, run_id: int) -> int:
         query = select(func.count()).select_from(Document).where(Document.run_id == run_id)

@@ -294,6 +294,32 @@ def test_relevant_duplicates_feed_the_url_structure_sample(tmp_path):
     assert store.count_documents(pipe.run_id) == 1
 
 
+def test_a_replaced_page_not_stored_yet_is_taken_out_once_stored(tmp_path, caplog):
+    """Scale-out: a worker replaces a document whose page another worker has not written
+    yet. The reject rides on the next batches until the page is there; one still missing at
+    the close is counted and named in a warning."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    stats = Stats()
+    pipe = StorePipeline(db, batch_size=1, clean=False, stats=stats)
+    spider = type("Spider", (), {"name": "topic"})()
+    pipe.open_spider(spider)
+    store = Store.from_url(db, migrate=False)
+    pipe.document_replaced("http://a/old", "http://a/new", "containment", 0.9)
+    pipe.document_replaced("http://a/never", "http://a/new", "containment", 0.9)
+    pipe.process_item(page("http://a/new"), spider)
+    pipe.writer.wait_drained(5)
+    assert store.count_pages(pipe.run_id) == 1  # nothing to reject yet
+    store.save_crawl_batch(pipe.run_id, [dict(page("http://a/old"))])  # the other worker
+    assert store.count_documents(pipe.run_id) == 2
+    pipe.process_item(page("http://a/next"), spider)
+    pipe.writer.wait_drained(5)
+    assert [d.url for d in store.iter_documents(pipe.run_id)] == ["http://a/new", "http://a/next"]
+    assert store.count_duplicates(pipe.run_id) == {"containment": 1}
+    pipe.close_spider(spider)
+    assert stats.values["topicrawl/dedup/replaced_unstored"] == 1
+    assert "1 replaced documents were not taken out of the corpus" in caplog.text
+
+
 def test_relative_sqlite_urls_are_made_absolute(tmp_path, monkeypatch):
     from models.store import absolute_db_url
 
