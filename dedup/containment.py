@@ -75,6 +75,20 @@ held) and checked again when the cascade stores a document holding some of that 
 (:meth:`ContainmentDetector.recheck_reprints`); once the guard holds, the reprint leaves as
 the source's duplicate (``Decision.deferred``).
 
+**Re-attribution of a dropped page** (``reattribute``, 256 pages; 0 = off). A commentary page
+met before its source that holds most of a short article it spliced is that article's
+duplicate (forward: it contains it), or is stored and then replaced by it (reverse: the
+article is contained in it); either way it is out of the index when its source comes, so the
+source is stored (the corpus is right) but nothing would move the page's duplicate record
+from the spliced article to the source (test webs b29, b30, a24; b34, a39). The cascade
+tells the detector which pages it records as duplicates (:meth:`ContainmentDetector.dropped`);
+a page whose original holds under ``threshold`` of its sample is remembered in the index's
+storage (``containment:dropped``, ``containment:dd``, ``containment:dp:<hash>``), and a
+document stored later that the forward rule would have matched it to (had both been stored
+when the page came) and that covers more of its sample than its original takes over its
+record (:meth:`ContainmentDetector.reattributions`, ``Decision.reattributed``; the store
+moves the record only while it still names that original).
+
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
 ``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
@@ -351,6 +365,19 @@ class Sample:
         hashes = np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
         keys = tuple(np.frombuffer(base64.b64decode(spans), dtype="<u4").tolist()) if spans else ()
         return cls(frozenset(hashes), int(length), keys)
+
+
+def _dropped_entry(seq: int, cover: int, original: str) -> str:
+    """A remembered dropped page's entry (``containment:dropped``): ``"<seq>:<cover>:<original
+    id>"`` (the id last: it may hold colons)."""
+    return f"{seq}:{cover}:{original}"
+
+
+def _read_dropped(raw: bytes | str) -> tuple[int, int, str]:
+    """``(seq, cover, original id)`` of :func:`_dropped_entry`'s form."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    seq, cover, original = text.split(":", 2)
+    return int(seq), int(cover), original
 
 
 _CLEANER: Any = None
@@ -1034,11 +1061,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         holds less than ``threshold`` of the page's sample (a commentary page matched to an
         article it spliced, or replaced by one): a later document that covers more of it is
         its better original (:meth:`reattributions`). At most ``reattribute`` pages (the
-        oldest forgotten first), in the index's storage: ``containment:dropped`` (the page's
-        original and that original's share of its sample, |S(O) ∩ S(P)|), ``containment:dd``
-        / ``containment:df`` (its sample, and every shingle hash of a small page) and the
-        posting sets ``containment:dp:<hash>`` (its posting-sampled hashes) by which a later
-        document finds it. A page dropped again is remembered with its new original."""
+        oldest forgotten first, a quarter at a time), in the index's storage:
+        ``containment:dropped`` (a sequence number, the original's share of the page's
+        sample |S(O) ∩ S(P)| and the original), ``containment:dd`` / ``containment:df`` (the
+        page's sample, and every shingle hash of a small page) and the posting sets
+        ``containment:dp:<hash>`` (its posting-sampled hashes) by which a later document
+        finds it. A page dropped again is remembered with its new original."""
         if not (self.reattribute and self.reverse):
             return
         page = self.features(doc) if doc is not None else self._stored_any([doc_id]).get(doc_id)
@@ -1060,8 +1088,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if old is not None:
                 self._forget_dropped([doc_id])
             seq = self.storage.incr(self.key("dropped", "seq"))
-            entry = {"of": original, "cover": cover, "seq": seq}
-            self.storage.hset(self.key("dropped"), doc_id, json.dumps(entry))
+            self.storage.hset(self.key("dropped"), doc_id, _dropped_entry(seq, cover, original))
             self.storage.hset(self.key("dd"), doc_id, Sample(page_hashes, page.length).to_json())
             if full is not None and len(page_hashes) < self.full_under:
                 self.storage.hset(self.key("df"), doc_id,
@@ -1069,9 +1096,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             posting = [h for h in page_hashes if h % self.posting_m == 0]
             self.storage.sadd_many(_hex_keys(self.key("dp", ""), posting), doc_id)
             if self.storage.hlen(self.key("dropped")) > self.reattribute:
+                # the oldest forgotten, down to 3/4 of the bound (one read of the entries per
+                # quarter of it, not per page)
                 entries = self.storage.hgetall(self.key("dropped"))
-                oldest = sorted(entries, key=lambda d: (json.loads(entries[d])["seq"], d))
-                self._forget_dropped(oldest[: len(entries) - self.reattribute])
+                oldest = sorted(entries, key=lambda d: (int(entries[d].split(b":", 1)[0]), d))
+                keep = max(1, self.reattribute * 3 // 4)
+                self._forget_dropped(oldest[: len(entries) - keep])
 
     def _forget_dropped(self, ids: list[str]) -> None:
         """Forget remembered dropped pages (no error for one not remembered)."""
@@ -1128,18 +1158,17 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if raw is None or page is None or d in live:
                 stale.append(d)
                 continue
-            entry = json.loads(raw)
-            if entry["of"] == doc_id:
+            seq, was_cover, was = _read_dropped(raw)
+            if was == doc_id:
                 continue
             cover = len(feats.hashes & page.hashes)
-            if cover <= int(entry["cover"]):
+            if cover <= was_cover:
                 continue
             sc = self._original_score(feats, d, page)
             if sc <= 0:
                 continue
-            out.append((Match(d, sc, self.name), str(entry["of"])))
-            entry.update({"of": doc_id, "cover": cover})
-            self.storage.hset(self.key("dropped"), d, json.dumps(entry))
+            out.append((Match(d, sc, self.name), was))
+            self.storage.hset(self.key("dropped"), d, _dropped_entry(seq, cover, doc_id))
         if stale:
             self._forget_dropped(stale)
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
