@@ -367,6 +367,12 @@ class Sample:
         return cls(frozenset(hashes), int(length), keys)
 
 
+#: one in how many of a document's posting-sampled hashes look for the dropped pages it may be
+#: the better original of (:meth:`ContainmentDetector.reattributions`; a small document's
+#: all): 1/8 of its MOD-m sample, 16 or more hashes beyond ``full_under``
+REATTRIBUTE_PROBE = 4
+
+
 def _dropped_entry(seq: int, cover: int, original: str) -> str:
     """A remembered dropped page's entry (``containment:dropped``): ``"<seq>:<cover>:<original
     id>"`` (the id last: it may hold colons)."""
@@ -1130,20 +1136,25 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spliced (test webs b29, b30, a24: dropped as that article's duplicate; b34, a39:
         stored, then replaced by it) is out of the index when its source comes: the corpus
         is right (the source is kept), and this gives the page's duplicate record the
-        source. Reads the ``dp`` posting sets of ``doc``'s posting-sampled hashes: the
-        pages holding at least |P(D)| − (1 − θ)·|S(D)| of them (c(D, page) ≥ θ on the
-        samples), or half of them for a small ``doc`` (measured on letters), each verified."""
+        source. Candidates: the pages holding at least half of a probe of ``doc``'s
+        posting-sampled hashes (the ``dp`` posting sets of those ≡ 0 mod
+        ``m·posting_factor·``:data:`REATTRIBUTE_PROBE`, a uniform subsample of 16 or more
+        hashes for a document that is not small: a page holding θ = 0.8 of them misses half
+        of 16 with a chance under 10⁻³; every posting-sampled hash of a small ``doc``,
+        measured on letters, whose edited copy may hold fewer), each verified exactly."""
         if not (self.reattribute and self.reverse) or not self.storage.hlen(self.key("dropped")):
             return []
         feats = self.features(doc)
         if not feats.hashes or not (self.indexed(feats) or self._short(feats)):
             return []
-        posting = [h for h in feats.hashes if h % self.posting_m == 0]
-        hits = self.storage.smembers_count(_hex_keys(self.key("dp", ""), posting))
         small = self._short(feats) or self._small(feats)
-        need = (0.5 * len(posting) if small
-                else len(posting) - (1.0 - self.threshold) * len(feats.hashes)) - 1e-9  # fmt: skip
-        ids = sorted(d for d, h in hits.items() if h >= max(need, 1) - 1e-9 and d != doc_id)
+        # a probe: the posting-sampled hashes ≡ 0 mod posting_m·REATTRIBUTE_PROBE (a uniform
+        # subsample), every one for a small document
+        probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
+        probe = [h for h in feats.hashes if h % probe_m == 0]
+        hits = self.storage.smembers_count(_hex_keys(self.key("dp", ""), probe))
+        need = max(1.0, 0.5 * len(probe)) - 1e-9
+        ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
         if not ids:
             return []
         entries = dict(zip(ids, self.storage.hmget(self.key("dropped"), ids), strict=True))
