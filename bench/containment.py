@@ -32,7 +32,9 @@ its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label
    cascade retires (``Decision.retired``: a reprint with extras of the new page, taken out
    after another stored copy matched it; ``Decision.deferred``: a reprint with extras whose
    guard this page made hold, out as a duplicate of the original it holds) counts as that
-   commentary copy caught, or as a false match outside its group.
+   commentary copy caught, or as a false match outside its group. A dropped page whose
+   duplicate record a later page takes over (``Decision.reattributed``: its better original,
+   met after it) is counted under its new original instead of the old one.
 
     python bench/neardup_real.py --out bench/out/neardup_real
     python bench/neardup_zh.py --out bench/out/neardup_zh
@@ -122,9 +124,26 @@ def local_web(
         cascade = Cascade(MemoryStorage(), methods, options=options)
         out = {"cascade": name, "pages": len(pages), "copies": 0, "caught": 0, "false": 0,
                "commentary": len(commentary), "commentary_caught": 0, "by_method": {},
-               "replaced": 0, "retired": 0, "misses": []}  # fmt: skip
+               "replaced": 0, "retired": 0, "reattributed": 0, "misses": []}  # fmt: skip
         seen_groups: set[str] = set()
         kept: set[str] = set()  # the pages the index holds (the corpus)
+        #: each page out of the corpus: its duplicate record's counts (what a re-attribution
+        #: takes back) and whether it counts among the copies caught
+        record: dict[str, tuple[dict[str, int], bool]] = {}
+
+        def count(page: str, original: str, copy: bool, line: str, out: dict = out,
+                  record: dict = record) -> None:  # fmt: skip
+            """``page`` recorded as a duplicate of ``original`` (``copy``: counted among the
+            copies caught when in its group)."""
+            same = group.get(page) == group.get(original)
+            got = {"caught": int(copy and same), "false": int(not same),
+                   "commentary_caught": int(same and page in commentary)}  # fmt: skip
+            for k, v in got.items():
+                out[k] += v
+            record[page] = (got, copy)
+            if not same:
+                out["misses"].append(f"false: {line}")
+
         for url, _page, doc in pages:
             decision = cascade.check_and_add(url, doc)
             dup = decision.duplicate
@@ -136,46 +155,38 @@ def local_web(
                 kept.add(url)
                 out["replaced"] += 1
                 out["by_method"][rep.method] = out["by_method"].get(rep.method, 0) + 1
-                if group.get(rep.doc_id) == g:
-                    out["caught"] += 1
-                    out["commentary_caught"] += rep.doc_id in commentary
-                else:
-                    out["false"] += 1
-                    out["misses"].append(f"false: {rep.doc_id} replaced by {url} "
-                                         f"({rep.method} {rep.score:.2f})")  # fmt: skip
+                count(rep.doc_id, url, True,
+                      f"{rep.doc_id} replaced by {url} ({rep.method} {rep.score:.2f})")  # fmt: skip
             elif dup is None:
                 kept.add(url)
             for ret in decision.retired:  # a stored reprint with extras of this page, out
                 kept.discard(ret.doc_id)
                 out["retired"] += 1
                 out["by_method"][ret.method] = out["by_method"].get(ret.method, 0) + 1
-                if group.get(ret.doc_id) == g:
-                    out["commentary_caught"] += ret.doc_id in commentary
-                else:
-                    out["false"] += 1
-                    out["misses"].append(f"false: {ret.doc_id} retired by {url} "
-                                         f"({ret.method} {ret.score:.2f})")  # fmt: skip
+                count(ret.doc_id, url, False,
+                      f"{ret.doc_id} retired by {url} ({ret.method} {ret.score:.2f})")  # fmt: skip
             for ret, original in decision.deferred:  # a stored reprint with extras, shown up
                 kept.discard(ret.doc_id)  # by this page: out, a duplicate of ``original``
                 out["retired"] += 1
                 out["by_method"][ret.method] = out["by_method"].get(ret.method, 0) + 1
-                if group.get(ret.doc_id) == group.get(original):
-                    out["commentary_caught"] += ret.doc_id in commentary
-                else:
-                    out["false"] += 1
-                    out["misses"].append(f"false: {ret.doc_id} retired as a duplicate of "
-                                         f"{original} ({ret.method} {ret.score:.2f})")  # fmt: skip
+                count(ret.doc_id, original, False, f"{ret.doc_id} retired as a duplicate of "
+                      f"{original} ({ret.method} {ret.score:.2f})")  # fmt: skip
             if dup is not None:
                 out["by_method"][dup.method] = out["by_method"].get(dup.method, 0) + 1
-                if group.get(dup.doc_id) == g:
-                    out["caught"] += 1
-                    out["commentary_caught"] += url in commentary
-                else:
-                    out["false"] += 1
-                    out["misses"].append(f"false: {url} ~ {dup.doc_id} ({dup.method} "
-                                         f"{dup.score:.2f})")  # fmt: skip
+                count(url, dup.doc_id, True, f"{url} ~ {dup.doc_id} ({dup.method} "
+                      f"{dup.score:.2f})")  # fmt: skip
             elif g in seen_groups and decision.replaced is None:
                 out["misses"].append(f"missed: {url}")
+            # dropped pages whose duplicate record now names this page (a better original)
+            for m, before in getattr(decision, "reattributed", ()):
+                old, copy = record.get(m.doc_id, ({}, True))
+                for k, v in old.items():
+                    out[k] -= v
+                out["reattributed"] += 1
+                out["misses"].append(f"re-attributed: {m.doc_id} from {before} to {url} "
+                                     f"({m.method} {m.score:.2f})")  # fmt: skip
+                count(m.doc_id, url, copy, f"{m.doc_id} re-attributed to {url} "
+                      f"({m.method} {m.score:.2f})")  # fmt: skip
             seen_groups.add(g)
         out["kept_source"] = sum(source_of[u] in kept and u not in kept for u in commentary)
         outs.append(out)
@@ -395,27 +406,28 @@ def main(argv: list[str] | None = None) -> int:
           "truth after the labels change)\n")  # fmt: skip
     print("| web | order | cascade | article pages | copies after the first of a group | "
           "caught (of which by replacing) | false matches | commentary copies caught | "
-          "source kept, commentary out | by method |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "source kept, commentary out | re-attributed | by method |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     totals: dict[tuple[str, str], list[int]] = {}
     for order in ORDERS:
         for family, seed in webs:
             for r in local_web(family, seed, cascades, order):
-                t = totals.setdefault((order, r["cascade"]), [0, 0, 0, 0])
+                t = totals.setdefault((order, r["cascade"]), [0, 0, 0, 0, 0])
                 for i, k in enumerate(("commentary_caught", "commentary", "kept_source",
-                                       "false")):  # fmt: skip
+                                       "false", "reattributed")):  # fmt: skip
                     t[i] += r[k]
                 print(f"| {family}, seed {seed} | {order} | {r['cascade']} | {r['pages']} | "
                       f"{r['copies']} | {r['caught']} ({r['replaced']}) | {r['false']} | "
                       f"{r['commentary_caught']} of {r['commentary']} | {r['kept_source']} | "
-                      f"{json.dumps(r['by_method'])} |", flush=True)  # fmt: skip
+                      f"{r['reattributed']} | {json.dumps(r['by_method'])} |",
+                      flush=True)  # fmt: skip
                 for line in r["misses"]:
                     print(f"  {family}{seed} {order} {r['cascade']}: {line}", file=sys.stderr)
     print(f"\n| order | cascade | commentary copies caught ({len(webs)} webs) | source kept, commentary "
-          "out | false matches |")  # fmt: skip
-    print("|---|---|---|---|---|")
-    for (order, name), (caught, n, kept, false) in totals.items():
-        print(f"| {order} | {name} | {caught} of {n} | {kept} of {n} | {false} |")
+          "out | false matches | duplicate records re-attributed |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for (order, name), (caught, n, kept, false, moved) in totals.items():
+        print(f"| {order} | {name} | {caught} of {n} | {kept} of {n} | {false} | {moved} |")
     return 0
 
 

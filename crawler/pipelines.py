@@ -14,6 +14,7 @@ import time
 from collections import deque
 from datetime import UTC, datetime
 from functools import partial
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from scrapy.exceptions import CloseSpider, DropItem
 
 from crawler.journal import PageJournal, journal_segments, read_batches
 from crawler.storewriter import StoreWriter
-from dedup.pipeline import document_replaced
+from dedup.pipeline import document_replaced, duplicate_reattributed
 from models.store import Store, retry_budget, run_end_line, spill_line
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
@@ -164,12 +165,21 @@ class StorePipeline:
         pipe.lease = lease_of(crawler)
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(pipe.document_replaced, signal=document_replaced)
+        crawler.signals.connect(pipe.duplicate_reattributed, signal=duplicate_reattributed)
         return pipe
 
     def document_replaced(self, old_url: str, new_url: str, method: str, score: float, **_: Any):
         """Dedup kept a new page over a stored one (keep "longer"/"earlier"): the old page
         leaves the corpus and is recorded as a duplicate of the new one."""
         self.replaced.append({"url": old_url, "of": new_url, "method": method, "score": score})
+
+    def duplicate_reattributed(self, old_url: str, new_url: str, previous: str, method: str,
+                               score: float, **_: Any) -> None:  # fmt: skip
+        """Dedup found a better original for a page dropped earlier (a commentary page met
+        before its source): its duplicate record names the new page, if it still names
+        ``previous`` (:meth:`models.store.Store.reattribute_duplicates`)."""
+        self.replaced.append({"url": old_url, "of": new_url, "method": method, "score": score,
+                              "was": previous})  # fmt: skip
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _spider(self, spider: Spider | None) -> Spider | None:
@@ -506,11 +516,18 @@ class StorePipeline:
         if self.lease is not None and self._lease_counts:
             batch = self._claim_for_write(batch)
         self.written_documents += self.store.save_crawl_batch(self.run_id, batch)
-        if replaced:
-            unstored = self.store.reject_pages(self.run_id, [r["url"] for r in replaced])
-            self.store.add_duplicates(self.run_id, replaced)
-            # after the writes: a retried batch does not send its records again twice
-            self.replaced_later.extend(r for r in replaced if r["url"] in unstored)
+        if replaced:  # (written in the order dedup decided: a page replaced, then moved on)
+            later: list[dict[str, Any]] = []
+            for moved, part in groupby(replaced, key=lambda r: "was" in r):
+                rows = list(part)
+                if moved:
+                    self.store.reattribute_duplicates(self.run_id, rows)
+                else:
+                    unstored = self.store.reject_pages(self.run_id, [r["url"] for r in rows])
+                    self.store.add_duplicates(self.run_id, rows)
+                    later += [r for r in rows if r["url"] in unstored]
+            # after the writes: a batch retried after a failure does not queue them twice
+            self.replaced_later.extend(later)
         if self.journal is not None:  # committed: the batch's journal segment goes
             self.journal.written()
         if self.lease is not None:  # the pages are in the database: their leases end

@@ -111,6 +111,26 @@ class Detector(ABC):
         it). The cascade retires them (``Decision.deferred``)."""
         return []
 
+    def dropped(self, doc_id: str, original: str, doc: Doc | None = None,
+                original_doc: Doc | None = None) -> None:  # fmt: skip
+        """The cascade records ``doc_id`` as a duplicate of ``original``: ``doc`` when the page
+        is dropped as it arrives, else (``doc`` None) a stored document about to leave the
+        index (replaced, retired or deferred), whose features are still stored;
+        ``original_doc`` when the original is the step's new document, not stored yet (it
+        replaces ``doc_id``), else the original is a stored document. Nothing by default; containment remembers the page, so that a later document that
+        is a better original of it can take over its duplicate record
+        (:meth:`reattributions`)."""
+        return None
+
+    def reattributions(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
+        """After the cascade stored ``doc`` as ``doc_id``: dropped pages (:meth:`dropped`)
+        whose best original is now ``doc_id`` (the one the forward rule would have chosen had
+        both been stored when the page came), each as a :class:`Match` on the dropped page
+        (its score against ``doc``) with the original it was recorded under until now; none
+        by default (containment implements it). The cascade reports them
+        (``Decision.reattributed``) for the store to re-attribute the duplicate record."""
+        return []
+
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
         """Atomically: return the best stored duplicate of ``doc``, or store it and return None
         (started again when a Redis lock was lost mid-step: :func:`~dedup.storage.retry_lost_lock`)."""

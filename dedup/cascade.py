@@ -63,6 +63,13 @@ class Decision:
     #: re-check, the ``spliced`` guard met only now): ``(match, original id)``, each taken
     #: out of the index as a duplicate of that original
     deferred: tuple[tuple[Match, str], ...] = ()
+    #: with ``keep="first"``, when the new document was stored: pages dropped earlier (as a
+    #: new page's duplicate, or taken out of the index as replaced, retired or deferred)
+    #: whose best original this document is (:meth:`Detector.reattributions`:
+    #: containment's reverse direction for a page no longer indexed): ``(match on the
+    #: dropped page, the original it was recorded under)``; each is now a duplicate of the
+    #: new document (the store re-attributes its duplicate record)
+    reattributed: tuple[tuple[Match, str], ...] = ()
 
     @property
     def kept(self) -> str | None:
@@ -257,16 +264,50 @@ class Cascade:
                     if same is not None and not match.replaces:
                         match, name = same, same.method
                     retired = tuple(m for m in extras if m.doc_id != match.doc_id)
+                replace = (match.replaces and self.keep == "first") or self._new_wins(
+                    doc, match.doc_id
+                )
+                kept = doc_id if replace else match.doc_id
                 for m in retired:
+                    self._dropped(m.doc_id, kept, original_doc=doc if replace else None)
                     self._remove(m.doc_id)
-                if (match.replaces and self.keep == "first") or self._new_wins(doc, match.doc_id):
+                if replace:
+                    self._dropped(match.doc_id, doc_id, original_doc=doc)
                     self._remove(match.doc_id)
                     self._add(doc_id, doc)
                     deferred = self._recheck(doc_id, doc)
-                    return Decision(replaced=match, retired=retired, deferred=deferred), name
+                    return Decision(
+                        replaced=match,
+                        retired=retired,
+                        deferred=deferred,
+                        reattributed=self._reattribute(doc_id, doc),
+                    ), name
+                self._dropped(doc_id, match.doc_id, doc)
                 return Decision(duplicate=match, retired=retired), name
             self._add(doc_id, doc)
-            return Decision(deferred=self._recheck(doc_id, doc)), None
+            deferred = self._recheck(doc_id, doc)
+            return Decision(deferred=deferred, reattributed=self._reattribute(doc_id, doc)), None
+
+    def _dropped(self, doc_id: str, original: str, doc: Doc | None = None,
+                 original_doc: Doc | None = None) -> None:  # fmt: skip
+        """With ``keep="first"``: every method hears that ``doc_id`` is now a duplicate of
+        ``original`` (:meth:`Detector.dropped`; ``doc`` when it was never stored, else
+        before it leaves the index; ``original_doc``: the new document, not stored yet)."""
+        if self.keep == "first":
+            for det in self.detectors:
+                det.dropped(doc_id, original, doc, original_doc)
+
+    def _reattribute(self, doc_id: str, doc: Doc) -> tuple[tuple[Match, str], ...]:
+        """With ``keep="first"``, after ``doc`` was stored: the dropped pages whose best
+        original it now is (:meth:`Detector.reattributions`), each page once, best first."""
+        if self.keep != "first":
+            return ()
+        out: dict[str, tuple[Match, str]] = {}
+        for det in self.detectors:
+            for m, before in det.reattributions(doc_id, doc):
+                if m.doc_id != doc_id and before != doc_id:
+                    out.setdefault(m.doc_id, (m, before))
+        return tuple(sorted(out.values(), key=lambda x: (-x[0].score, x[0].doc_id)))
 
     def _recheck(self, doc_id: str, doc: Doc) -> tuple[tuple[Match, str], ...]:
         """With ``keep="first"``, after ``doc`` was stored: every method's stored reprints with
@@ -279,7 +320,8 @@ class Cascade:
             for m, original in det.recheck_reprints(doc_id, doc):
                 if m.doc_id not in out and m.doc_id != doc_id:
                     out[m.doc_id] = (m, original)
-        for gone in out:
+        for gone, (_, original) in out.items():
+            self._dropped(gone, original)
             self._remove(gone)
         return tuple(out.values())
 

@@ -75,6 +75,20 @@ held) and checked again when the cascade stores a document holding some of that 
 (:meth:`ContainmentDetector.recheck_reprints`); once the guard holds, the reprint leaves as
 the source's duplicate (``Decision.deferred``).
 
+**Re-attribution of a dropped page** (``reattribute``, 256 pages; 0 = off). A commentary page
+met before its source that holds most of a short article it spliced is that article's
+duplicate (forward: it contains it), or is stored and then replaced by it (reverse: the
+article is contained in it); either way it is out of the index when its source comes, so the
+source is stored (the corpus is right) but nothing would move the page's duplicate record
+from the spliced article to the source (test webs b29, b30, a24; b34, a39). The cascade
+tells the detector which pages it records as duplicates (:meth:`ContainmentDetector.dropped`);
+a page whose original holds under ``threshold`` of its sample is remembered in the index's
+storage (``containment:dropped``, ``containment:dd``, ``containment:dp:<hash>``), and a
+document stored later that the forward rule would have matched it to (had both been stored
+when the page came) and that covers more of its sample than its original takes over its
+record (:meth:`ContainmentDetector.reattributions`, ``Decision.reattributed``; the store
+moves the record only while it still names that original).
+
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
 ``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
@@ -353,6 +367,25 @@ class Sample:
         return cls(frozenset(hashes), int(length), keys)
 
 
+#: one in how many of a document's posting-sampled hashes look for the dropped pages it may be
+#: the better original of (:meth:`ContainmentDetector.reattributions`; a small document's
+#: all): 1/8 of its MOD-m sample, 16 or more hashes beyond ``full_under``
+REATTRIBUTE_PROBE = 4
+
+
+def _dropped_entry(seq: int, cover: int, original: str) -> str:
+    """A remembered dropped page's entry (``containment:dropped``): ``"<seq>:<cover>:<original
+    id>"`` (the id last: it may hold colons)."""
+    return f"{seq}:{cover}:{original}"
+
+
+def _read_dropped(raw: bytes | str) -> tuple[int, int, str]:
+    """``(seq, cover, original id)`` of :func:`_dropped_entry`'s form."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    seq, cover, original = text.split(":", 2)
+    return int(seq), int(cover), original
+
+
 _CLEANER: Any = None
 
 
@@ -403,7 +436,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     bound), ``span`` (64 letters), ``span_share`` (0.2), ``span_cap`` (64 documents),
     ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
     an index keeps the factor it was started with, see :meth:`spans_on`);
-    ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``min_short`` (6
+    ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``reattribute``
+    (256 dropped pages remembered for re-attribution; 0 = off), ``min_short`` (6
     hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off),
     ``full_under`` (128 hashes: a document with a smaller sample keeps every shingle hash and
     its pairs are measured on letters, :func:`covered`; 0 = off).
@@ -437,6 +471,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span_cap: int = 64,
         span_factor: int = 2,
         recheck: int = 256,
+        reattribute: int = 256,
         min_short: int = 6,
         full_under: int = 128,
         **params: Any,
@@ -457,8 +492,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if span_cap < 1 or span_factor < 1:
             raise ConfigError("containment span_cap ≥ 1 (documents), span_factor ≥ 1")
         self.span_factor = int(span_factor)
-        if recheck < 0:
-            raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off)")
+        if recheck < 0 or reattribute < 0:
+            raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off), reattribute "
+                              "≥ 0 (dropped pages remembered; 0: off)")  # fmt: skip
         if min_short < 0:
             raise ConfigError("containment min_short ≥ 0 (hashes; 0: short documents off)")
         if full_under < 0:
@@ -470,6 +506,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.min_short = int(min_short)
         #: the most reverse pairs the ``spliced`` guard alone refused that the index remembers
         self.recheck = int(recheck)
+        #: the most dropped pages remembered for re-attribution (:meth:`reattributions`)
+        self.reattribute = int(reattribute)
         #: the last query's pairs the guard alone refused: (its features, [(stored id, the
         #: stored document's posting-sampled hashes beyond the query)])
         self._refused: tuple[Sample, list[tuple[str, list[int]]]] | None = None
@@ -1020,3 +1058,147 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         matches = self._reverse_matches(feats, self.stored_features(sorted(self.candidates(feats))))
         matches.sort(key=lambda m: (-m.score, m.doc_id))
         return matches
+
+    # -- re-attribution of dropped pages ------------------------------------------------------
+
+    def dropped(self, doc_id: str, original: str, doc: Doc | None = None,
+                original_doc: Doc | None = None) -> None:  # fmt: skip
+        """Remember a page the cascade records as a duplicate of ``original`` when ``original``
+        holds less than ``threshold`` of the page's sample (a commentary page matched to an
+        article it spliced, or replaced by one): a later document that covers more of it is
+        its better original (:meth:`reattributions`). At most ``reattribute`` pages (the
+        oldest forgotten first, a quarter at a time), in the index's storage:
+        ``containment:dropped`` (a sequence number, the original's share of the page's
+        sample |S(O) ∩ S(P)| and the original), ``containment:dd`` / ``containment:df`` (the
+        page's sample, and every shingle hash of a small page) and the posting sets
+        ``containment:dp:<hash>`` (its posting-sampled hashes) by which a later document
+        finds it. A page dropped again is remembered with its new original."""
+        if not (self.reattribute and self.reverse):
+            return
+        page = self.features(doc) if doc is not None else self._stored_any([doc_id]).get(doc_id)
+        if page is None or len(page.hashes) < self.min_sample:
+            self._forget_dropped([doc_id])  # (a page remembered before: no longer known)
+            return
+        page_hashes = page.hashes  # (features() memoises one document: read before the next)
+        full = page.full
+        orig = (self.features(original_doc) if original_doc is not None
+                else self._stored_any([original]).get(original))  # fmt: skip
+        cover = len(page_hashes & orig.hashes) if orig is not None else None
+        if cover is None or cover >= self.threshold * len(page_hashes):
+            # the original unknown to containment (shorter than it indexes), or it holds most
+            # of the page: no other document can be a clearly better original
+            self._forget_dropped([doc_id])
+            return
+        old = self.storage.hget(self.key("dropped"), doc_id)
+        with self.storage.batch():
+            if old is not None:
+                self._forget_dropped([doc_id])
+            seq = self.storage.incr(self.key("dropped", "seq"))
+            self.storage.hset(self.key("dropped"), doc_id, _dropped_entry(seq, cover, original))
+            self.storage.hset(self.key("dd"), doc_id, Sample(page_hashes, page.length).to_json())
+            if full is not None and len(page_hashes) < self.full_under:
+                self.storage.hset(self.key("df"), doc_id,
+                                  base64.b64encode(full.astype("<u4").tobytes()))  # fmt: skip
+            posting = [h for h in page_hashes if h % self.posting_m == 0]
+            self.storage.sadd_many(_hex_keys(self.key("dp", ""), posting), doc_id)
+            if self.storage.hlen(self.key("dropped")) > self.reattribute:
+                # the oldest forgotten, down to 3/4 of the bound (one read of the entries per
+                # quarter of it, not per page)
+                entries = self.storage.hgetall(self.key("dropped"))
+                oldest = sorted(entries, key=lambda d: (int(entries[d].split(b":", 1)[0]), d))
+                keep = max(1, self.reattribute * 3 // 4)
+                self._forget_dropped(oldest[: len(entries) - keep])
+
+    def _forget_dropped(self, ids: list[str]) -> None:
+        """Forget remembered dropped pages (no error for one not remembered)."""
+        for doc_id in ids:
+            raw = self.storage.hget(self.key("dd"), doc_id)
+            if raw is None:
+                continue
+            page = Sample.from_json(raw)
+            posting = [h for h in page.hashes if h % self.posting_m == 0]
+            with self.storage.batch():
+                self.storage.srem_many(_hex_keys(self.key("dp", ""), posting), doc_id)
+                for name in ("dropped", "dd", "df"):
+                    self.storage.hdel(self.key(name), doc_id)
+
+    def reattributions(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
+        """After ``doc`` was stored as ``doc_id``: the remembered dropped pages (:meth:`dropped`)
+        whose best original it now is: ``doc`` is contained in the page as the forward rule
+        would match them had ``doc`` been stored when the page came (:meth:`score`, or the
+        short documents' rule; a pair only the letters accept, and a short ``doc``, under
+        the ``spliced`` guard), and it covers more of the page's sample than the original the
+        page is recorded under (the forward rule's ranking: the page is a copy of what most
+        of it is). Each as ``(Match(page, c(doc, page)), the page's original until now)``,
+        best first; the page is remembered with ``doc_id`` as its original from now on.
+
+        A commentary page met before its source that holds most of a short article it
+        spliced (test webs b29, b30, a24: dropped as that article's duplicate; b34, a39:
+        stored, then replaced by it) is out of the index when its source comes: the corpus
+        is right (the source is kept), and this gives the page's duplicate record the
+        source. Candidates: the pages holding at least half of a probe of ``doc``'s
+        posting-sampled hashes (the ``dp`` posting sets of those ≡ 0 mod
+        ``m·posting_factor·``:data:`REATTRIBUTE_PROBE`, a uniform subsample of 16 or more
+        hashes for a document that is not small: a page holding θ = 0.8 of them misses half
+        of 16 with a chance under 10⁻³; every posting-sampled hash of a small ``doc``,
+        measured on letters, whose edited copy may hold fewer), each verified exactly."""
+        if not (self.reattribute and self.reverse) or not self.storage.hlen(self.key("dropped")):
+            return []
+        feats = self.features(doc)
+        if not feats.hashes or not (self.indexed(feats) or self._short(feats)):
+            return []
+        small = self._short(feats) or self._small(feats)
+        # a probe: the posting-sampled hashes ≡ 0 mod posting_m·REATTRIBUTE_PROBE (a uniform
+        # subsample), every one for a small document
+        probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
+        probe = [h for h in feats.hashes if h % probe_m == 0]
+        hits = self.storage.smembers_count(_hex_keys(self.key("dp", ""), probe))
+        need = max(1.0, 0.5 * len(probe)) - 1e-9
+        ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
+        if not ids:
+            return []
+        entries = dict(zip(ids, self.storage.hmget(self.key("dropped"), ids), strict=True))
+        samples = dict(self._with_full([
+            (d, Sample.from_json(raw)) for d, raw in zip(ids, self.storage.hmget(
+                self.key("dd"), ids), strict=True) if raw is not None]))  # fmt: skip
+        live = set(self._stored_any(ids))  # stored again since (a recrawl kept it)
+        out: list[tuple[Match, str]] = []
+        stale: list[str] = []
+        for d in ids:
+            raw, page = entries.get(d), samples.get(d)
+            if raw is None or page is None or d in live:
+                stale.append(d)
+                continue
+            seq, was_cover, was = _read_dropped(raw)
+            if was == doc_id:
+                continue
+            cover = len(feats.hashes & page.hashes)
+            if cover <= was_cover:
+                continue
+            sc = self._original_score(feats, d, page)
+            if sc <= 0:
+                continue
+            out.append((Match(d, sc, self.name), was))
+            self.storage.hset(self.key("dropped"), d, _dropped_entry(seq, cover, doc_id))
+        if stale:
+            self._forget_dropped(stale)
+        out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
+        return out
+
+    def _original_score(self, source: Sample, page_id: str, page: Sample) -> float:
+        """c(source, page) when the forward rule would match ``page`` (queried) to ``source``
+        (stored): :meth:`score`, a pair only the letters accept under the ``spliced`` guard;
+        a short ``source`` under the short documents' rule (:meth:`_short_matches`); else
+        0.0."""
+        if len(source.hashes) >= self.min_sample:
+            sc = self.score(page, source)
+            if sc > 0 and self._letters_only(source, page) and not self._spliced_pair(
+                    source, page_id, page)[0]:  # fmt: skip
+                return 0.0
+            return sc
+        if not self._short(source):
+            return 0.0
+        c = self._either(source, page)
+        if c < self.threshold or page.length <= source.length:
+            return 0.0
+        return c if self._spliced_pair(source, page_id, page)[0] else 0.0

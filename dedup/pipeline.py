@@ -29,7 +29,12 @@ and ``score`` (the store pipeline should then mark the old page as a duplicate o
 A stored reprint with extras of the new page that the step retires (``Decision.retired``:
 the new page is its original, found after another stored copy matched it) is counted and
 signalled the same way, ``new_url`` being the copy kept (the new page, or the stored
-document it duplicates).
+document it duplicates). A page dropped earlier whose better original the new page turns out
+to be (``Decision.reattributed``: a commentary page met before its source, recorded as the
+duplicate of an article it spliced) is counted as ``topicrawl/dedup/reattributed/<method>``
+and the :data:`duplicate_reattributed` signal is sent with ``old_url`` (the dropped page),
+``new_url`` (the new page), ``previous`` (the original it was recorded under), ``method`` and
+``score`` (the store pipeline should then re-attribute its duplicate record).
 Items without text, and items already marked not accepted, pass through unchecked. When the
 index backend fails (``StorageError``, e.g. Redis down), pages are checked against a local
 in-memory copy of the cascade (:class:`dedup.cascade.LocalFallback`), counted as
@@ -82,6 +87,10 @@ log = logging.getLogger(__name__)
 #: Scrapy signal sent when a new page replaces a stored one (keep "longer"/"earlier", or the
 #: source met after its stored reprint with extras: containment's reverse direction).
 document_replaced = object()
+#: Scrapy signal sent when a new page is the better original of a page dropped earlier as a
+#: duplicate of another document (containment's reverse direction for a page out of the
+#: index): its duplicate record should name the new page.
+duplicate_reattributed = object()
 
 TEXT_MODES = ("main", "visible")
 _WS = re.compile(r"\s+")
@@ -450,6 +459,18 @@ class DedupPipeline:
                     signal=document_replaced,
                     old_url=m.doc_id,
                     new_url=of,
+                    method=m.method,
+                    score=float(m.score),
+                    spider=spider,
+                )
+        for m, previous in decision.reattributed:
+            self._inc(f"topicrawl/dedup/reattributed/{m.method}")
+            if self.signals is not None:
+                self.signals.send_catch_log(
+                    signal=duplicate_reattributed,
+                    old_url=m.doc_id,
+                    new_url=url,
+                    previous=previous,
                     method=m.method,
                     score=float(m.score),
                     spider=spider,

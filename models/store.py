@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -735,6 +736,50 @@ class Store:
                 )
 
         self._write(go)
+
+    def reattribute_duplicates(self, run_id: int, dups: Iterable[dict[str, Any]]) -> int:
+        """Give dropped pages' duplicate records a better original: ``{"url", "of", "method",
+        "score", "was"}`` (dedup's ``duplicate_reattributed``: a commentary page met before
+        its source, recorded as the duplicate of an article it spliced). The record of page
+        ``url`` names ``of`` from then on only while it still names ``was`` and the page is
+        not in the corpus: a record changed since, a page accepted again (a recrawl) or one
+        never recorded is left alone. In order (a page moved twice: each from the one
+        before), in one transaction; returns the records changed."""
+        rows = []
+        for d in dups:
+            url, of, was = d.get("url"), d.get("of"), d.get("was")
+            if not all(isinstance(x, str) and x for x in (url, of, was)) or url == of:
+                continue
+            try:
+                score = float(d.get("score", 0.0))
+            except (TypeError, ValueError):
+                continue
+            if not math.isfinite(score):
+                continue
+            method = str(d.get("method") or "")[:32]  # (the column's width)
+            rows.append((url, of, was, method, min(1.0, max(0.0, score))))
+        if not rows:
+            return 0
+
+        def go(session: Session) -> int:
+            ids = self._page_ids(session, run_id, sorted({u for r in rows for u in r[:2]}))
+            changed = 0
+            for url, of, was, method, score in rows:
+                page_id = ids.get(url)
+                if page_id is None:
+                    continue
+                dropped = select(Page.id).where(Page.id == page_id, Page.accepted.is_(False))
+                result = session.execute(
+                    update(Duplicate)
+                    .where(Duplicate.run_id == run_id, Duplicate.page_id == page_id,
+                           Duplicate.original_url == was, Duplicate.page_id.in_(dropped))
+                    .values(original_url=of, original_page_id=ids.get(of), method=method,
+                            score=score)
+                )  # fmt: skip
+                changed += int(result.rowcount or 0)
+            return changed
+
+        return self._write(go)
 
     def add_duplicate(
         self, run_id: int, page_url: str, original_url: str, method: str, score: float

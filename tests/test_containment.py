@@ -12,6 +12,7 @@ import zlib
 
 import numpy as np
 import pytest
+from scrapy.exceptions import DropItem
 
 from dedup.base import Doc
 from dedup.cascade import DEFAULT_METHODS, Cascade, Decision, LocalFallback
@@ -19,6 +20,7 @@ from dedup.containment import (
     ContainmentDetector,
     Sample,
     _letter_table,
+    _read_dropped,
     containment,
     covered,
     letter_codes,
@@ -929,3 +931,144 @@ def test_letters_are_computed_only_for_pairs_the_samples_refuse(monkeypatch):
     c.check_and_add("small", Doc(small))
     c.check_and_add("page", Doc(text(copy, *DONOR[:2])))
     assert calls  # a pair the samples refuse is measured on letters
+
+
+# -- a dropped page's duplicate record re-attributed to its better original -----------------
+
+#: A commentary page that spliced in all of a short article (OTHER) besides its source
+#: (ARTICLE): met before its source, it is that short article's duplicate (test webs b29,
+#: b30, a24), or is stored and then replaced by it (b34, a39).
+SPLICED_WHOLE = text(*ARTICLE, "【延伸阅读】", *OTHER, *DONOR[:2])
+
+
+def _commentary_met_first(storage, replaced: bool) -> tuple[Cascade, Decision]:
+    """The commentary page dropped as the short article's duplicate (``replaced``: stored,
+    then replaced by it), then its source: the decision on the source."""
+    c = Cascade(storage)  # exact, spotsigs, containment
+    order = ([("donor", text(*DONOR)), ("page", SPLICED_WHOLE), ("other", text(*OTHER))]
+             if replaced else
+             [("other", text(*OTHER)), ("donor", text(*DONOR)), ("page", SPLICED_WHOLE)])  # fmt: skip
+    for doc_id, body in order:
+        d = c.check_and_add(doc_id, Doc(body))
+        if doc_id == "page" and not replaced:
+            assert d.duplicate is not None and d.duplicate.doc_id == "other"
+        if doc_id == "other" and replaced:
+            assert d.replaced is not None and d.replaced.doc_id == "page"
+    return c, c.check_and_add("source", Doc(text(*ARTICLE)))
+
+
+@pytest.mark.parametrize("replaced", [False, True], ids=["dropped", "replaced"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_a_commentary_page_met_first_is_reattributed_to_its_source(kind, replaced, tmp_path):
+    """Fails before: the source was stored (the corpus right) but the commentary page's
+    duplicate record kept naming the short article it spliced. Now the source's step reports
+    the page as re-attributed to it (the forward rule's choice had both been stored when the
+    page came: the source covers most of it), once, on every backend, and another process
+    attached to the index sees the page's new original."""
+    config = _backend_config(kind, tmp_path)
+    storage = MemoryStorage() if kind == "memory" else make_storage(config)
+    try:
+        c, d = _commentary_met_first(storage, replaced)
+        assert d.duplicate is None and d.replaced is None  # the source is kept
+        [(m, before)] = d.reattributed
+        assert (m.doc_id, m.method, m.replaces, before) == ("page", "containment", False, "other")
+        assert m.score >= 0.95  # c(source, page)
+        stored = set(storage.hgetall("containment:docs"))
+        assert "source" in stored and "page" not in stored
+        if kind != "memory":
+            other = make_storage(config)
+            assert _read_dropped(other.hget("containment:dropped", "page"))[2] == "source"
+            other.close()
+        # a copy of the short article, or the source met again, moves nothing further
+        assert c.check_and_add("source-again", Doc(text(*ARTICLE))).reattributed == ()
+        assert c.check_and_add("weather", Doc(text(*WEATHER))).reattributed == ()
+    finally:
+        if kind != "memory":
+            storage.clear()
+            storage.close()
+
+
+def test_reattribution_needs_a_better_original_and_is_bounded():
+    """A later document that covers less of the dropped page than its original (a piece of
+    the donor) moves nothing; the memory keeps at most ``reattribute`` pages (0: off); a page
+    whose original holds most of it is not remembered; another keep policy never moves."""
+    c, _ = _commentary_met_first(MemoryStorage(), False)
+    assert c.check_and_add("donor-half", Doc(text(*DONOR[:2], *WEATHER))).reattributed == ()
+    for opts, n in (({"reattribute": 0}, 0), ({"reattribute": 1}, 1)):
+        c = Cascade(MemoryStorage(), options={"containment": opts})
+        c.check_and_add("other", Doc(text(*OTHER)))
+        c.check_and_add("donor", Doc(text(*DONOR)))
+        c.check_and_add("page", Doc(SPLICED_WHOLE))  # remembered (unless off)
+        # another page dropped: with reattribute 1, the oldest is forgotten
+        c.check_and_add("page2", Doc(text(*WEATHER, "【延伸阅读】", *OTHER)))
+        assert len(c.storage.hgetall("containment:dropped")) == n
+        d = c.check_and_add("source", Doc(text(*ARTICLE)))
+        assert d.duplicate is None and d.reattributed == ()
+    c = Cascade(MemoryStorage())
+    c.check_and_add("source", Doc(text(*ARTICLE)))
+    assert c.check_and_add("copy", Doc(COPY)).duplicate is not None  # the source holds it all
+    assert c.storage.hgetall("containment:dropped") == {}
+    c = Cascade(MemoryStorage(), keep="longer")
+    for doc_id, body in (("other", text(*OTHER)), ("donor", text(*DONOR)),
+                         ("page", SPLICED_WHOLE), ("source", text(*ARTICLE))):  # fmt: skip
+        assert c.check_and_add(doc_id, Doc(body)).reattributed == ()
+
+
+def test_a_page_stored_again_is_no_longer_reattributed():
+    """A dropped page fetched again and kept (a recrawl: removed, then stored under its id)
+    is forgotten when a later document finds it: the corpus holds it, no record to move."""
+    c = Cascade(MemoryStorage(), ["containment"])
+    c.check_and_add("other", Doc(text(*OTHER)))
+    c.check_and_add("donor", Doc(text(*DONOR)))
+    assert c.check_and_add("page", Doc(SPLICED_WHOLE)).duplicate is not None
+    c.remove("other")
+    c.remove("donor")
+    assert c.check_and_add("page", Doc(SPLICED_WHOLE)) == Decision()  # stored this time
+    d = c.check_and_add("source2", Doc(text(*ARTICLE)))
+    assert d.reattributed == () and c.storage.hgetall("containment:dropped") == {}
+
+
+def test_pipeline_signals_the_reattributed_page_and_the_store_moves_its_record(tmp_path):
+    """The dedup pipeline sends ``duplicate_reattributed``; the store pipeline writes it after
+    the batch that holds the pages (:meth:`Store.reattribute_duplicates`): the commentary
+    page's record names its source."""
+    from sqlalchemy import select
+
+    from crawler.items import PageItem
+    from crawler.pipelines import StorePipeline
+    from dedup.pipeline import DedupPipeline, duplicate_reattributed
+    from models.orm import Duplicate, Page
+    from models.store import Store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    store_pipe = StorePipeline(db, batch_size=10, clean=False)
+    sent = []
+
+    class Signals:
+        def send_catch_log(self, signal, **kw):
+            sent.append((signal, kw))
+            if signal is duplicate_reattributed:
+                store_pipe.duplicate_reattributed(**kw)
+
+    spider = type("Spider", (), {"name": "topic"})()
+    store_pipe.open_spider(spider)
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals())
+    for url, body in (("http://o/1", text(*OTHER)), ("http://d/1", text(*DONOR)),
+                      ("http://p/1", SPLICED_WHOLE), ("http://s/1", text(*ARTICLE))):  # fmt: skip
+        item = pipe.process_item(PageItem(url=url, final_url=url, text=body, title="标题",
+                                          accepted=True, status=200, html="<p/>"))  # fmt: skip
+        try:
+            store_pipe.process_item(item, spider)
+        except DropItem:
+            pass
+    [(signal, kw)] = [s for s in sent if s[0] is duplicate_reattributed]
+    assert (kw["old_url"], kw["new_url"], kw["previous"]) == ("http://p/1", "http://s/1",
+                                                              "http://o/1")  # fmt: skip
+    store_pipe.close_spider(spider)
+    pipe.close_spider(None)
+    store = Store.from_url(db, migrate=False)
+    rows = store._read(lambda s: s.execute(
+        select(Page.url, Duplicate.original_url, Duplicate.method)
+        .join(Page, Page.id == Duplicate.page_id)).all())  # fmt: skip
+    assert [tuple(r) for r in rows] == [("http://p/1", "http://s/1", "containment")]
+    assert store.count_documents(store_pipe.run_id) == 3

@@ -490,3 +490,51 @@ def test_item_dict_is_itemadapters_asdict():
     assert row["link_score"] is not breakdown
     breakdown["score"] = 0.9
     assert row["link_score"]["score"] == 0.25
+
+
+def test_reattribute_duplicates_moves_only_a_dropped_pages_current_record(db_url):
+    """A dropped page's duplicate record names a better original (dedup's
+    ``duplicate_reattributed``) only while it still names the one dedup had recorded and the
+    page is out of the corpus; in order (moved twice, each from the one before), in one
+    transaction; hostile values (a URL with quotes, a long method name, a score that is no
+    number) neither break the write nor reach another row."""
+    from sqlalchemy import select
+
+    from models.orm import Duplicate, Page
+
+    store = Store.from_url(db_url)
+    run = store.start_run("t", "", {})
+    urls = ["http://a/x", "http://a/y'); DROP TABLE pages;--", "http://a/s", "http://a/s2",
+            "http://a/acc"]  # fmt: skip
+    store.save_crawl_batch(run, [dict(page(u)) for u in urls])
+    dup = {"of": "http://a/x", "method": "containment", "score": 0.9}
+    store.save_crawl_batch(run, [dict(page("http://a/p", accepted=False, duplicate=dup)),
+                                 dict(page("http://a/q", accepted=False, duplicate=dup))])  # fmt: skip
+    store.add_duplicates(run, [{"url": "http://a/acc", "of": "http://a/x", "method": "spotsigs",
+                                "score": 0.7}])  # a page in the corpus with a record  # fmt: skip
+    moves = [
+        {"url": "http://a/p", "of": "http://a/s", "was": "http://a/x", "method": "containment",
+         "score": 0.97},
+        {"url": "http://a/p", "of": urls[1], "was": "http://a/s", "method": "m" * 100,
+         "score": 1.5},  # moved again, from the one before
+        {"url": "http://a/q", "of": "http://a/s", "was": "http://a/other", "method": "x",
+         "score": 0.9},  # the record names another original now: left alone
+        {"url": "http://a/acc", "of": "http://a/s", "was": "http://a/x", "method": "x",
+         "score": 0.9},  # back in the corpus: left alone
+        {"url": "http://a/new", "of": "http://a/s", "was": "http://a/x", "method": "x",
+         "score": 0.9},  # never recorded
+        {"url": "http://a/q", "of": "http://a/s", "was": "http://a/x", "method": "x",
+         "score": "nan?"},  # not a number
+        {"url": "http://a/q", "of": "http://a/q", "was": "http://a/x", "method": "x",
+         "score": 0.9},  # itself
+    ]  # fmt: skip
+    assert store.reattribute_duplicates(run, moves) == 2
+    assert store.reattribute_duplicates(run, []) == 0
+    rows = store._read(lambda s: {r[0]: tuple(r[1:]) for r in s.execute(
+        select(Page.url, Duplicate.original_url, Duplicate.original_page_id, Duplicate.method,
+               Duplicate.score).join(Page, Page.id == Duplicate.page_id))})  # fmt: skip
+    ids = store._read(lambda s: {u: i for u, i in s.execute(select(Page.url, Page.id))})
+    assert rows["http://a/p"] == (urls[1], ids[urls[1]], "m" * 32, 1.0)
+    assert rows["http://a/q"][:3] == ("http://a/x", ids["http://a/x"], "containment")
+    assert rows["http://a/acc"][0] == "http://a/x"
+    assert store.count_pages(run) == 7 and store.count_documents(run) == 5
