@@ -10,8 +10,8 @@ same for every topic:
   the crawl trains on its own pages, pseudo-labelled by P_lit; the rule is ``[learning]
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
   weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
-  file's ``[learning] contrast`` lists and those learned from the web's URL sections
-  (``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
+  file's ``[learning] contrast`` lists and those learned from the web's sections (a page's
+  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
   threshold`` (0.5).
 * **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +
@@ -134,8 +134,9 @@ class CalibratedLinkScorer:
         )
         scorer.fixed_contrast = fixed
         if lc.learn_contrast:
-            scorer.learned_contrast = LearnedContrast(topic.weights, ratio=lc.contrast_ratio,
-                                                      positive=lc.positive, seed=seed or 0)  # fmt: skip
+            scorer.learned_contrast = LearnedContrast(
+                topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
+                breadcrumbs=lc.contrast_breadcrumbs, seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -228,7 +229,7 @@ class CalibratedLinkScorer:
         lc = self.learned_contrast
         assert lc is not None
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
-        lc.observe(page.url, words, raw)
+        lc.observe(page.url, words, raw, section=page.section)
         self._contrast_since += 1
         due = self.page_model is None and retrain_due(self._contrast_since, lc.seen, 10)
         if retrained or due:

@@ -29,6 +29,8 @@ class PageInfo:
     keywords: str = ""
     text: str = ""
     is_seed: bool = False
+    #: the URL of the section the page's breadcrumb names (topicrawl.extract.breadcrumb_section)
+    section: str | None = None
 
 
 @dataclass(frozen=True)

@@ -116,11 +116,14 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   (relevance.evidence; "": off)
     contrast_weight = 0.5              # λ of the one-of-K posterior against them
     learn_contrast = true              # contrast topics learned from the web's own
-                                       #   sections (host/first URL directory) whose pages
-                                       #   carry little topic evidence
-                                       #   (relevance.learning.contrast; calibrated mode)
+                                       #   sections (the page's breadcrumb, else host/first
+                                       #   URL directory) whose pages carry little topic
+                                       #   evidence (relevance.learning.contrast; calibrated)
     contrast_ratio = 0.7               #   a section whose pages' mean P_lit is at most
                                        #   this × the best section's is a contrast topic
+    contrast_breadcrumbs = true        #   a page's section is the last section link of its
+                                       #   breadcrumb (当前位置：首页 > 体育 > 正文) when it
+                                       #   has one (false: the URL directory only)
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -237,6 +240,7 @@ class LearningConfig:
     contrast_weight: float = 0.5
     learn_contrast: bool = True
     contrast_ratio: float = 0.7
+    contrast_breadcrumbs: bool = True
     suggested: list[str] = field(default_factory=list)
 
 
@@ -406,6 +410,7 @@ _TABLES: dict[str, _Spec] = {
         "contrast_weight": ((int, float), (0.0, 100.0)),
         "learn_contrast": (bool, None),
         "contrast_ratio": ((int, float), (0.0, 1.0)),
+        "contrast_breadcrumbs": (bool, None),
         "suggested": (list, None),
     },
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relevance.calibrated import CalibratedLinkScorer, contrast_weights
-from relevance.learning.contrast import LearnedContrast, url_section
+from relevance.learning.contrast import LearnedContrast, section_key, url_section
 from relevance.linkscore import PageInfo
 from relevance.topic import parse_topic
 from topicrawl.errors import TopicFileError
@@ -89,6 +89,64 @@ def test_generic_contrast_set_drops_the_topics_overlapping_the_topic():
     lists = contrast_weights(topic)
     assert len(lists) == len(list(GENERIC_CONTRAST.glob("*.toml"))) - 1
     assert dict(sports.weights) not in lists
+
+
+def test_section_key_of_a_breadcrumb_link():
+    assert section_key("a.test", "http://a.test/sports/index.html") == "a.test/sports"
+    assert section_key("a.test", "http://a.test/sports/") == url_section(
+        "http://a.test/sports/1.html"
+    )
+    assert section_key("a.test", "http://a.test/col/col1234/index.html") == "a.test/col/col1234"
+    assert section_key("a.test", "http://a.test/list.asp?classid=3") == "a.test/list.asp?classid=3"
+    assert section_key("a.test", "http://b.test/nba/") == "a.test/b.test/nba"
+    assert section_key("a.test", "http://a.test/") is None
+    assert section_key("a.test", "http://[oops/") is None
+    assert len(section_key("a.test", "http://a.test/" + "x" * 5000) or "") == 200
+
+
+def feed_crumbs(m: LearnedContrast, host: str, section: str | None, words: list[str],
+                lit: float, n: int, start: int = 0) -> None:  # fmt: skip
+    for i in range(start, start + n):  # article URLs that name no section (family b's)
+        m.observe(f"http://{host}/article.php?id={i}", words, lit,
+                  section=f"http://{host}/channel/{section}/" if section else None)  # fmt: skip
+
+
+def test_breadcrumb_sections_give_contrast_where_urls_name_none():
+    m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10)
+    feed_crumbs(m, "p.test", "sports", SPORT_PAGE, 0.9, 8)
+    feed_crumbs(m, "p.test", "film", FILM_PAGE, 0.2, 8, start=100)
+    feed_crumbs(m, "p.test", None, MONEY_PAGE, 0.2, 8, start=200)  # no breadcrumb: no section
+    topics = m.rebuild()
+    assert set(m.sections) == {"p.test/channel/sports", "p.test/channel/film"}
+    assert list(m.topics) == ["p.test/channel/film"] and {"电影", "导演"} <= set(topics[0])
+    # without breadcrumbs (the URL directory only) these pages have no section at all
+    off = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10, breadcrumbs=False)
+    feed_crumbs(off, "p.test", "sports", SPORT_PAGE, 0.9, 8)
+    feed_crumbs(off, "p.test", "film", FILM_PAGE, 0.2, 8, start=100)
+    assert off.rebuild() == [] and off.sections == {}
+
+
+def test_the_scorer_takes_the_section_from_the_pages_breadcrumb():
+    words = "".join(f'"{w}" = 1\n' for w in SPORT)
+    text = f'name = "体育"\n[words]\n{words}[learning]\nretrain_every = 5\n'
+    assert parse_topic(text).learning.contrast_breadcrumbs  # on by default
+    learned = {}
+    for crumbs in ("true", "false"):
+        s = CalibratedLinkScorer.from_topic(parse_topic(f"{text}contrast_breadcrumbs = {crumbs}\n"))
+        s.extract = s.evidence.words = str.split
+        for i in range(12):
+            for sec, title, body in (("sports", "比赛 球队", " ".join(SPORT_PAGE) * 2),
+                                     ("film", "电影 首映", " ".join(FILM_PAGE)),
+                                     ("money", "股票", " ".join(MONEY_PAGE))):  # fmt: skip
+                page = PageInfo(url=f"http://p.test/show.php?id={sec}{i}", title=title,
+                                text=body, section=f"http://p.test/channel/{sec}/")  # fmt: skip
+                s.observe_page(page, s.page_relevance(page), None)
+        assert s.learned_contrast is not None
+        learned[crumbs] = set(s.learned_contrast.topics)
+        if crumbs == "true":
+            assert "电影" in s.evidence.contrast
+    assert learned["true"] == {"p.test/channel/film", "p.test/channel/money"}
+    assert learned["false"] == set()  # the URLs name no section
 
 
 def test_learned_contrast_is_on_by_default_in_calibrated_mode():

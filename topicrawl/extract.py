@@ -1,4 +1,5 @@
-"""Decoding and extraction of one HTML page: charset, title, meta, main text, date, language.
+"""Decoding and extraction of one HTML page: charset, title, meta, main text, date, language,
+and the section its breadcrumb names (:func:`breadcrumb_section`).
 
 Chinese pages often lie about their charset. The decoder trusts evidence over declarations:
 a byte-order mark, then strict UTF-8 (GBK text is almost never valid UTF-8), then UTF-8 with
@@ -13,6 +14,7 @@ import codecs
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import charset_normalizer
 import trafilatura
@@ -106,6 +108,8 @@ class Extracted:
     text: str
     published: str | None
     language: str
+    #: the URL of the section the page's breadcrumb names (:func:`breadcrumb_section`)
+    section: str | None = None
 
 
 def _clean(value: str | None) -> str:
@@ -160,9 +164,174 @@ def extract_page(html: str, url: str | None = None, *, tree: Any = None) -> Extr
     # prunes the tree; trafilatura's other metadata (title, author, sitename …) is not used,
     # and skipping it saves about a third of the extraction's time
     published = find_date(tree, url=url, original_date=True, extensive_search=True)
+    section = breadcrumb_section(tree, url)
     doc = trafilatura.bare_extraction(
         tree, url=url, with_metadata=False, include_comments=False, favor_precision=True
     )
     text = (doc.text if doc is not None else "") or ""
     language = detect_language(text or title, declared_lang)
-    return Extracted(title, description, keywords, text, published, language)
+    return Extracted(title, description, keywords, text, published, language, section)
+
+
+# -- breadcrumbs ----------------------------------------------------------------------------
+#: class / id words of a breadcrumb container (a class or id token, or a part of one split at
+#: ``-`` and ``_``): the common English names, and pinyin of 位置 / 当前位置 of Chinese sites
+CRUMB_CLASSES = frozenset({"crumb", "crumbs", "breadcrumb", "breadcrumbs", "bread", "location",
+                           "position", "where", "loc", "pos", "curpos", "nowpos", "weizhi",
+                           "dqwz", "dangqianweizhi"})  # fmt: skip
+#: texts that open a breadcrumb on Chinese sites (当前位置：, 您当前的位置：, 您现在的位置是：…)
+CRUMB_MARKERS = ("当前位置", "的位置", "所在位置", "现在位置", "位置：", "位置:")
+#: a breadcrumb has 2 (home > section) to this many links
+MAX_CRUMB_LINKS = 8
+#: bounds on a hostile page: candidates looked at, elements walked in each, href length
+MAX_CRUMB_CANDIDATES = 8
+MAX_CRUMB_NODES = 120
+MAX_CRUMB_HREF = 1000
+#: characters other than separators allowed before the first link (the marker) and between
+#: two links
+MAX_CRUMB_LEAD = 24
+MAX_CRUMB_GAP = 2
+_CRUMB_SEP = re.compile(r"[\s>›»＞》〉→/\\|·•:：\-–—]+")
+_HOME_PATH = re.compile(r"^/?(?:(?:index|default|home|main)\.[a-z]{2,5})?$", re.IGNORECASE)
+#: parts of a class / id that may name a breadcrumb (the cheap test before :func:`_crumb_named`)
+_CRUMB_HINTS = ("crumb", "bread", "loc", "pos", "where", "weizhi", "dqwz")
+#: the texts that may open a breadcrumb (the cheap test before :data:`CRUMB_MARKERS`)
+_MARKER_XPATH = "//text()[contains(., '位置')]"
+
+
+def _crumb_named(el: Any) -> bool:
+    """Whether an element's class, id, itemtype (schema.org ``BreadcrumbList``) or aria-label
+    names a breadcrumb (:data:`CRUMB_CLASSES`)."""
+    aria = el.get("aria-label") or ""
+    if "面包屑" in aria or "位置" in aria or "crumb" in aria.lower():
+        return True
+    label = " ".join(el.get(a) or "" for a in ("class", "id", "itemtype")).lower()
+    if "crumb" in label:
+        return True
+    return any(token in CRUMB_CLASSES or any(p in CRUMB_CLASSES for p in re.split(r"[-_]", token))
+               for token in label.split())  # fmt: skip
+
+
+def _crumb_links(el: Any) -> list[str] | None:
+    """The hrefs of ``el``'s links when ``el`` is shaped like a breadcrumb — a chain of 2 to
+    :data:`MAX_CRUMB_LINKS` links with nothing between them but separators (``>``, ``/``,
+    ``»``…, or list items), after at most a short marker (``当前位置：``), the first going
+    home (:func:`_is_home`) — else None. Walks at most :data:`MAX_CRUMB_NODES` elements of
+    ``el``."""
+    hrefs: list[tuple[str, str]] = []
+    gap = 0  # characters other than separators since the last link (before the first: lead)
+    nodes = 0
+    walk = etree.iterwalk(el, events=("start", "end"))
+    for event, node in walk:
+        if event == "end":
+            if node is not el and node.tail:
+                gap += len(_CRUMB_SEP.sub("", node.tail[:200]))
+            continue
+        nodes += 1
+        if nodes > MAX_CRUMB_NODES:
+            return None
+        if node.tag == "a":
+            if gap > (MAX_CRUMB_GAP if hrefs else MAX_CRUMB_LEAD):
+                return None
+            anchor = node.text or next((c.text for c in node[:3] if c.text), "") or ""
+            hrefs.append(((node.get("href") or "").strip(), anchor))
+            if len(hrefs) > MAX_CRUMB_LINKS:
+                return None
+            gap = 0
+            walk.skip_subtree()  # its text is the anchor
+        elif isinstance(node.tag, str) and node.tag not in ("script", "style") and node.text:
+            gap += len(_CRUMB_SEP.sub("", node.text[:200]))
+        elif node.tag in ("script", "style"):
+            walk.skip_subtree()
+    if len(hrefs) < 2 or not _is_home(*hrefs[0]):
+        return None
+    return [href for href, _ in hrefs]
+
+
+#: anchor texts of a link to the home page
+_HOME_WORDS = ("首页", "主页", "home", "首頁")
+
+
+def _is_home(href: str, anchor: str) -> bool:
+    """Whether a breadcrumb's first link goes home: a site's root or index page, or an anchor
+    such as 首页 / 网站首页 / Home."""
+    if any(w in anchor[:40].lower() for w in _HOME_WORDS):
+        return True
+    try:
+        parts = urlsplit(href)
+    except ValueError:
+        return False
+    return bool(_HOME_PATH.match(parts.path)) and not parts.query
+
+
+def _crumb_candidates(tree: Any) -> list[Any]:
+    """Elements that may hold the breadcrumb: those whose class, id, itemtype or aria-label
+    name one (in document order), then the parents of the texts that open one
+    (``当前位置：``; their parent again when that holds no link)."""
+    found = []
+    for el in tree.iter():
+        attrib = el.attrib
+        if not attrib or not isinstance(el.tag, str):
+            continue
+        label = " ".join(attrib.get(a) or "" for a in ("class", "id", "itemtype", "aria-label"))
+        low = label.lower()
+        if (any(h in low for h in _CRUMB_HINTS) or "位置" in label or "面包屑" in label) and (
+            _crumb_named(el)
+        ):
+            found.append(el)
+            if len(found) >= MAX_CRUMB_CANDIDATES:
+                return found
+    for text in tree.xpath(_MARKER_XPATH)[:MAX_CRUMB_CANDIDATES]:
+        if not any(m in text for m in CRUMB_MARKERS):
+            continue
+        el = text.getparent()
+        if el is not None and text.is_tail:  # the text follows ``el``: it is in el's parent
+            el = el.getparent()
+        if el is not None and next(el.iter("a"), None) is None:
+            el = el.getparent()
+        if el is not None and el not in found:
+            found.append(el)
+    return found[:MAX_CRUMB_CANDIDATES]
+
+
+def breadcrumb(tree: Any) -> list[str]:
+    """The hrefs of the page's breadcrumb (home > section > … ), as written; empty when the
+    page has none. A breadcrumb is found by its container's class or id (``crumbs``,
+    ``breadcrumb``, ``location``, ``position``, ``where``…, schema.org ``BreadcrumbList``,
+    an aria-label) or by the text that opens it (``当前位置：``, ``您当前的位置：``), and must
+    be shaped like one (:func:`_crumb_links`)."""
+    for el in _crumb_candidates(tree):
+        hrefs = _crumb_links(el)
+        if hrefs is not None:
+            return hrefs
+    return []
+
+
+def breadcrumb_section(tree: Any, url: str | None) -> str | None:
+    """The absolute URL of the section the page's breadcrumb names: its last link that is
+    neither the page itself nor a home page (``/``, ``/index.html``), nor a ``javascript:``,
+    ``mailto:`` or ``#`` link; None when the page has no breadcrumb or only home (and self)
+    links in it."""
+    try:
+        hrefs = breadcrumb(tree)
+    except (ValueError, TypeError, etree.LxmlError):  # a tree lxml cannot walk: no breadcrumb
+        return None
+    page = (url or "").split("#", 1)[0].rstrip("/")
+    for href in reversed(hrefs):
+        if not href or len(href) > MAX_CRUMB_HREF or href.startswith("#"):
+            continue
+        if href.lower().startswith(("javascript:", "mailto:", "tel:")):
+            continue
+        try:
+            target = urljoin(url or "", href).split("#", 1)[0]
+            parts = urlsplit(target)
+        except ValueError:  # a malformed URL (an unclosed IPv6 bracket)
+            continue
+        if parts.scheme not in ("http", "https", ""):
+            continue
+        if target.rstrip("/") == page:
+            continue
+        if _HOME_PATH.match(parts.path) and not parts.query:
+            continue
+        return target
+    return None

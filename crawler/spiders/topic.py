@@ -1138,6 +1138,7 @@ class TopicSpider(scrapy.Spider):
             keywords=extracted.keywords,
             text=extracted.text,
             is_seed=bool(meta.get("seed")),
+            section=extracted.section,
         )
         parts_of = getattr(self.scorer, "page_relevance_parts", None)
         if parts_of is not None:  # the score and its parts (exported with the corpus)

@@ -4,7 +4,12 @@
 page may belong to instead — the sibling sections of a portal — which a user's words-only
 topic does not have. :class:`LearnedContrast` finds them among the pages the crawl fetched:
 
-* **sections**: a page's section is its host and the first directory of its URL path
+* **sections**: a page's section is the section its breadcrumb names (``当前位置：首页 >
+  体育 > 正文``: the last link that is neither the page nor home,
+  :func:`topicrawl.extract.breadcrumb_section`), keyed by the page's host and that link's
+  path (:func:`section_key`: ``news.example.com/sports`` of ``/sports/index.html``) — sites
+  whose article URLs name no section (``/article.php?id=7``, ``/a/3f9c…``) commonly have one;
+  without a breadcrumb, its host and the first directory of its URL path
   (``news.example.com/sports`` of ``/sports/2019/04/11/938061.html``; :func:`url_section`);
   a URL without a directory (``/article.php?id=7``) has none. A host needs two sections of
   at least ``min_pages`` fetched pages, or it has no section structure: one group alone is
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -57,6 +63,36 @@ def _host_section(url: str) -> tuple[str, str | None]:
     return host, (f"{host}/{segs[1]}" if len(segs) >= 3 and segs[1] else None)
 
 
+#: a section link's last path segment that names the section's index page, not a section
+_INDEX_FILE = re.compile(r"^(?:index|default|main)\.[a-z]{2,5}$", re.IGNORECASE)
+#: the longest section key kept (a hostile page's breadcrumb link may be long)
+MAX_SECTION_KEY = 200
+
+
+def section_key(host: str, section_url: str) -> str | None:
+    """The section key of a page of ``host`` whose breadcrumb names ``section_url``: the host
+    and the link's path without its index file and trailing slash, then its query
+    (``news.example.com/sports`` of ``http://news.example.com/sports/index.html``; another
+    host's link keeps its host: ``news.example.com/sports.example.com/nba``). The key starts
+    with the page's host, as :func:`url_section`'s do, and is cut at
+    :data:`MAX_SECTION_KEY` characters; None for a link to a home page."""
+    try:
+        parts = urlsplit(section_url)
+        target = parts.hostname or host
+    except ValueError:
+        return None
+    path = parts.path
+    head, _, last = path.rpartition("/")
+    if _INDEX_FILE.match(last):
+        path = head
+    path = path.rstrip("/")
+    if not path and not parts.query:
+        return None
+    where = path if target == host else f"/{target}{path}"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{host}{where}{query}"[:MAX_SECTION_KEY]
+
+
 class LearnedContrast(LearnedModel):
     """The fetched pages' sections and the contrast topics they yield."""
 
@@ -75,6 +111,7 @@ class LearnedContrast(LearnedModel):
         min_z: float = 2.0,
         max_pages: int = 2000,
         max_words: int = 600,
+        breadcrumbs: bool = True,
         seed: int = 0,
     ):
         if not 0.0 <= ratio <= 1.0:
@@ -83,6 +120,8 @@ class LearnedContrast(LearnedModel):
         self.ratio, self.min_pages, self.positive = ratio, max(1, min_pages), positive
         self.top, self.min_df, self.prior, self.min_z = top, min_df, prior, min_z
         self.max_pages, self.max_words = max_pages, max_words
+        #: a page's section is the one its breadcrumb names, when it has one
+        self.breadcrumbs = breadcrumbs
         self._rng = random.Random(seed)
         #: the kept pages (a uniform sample): their host, their section, their words other
         #: than the topic's, their P_lit against the topic alone
@@ -92,9 +131,13 @@ class LearnedContrast(LearnedModel):
         self.sections: dict[str, tuple[int, float]] = {}
         self.topics: dict[str, dict[str, float]] = {}
 
-    def observe(self, url: str, words: Sequence[str], literal: float) -> None:
-        """A fetched page: its URL, its candidate words and its P_lit against the topic alone."""
-        host, section = _host_section(url)
+    def observe(self, url: str, words: Sequence[str], literal: float,
+                section: str | None = None) -> None:  # fmt: skip
+        """A fetched page: its URL, its candidate words, its P_lit against the topic alone and
+        the URL of the section its breadcrumb names (``section``; None: it has none)."""
+        host, by_url = _host_section(url)
+        by_crumb = section_key(host, section) if section and self.breadcrumbs else None
+        section = by_crumb or by_url
         self.seen += 1
         reservoir_put(self.pages, (host, section, frozenset(words[: self.max_words])
                                    - self.topic_words, literal),
