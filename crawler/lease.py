@@ -222,10 +222,21 @@ return 0
 """
 )
 #: a leased request goes to download: KEYS the fetch-once set, inflight; ARGV fingerprint, id.
-#: 1 when the URL was not sent before (then the lease is marked sent, ``s:<id>``).
+#: 1 when the URL was not sent before (then the lease is marked sent, ``s:<id>``); -1 when
+#: the lease is not this worker's any more (a reclaimer queued the request again while this
+#: worker was slow: sent now, the copy another worker pops would meet the fetch-once set and
+#: be dropped, and this worker drops its own page as the lease's loser: the page is lost).
 _SEND = """
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return -1 end
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 's:' .. ARGV[2], 1)
+return 1
+"""
+#: a leased request goes to download past the fetch-once set: KEYS inflight; ARGV id. 1 when
+#: the lease is this worker's (marked sent, ``s:<id>``), else 0 (reclaimed: see _SEND).
+_MARK_SENT = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 's:' .. ARGV[1], 1)
 return 1
 """
 #: a worker is about to write counted pages (its store-claim, :meth:`WorkerLease.storing`):
@@ -395,6 +406,10 @@ return 1
 """
 
 
+#: :meth:`WorkerLease.send`'s answer for a lease a reclaimer took before the request was sent
+LOST = -1
+
+
 def requeued_entry(entry: bytes, sent: bool = True) -> tuple[bytes, float]:
     """A leased frontier entry as it goes back to the frontier (and its score). One that was
     ``sent`` to download (its URL is in the fetch-once set) is marked ``topicrawl_recovered``:
@@ -500,6 +515,7 @@ class WorkerLease:
                 ("requeue", _REQUEUE),
                 ("stored", _STORED),
                 ("send", _SEND),
+                ("mark_sent", _MARK_SENT),
                 ("push", _PUSH),
                 ("waiting", _WAITING),
                 ("storing", _STORING),
@@ -616,22 +632,30 @@ class WorkerLease:
             log.warning("lease end: the store could not say whether it holds a page (%s)", exc)
             return False
 
-    def send(self, lease_id: str, fetched_key: str, fingerprint: str) -> bool:
-        """The request of ``lease_id`` goes to download: True when its URL was not sent
-        before (added to the fetch-once set and the lease marked sent, in one script)."""
-        first = bool(self._scripts["send"](keys=[fetched_key, self.inflight],
-                                           args=[fingerprint, lease_id]))  # fmt: skip
-        if first:
+    def send(self, lease_id: str, fetched_key: str, fingerprint: str) -> int:
+        """The request of ``lease_id`` goes to download: 1 when its URL was not sent before
+        (added to the fetch-once set and the lease marked sent, in one script), 0 when it
+        was, :data:`LOST` when the lease was reclaimed (not sent: the queued copy is
+        another worker's to fetch)."""
+        code = int(self._scripts["send"](keys=[fetched_key, self.inflight],
+                                         args=[fingerprint, lease_id]))  # fmt: skip
+        if code == 1:
             with self._lock:
                 self._sent_ids.add(lease_id)
-        return first
+        return code
 
-    def mark_sent(self, lease_id: str) -> None:
+    def mark_sent(self, lease_id: str, *, held: bool = False) -> bool:
         """The request goes to download past the fetch-once set (a retry, a request sent
-        again, the Bloom seen set): its lease is marked sent."""
-        self.client.hset(self.inflight, f"s:{lease_id}", 1)
+        again, the Bloom seen set): its lease is marked sent. ``held``: only while the lease
+        is this worker's (False when reclaimed: the request is not to be sent)."""
+        if held:
+            if not int(self._scripts["mark_sent"](keys=[self.inflight], args=[lease_id])):
+                return False
+        else:
+            self.client.hset(self.inflight, f"s:{lease_id}", 1)
         with self._lock:
             self._sent_ids.add(lease_id)
+        return True
 
     def unmark_sent(self, lease_id: str) -> None:
         self.client.hdel(self.inflight, f"s:{lease_id}")

@@ -26,7 +26,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
-from crawler.lease import LEASE
+from crawler.lease import LEASE, LOST
 
 log = logging.getLogger(__name__)
 
@@ -806,15 +806,20 @@ class FetchOnceMiddleware:
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs
-                    if lease_id:  # marked first: a kill in between sends it again, not never
-                        self.lease.mark_sent(lease_id)
+                    # marked first (a kill in between sends it again, not never), while the
+                    # lease is still this worker's
+                    if lease_id and not self.lease.mark_sent(lease_id, held=True):
+                        self._lease_lost(request)
                     new = self.bloom.add(fp)
                     if lease_id and not new:
                         self.lease.unmark_sent(lease_id)
                     self._share_unshared()
                     return not new
                 if lease_id:  # the set and the lease's mark in one script
-                    first = self.lease.send(lease_id, self.key, fp)
+                    code = self.lease.send(lease_id, self.key, fp)
+                    if code == LOST:
+                        self._lease_lost(request)
+                    first = code == 1
                 else:
                     first = self.redis.sadd(self.key, fp) == 1
             except self.redis_errors as exc:
@@ -864,6 +869,14 @@ class FetchOnceMiddleware:
                 self.bloom.add(fp)
         else:
             self.redis.sadd(self.key, *fps)
+
+    def _lease_lost(self, request: Request) -> None:
+        """This worker was slow: a reclaimer queued the request again before it was sent.
+        Sending it now would put its URL in the fetch-once set, drop the queued copy another
+        worker pops, and then this copy too (its lease lost): the page would be lost. The
+        queued copy is fetched instead."""
+        self.stats.inc_value("topicrawl/frontier/lease_lost_unsent")
+        raise IgnoreRequest(f"lease reclaimed before it was sent: {request.url}")
 
     def _superseded(self, request: Request) -> None:
         self.stats.inc_value("topicrawl/links/requeue_superseded")

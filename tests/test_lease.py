@@ -457,6 +457,45 @@ def test_a_sent_request_comes_back_once_past_the_fetch_once_set_and_an_unsent_on
 
 
 @pytest.mark.redis
+@pytest.mark.parametrize("bloom", [False, True])
+def test_a_slow_workers_unsent_request_is_not_sent_after_its_reclaim(crawl, bloom):
+    """The slow worker had popped request 1 but not sent it when another worker reclaimed
+    it. Sent now, its URL would enter the fetch-once set, the queued copy the other worker
+    pops would be refused, and the slow worker would drop its own page as the lease's loser:
+    the page lost (test_a_killed_workers_share_is_finished_by_the_others, stop case). The
+    slow worker's copy is refused instead, and the queued copy is fetched."""
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.test import get_crawler
+
+    from crawler.lease import LEASE
+    from crawler.middlewares import FetchOnceMiddleware
+    from crawler.seen import RedisBloomFilter
+    from crawler.spiders.topic import TopicSpider
+
+    client, prefix = crawl
+    fetched = f"{prefix}:topic:fetched"
+    fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
+    slow, other = _slow_and_other(client, prefix)
+    stats = CountingStats()
+    mws = [FetchOnceMiddleware(s, fp, redis=client, key=fetched) for s in (stats, CountingStats())]
+    if bloom:
+        for mw in mws:
+            mw.bloom = RedisBloomFilter(client, f"{fetched}:bloom", capacity=1000)
+    mw_slow, mw_other = mws
+    mw_slow.lease, mw_other.lease = slow, other
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0})
+    _, lid = slow.pop()
+    _kill(slow)
+    assert other.reclaim() == 1
+    with pytest.raises(IgnoreRequest, match="reclaimed"):
+        mw_slow.process_request(Request("http://a.cn/1", meta={LEASE: lid}))
+    assert stats.values["topicrawl/frontier/lease_lost_unsent"] == 1
+    _, lid2 = other.pop()
+    assert mw_other.process_request(Request("http://a.cn/1", meta={LEASE: lid2})) is None
+
+
+@pytest.mark.redis
 def test_a_slow_workers_retry_replaces_its_reclaimed_copy_once(crawl):
     """A slow worker retries a timed-out download whose lease was reclaimed meanwhile: the
     retry replaces the copy queued by the reclaimer (one fetch, not two); when another worker
