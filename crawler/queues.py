@@ -136,6 +136,14 @@ SAFE_REQUEST_CLASSES = frozenset({
 MAX_SKIPPED_PER_POP = 100
 
 
+#: a new link: KEYS the dupefilter's seen set, the frontier; ARGV fingerprint, score, entry
+_PUSH_UNSEEN = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
+
 def _redis_queue_class() -> type:
     """:class:`RedisPriorityQueue`, made on first use: its base is scrapy-redis', whose import
     (redis-py, ≈ 6 MB) a crawl without Redis does not need (crawler.seen does the same)."""
@@ -162,6 +170,7 @@ def _redis_queue_class() -> type:
             super().__init__(server, spider, key, serializer)
             #: crawler.lease.WorkerLease: a popped request is leased to this worker
             self.lease = lease_of(getattr(spider, "crawler", None))
+            self._push_unseen: Any = None  # the registered _PUSH_UNSEEN script
             if self.lease is not None and self.lease.frontier_key != key:
                 self.lease = None  # a queue of another key (tests): no lease
 
@@ -206,6 +215,18 @@ def _redis_queue_class() -> type:
             if not isinstance(obj.get("url"), str):
                 raise ValueError("no URL")
             return request_from_dict(obj, spider=self.spider)
+
+        def push_unseen(self, request: Any, seen_key: str, fingerprint: str) -> bool:
+            """Mark ``request`` seen (``SADD`` of ``fingerprint`` to the dupefilter's set
+            ``seen_key``) and push it, in one script: False (nothing pushed) when it was seen
+            before. Two calls, a worker killed between them left a link seen that no entry
+            holds: lost for the whole crawl."""
+            if self._push_unseen is None:
+                self._push_unseen = self.server.register_script(_PUSH_UNSEEN)
+            pushed = self._push_unseen(keys=[seen_key, self.key],
+                                       args=[fingerprint, -request.priority,
+                                             self._encode_request(request)])  # fmt: skip
+            return bool(pushed)
 
         def push(self, request: Any) -> None:
             if self.lease is None:

@@ -22,6 +22,7 @@ from redis import RedisError
 from scrapy import Request
 from scrapy_redis.scheduler import Scheduler
 
+from crawler.lease import LEASE
 from topicrawl.outcome import REDIS_UNREACHABLE, set_outcome
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,16 @@ class RedisScheduler(Scheduler):
 
     def _push(self, request: Request) -> bool:
         if not request.dont_filter and request not in self._checked:
+            atomic = getattr(self.queue, "push_unseen", None)
+            if (atomic is not None and getattr(self.df, "bloom", None) is None
+                    and not request.meta.get(LEASE)):  # fmt: skip
+                # a new link: seen and queued in one script (a kill cannot fall between)
+                if not atomic(request, self.df.key, self.df.request_fingerprint(request)):
+                    self.df.log(request, self.spider)
+                    return False
+                if self.stats is not None:
+                    self.stats.inc_value("scheduler/enqueued/redis")
+                return True
             if self.df.request_seen(request):
                 self.df.log(request, self.spider)
                 return False
