@@ -190,6 +190,43 @@ def redis_errors(client: Any) -> tuple[type[Exception], ...]:
     return (RedisError,)
 
 
+#: the budget of a key in Lua, as :func:`query_variant_budget` (KEYS[2] the key's content
+#: set, KEYS[3] its wasted counter; ARGV base, per page); ``credit``: :func:`text_credit`
+_LUA_BUDGET = """
+local content = redis.call('SCARD', KEYS[2])
+local wasted = tonumber(redis.call('GET', KEYS[3]) or '0')
+local credit = content - 1 - wasted
+local budget = tonumber(ARGV[B]) + tonumber(ARGV[B + 1]) * math.max(0, credit)
+"""
+#: admit a variant (KEYS[1] the key's admitted set; ARGV variant, base, per page): 1 when the
+#: key is full (not admitted), else 0 (admitted now or before). One script: an add undone
+#: after the fact (SADD, then SREM when over) let other workers admit the variant meanwhile
+#: (a worker stopped between the two: a calendar trap got one page over its bound).
+_ADMIT = (
+    "local B = 2\n"
+    + _LUA_BUDGET
+    + """
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
+if redis.call('SCARD', KEYS[1]) >= budget then return 1 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 0
+"""
+)
+#: count a request of a path shape sent (KEYS[1] the shape's sent counter; ARGV base, per
+#: page): 1 when it may be sent (counted), 0 when the shape's budget is spent and its pages
+#: mostly brought no text of their own.
+_SEND_SHAPE = (
+    "local B = 1\n"
+    + _LUA_BUDGET
+    + """
+local sent = tonumber(redis.call('GET', KEYS[1]) or '0')
+if credit <= 0 and sent + 1 > budget then return 0 end
+redis.call('INCR', KEYS[1])
+return 1
+"""
+)
+
+
 class VariantBudget:
     """An adaptive budget per key (:func:`query_variant_budget`): the distinct query strings
     admitted for a path (:meth:`admit`), or the requests of a path shape sent to download
@@ -227,6 +264,7 @@ class VariantBudget:
         self.wasted: Counter[str] = Counter()
         #: requests sent to download per key (:meth:`send`)
         self.sent: Counter[str] = Counter()
+        self._scripts: dict[str, Any] = {}  # registered Lua scripts (a scale-out)
 
     def open(self) -> None:
         """Read the journal of a resumed crawl and open it for appending."""
@@ -276,24 +314,23 @@ class VariantBudget:
         self._write(key, variant)
         return True
 
+    def _script(self, name: str, source: str) -> Any:
+        """A Lua script of the shared budget, registered once."""
+        if name not in self._scripts:
+            self._scripts[name] = self.redis.register_script(source)
+        return self._scripts[name]
+
     def _shared_full(self, key: str, variant: str) -> bool | None:
         """Whether the crawl has admitted its limit of other variants of ``key`` (admitting
-        ``variant`` when not); None when Redis does not answer."""
-        name = f"{self.prefix}:{key}"
+        ``variant`` when not), in one script (:data:`_ADMIT`); None when Redis does not
+        answer."""
         try:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.sadd(name, variant)
-            pipe.scard(name)
-            pipe.scard(f"{self.prefix}:content:{key}")
-            pipe.get(f"{self.prefix}:wasted:{key}")
-            added, size, content, wasted = pipe.execute()
-            budget = query_variant_budget(
-                self.base, content, int(wasted or 0), per_page=self.per_page
-            )
-            if added and size > budget:
-                self.redis.srem(name, variant)
-                return True
-            return False
+            full = self._script("admit", _ADMIT)(
+                keys=[f"{self.prefix}:{key}", f"{self.prefix}:content:{key}",
+                      f"{self.prefix}:wasted:{key}"],
+                args=[variant, self.base, self.per_page],
+            )  # fmt: skip
+            return bool(full)
         except self.redis_errors as exc:
             self._unshared(exc)
             return None
@@ -314,25 +351,23 @@ class VariantBudget:
         self._write(key, "@")  # never a variant either
         return True
 
+
     def _shared_send(self, key: str) -> bool | None:
-        """:meth:`send` for all workers together; None when Redis does not answer."""
-        name = f"{self.prefix}:sent:{key}"
+        """:meth:`send` for all workers together, in one script (:data:`_SEND_SHAPE`); None
+        when Redis does not answer."""
         try:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.incr(name)
-            pipe.scard(f"{self.prefix}:content:{key}")
-            pipe.get(f"{self.prefix}:wasted:{key}")
-            sent, content, wasted = pipe.execute()
-            wasted = int(wasted or 0)
-            budget = query_variant_budget(self.base, content, wasted, per_page=self.per_page)
-            if text_credit(content, wasted) <= 0 and sent > budget:
-                self.redis.decr(name)
-                return False
-            self.sent[key] += 1
-            return True
+            sent = self._script("send", _SEND_SHAPE)(
+                keys=[f"{self.prefix}:sent:{key}", f"{self.prefix}:content:{key}",
+                      f"{self.prefix}:wasted:{key}"],
+                args=[self.base, self.per_page],
+            )  # fmt: skip
         except self.redis_errors as exc:
             self._unshared(exc)
             return None
+        if not sent:
+            return False
+        self.sent[key] += 1
+        return True
 
     def _unshared(self, exc: Exception) -> None:
         self.stats.inc_value("topicrawl/links/trap_guard_unshared")
