@@ -136,7 +136,8 @@ class CalibratedLinkScorer:
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
-                breadcrumbs=lc.contrast_breadcrumbs, seed=seed or 0)  # fmt: skip
+                breadcrumbs=lc.contrast_breadcrumbs, against_crawl=lc.contrast_against_crawl,
+                seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip

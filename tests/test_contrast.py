@@ -48,7 +48,7 @@ def test_a_word_common_across_the_crawl_is_no_contrast_word():
     """A small section may hold a generic word (发展) more often than its host's few topic
     pages by chance; it is on the crawl's other pages too, the topic's, so it is no word of
     the section's own (it would pull on-topic pages toward the contrast)."""
-    m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10)
+    m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10, against_crawl=True)
     feed(m, "p.test", "sports", SPORT_PAGE, 0.9, 8)
     feed(m, "p.test", "film", FILM_PAGE + ["发展"], 0.1, 8)
     for i in range(40):  # another host's topic pages (no section): 发展 on three in four
@@ -61,6 +61,13 @@ def test_a_word_common_across_the_crawl_is_no_contrast_word():
     # against the host's topic pages alone, 发展 stands out as much as the section's words
     film = {w: 8 for w in FILM_PAGE + ["发展"]}
     assert "发展" in m.distinctive(film, 8, {w: 8 for w in SPORT_PAGE}, 8)
+    # off by default (held out, family b seeds 11-13: precision -0.005, not a gain)
+    assert not LearnedContrast(SPORT).against_crawl
+    topic = parse_topic(
+        'name = "x"\n[words]\n"比赛" = 1\n[learning]\ncontrast_against_crawl = true\n'
+    )
+    lc = CalibratedLinkScorer.from_topic(topic).learned_contrast
+    assert lc is not None and lc.against_crawl
 
 
 def test_no_sections_no_contrast():

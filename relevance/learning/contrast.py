@@ -22,7 +22,8 @@ topic does not have. :class:`LearnedContrast` finds them among the pages the cra
   sections, by the z-score of the log-odds ratio with a Dirichlet prior (Monroe, Colaresi &
   Quinn 2008, "Fightin' words", eq. 16–22, on document frequencies); a word must occur in
   ``min_df`` of the section's pages. The topic's own words never count, nor do the host's
-  template words (they are on its topic pages too). A word must also be over-represented,
+  template words (they are on its topic pages too). With ``against_crawl`` (off by default:
+  not a held-out gain, docs/benchmarks/topics.md) a word must also be over-represented,
   by the same z-score and ``min_z``, against every kept page outside the contrast sections
   (all hosts): a word common across the crawl (发展, 提供, 了解), which a section of 5–10
   pages may hold more often than the host's few topic pages by chance, is no word of the
@@ -117,6 +118,7 @@ class LearnedContrast(LearnedModel):
         max_pages: int = 2000,
         max_words: int = 600,
         breadcrumbs: bool = True,
+        against_crawl: bool = False,
         seed: int = 0,
     ):
         if not 0.0 <= ratio <= 1.0:
@@ -127,6 +129,8 @@ class LearnedContrast(LearnedModel):
         self.max_pages, self.max_words = max_pages, max_words
         #: a page's section is the one its breadcrumb names, when it has one
         self.breadcrumbs = breadcrumbs
+        #: a contrast word must also stand out against the crawl's pages outside the sections
+        self.against_crawl = against_crawl
         self._rng = random.Random(seed)
         #: the kept pages (a uniform sample): their host, their section, their words other
         #: than the topic's, their P_lit against the topic alone
@@ -190,8 +194,8 @@ class LearnedContrast(LearnedModel):
             host = s.split("/", 1)[0]
             if ref_n[host] < self.min_pages:  # the host's topic pages are in the section
                 continue
-            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host],
-                                     rest_df, rest_n)  # fmt: skip
+            rest = (rest_df, rest_n) if self.against_crawl else (None, 0)
+            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host], *rest)
             if words:
                 self.topics[s] = {w: 1.0 for w in words}
         return list(self.topics.values())
