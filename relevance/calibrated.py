@@ -136,7 +136,8 @@ class CalibratedLinkScorer:
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
-                breadcrumbs=lc.contrast_breadcrumbs, seed=seed or 0)  # fmt: skip
+                breadcrumbs=lc.contrast_breadcrumbs, against_crawl=lc.contrast_against_crawl,
+                seed=seed or 0)  # fmt: skip
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -224,14 +225,16 @@ class CalibratedLinkScorer:
     def _observe_contrast(self, page: PageInfo, words: list[str], lit: float,
                           retrained: bool) -> None:  # fmt: skip
         """The page joins the learned contrast's pages with its P_lit against the topic
-        alone; the contrast topics are rebuilt when the page model retrained (without one, on
-        the page model's schedule: every 10 pages, at least a quarter of the pages seen)."""
+        alone; the contrast topics are rebuilt when the page model retrained (without one, or
+        while it has not trained yet — no confident negatives — on the page model's schedule:
+        every 10 pages, at least a quarter of the pages seen)."""
         lc = self.learned_contrast
         assert lc is not None
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
         lc.observe(page.url, words, raw, section=page.section)
         self._contrast_since += 1
-        due = self.page_model is None and retrain_due(self._contrast_since, lc.seen, 10)
+        untrained = self.page_model is None or self.page_model.trainings == 0
+        due = untrained and retrain_due(self._contrast_since, lc.seen, 10)
         if retrained or due:
             self._contrast_since = 0
             self.evidence.set_contrast(self.fixed_contrast + lc.rebuild())

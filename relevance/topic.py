@@ -124,6 +124,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     contrast_breadcrumbs = true        #   a page's section is the last section link of its
                                        #   breadcrumb (当前位置：首页 > 体育 > 正文) when it
                                        #   has one (false: the URL directory only)
+    contrast_against_crawl = false     #   a contrast word must also stand out against the
+                                       #   crawl's pages outside the contrast sections
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -241,6 +243,7 @@ class LearningConfig:
     learn_contrast: bool = True
     contrast_ratio: float = 0.7
     contrast_breadcrumbs: bool = True
+    contrast_against_crawl: bool = False
     suggested: list[str] = field(default_factory=list)
 
 
@@ -411,6 +414,7 @@ _TABLES: dict[str, _Spec] = {
         "learn_contrast": (bool, None),
         "contrast_ratio": ((int, float), (0.0, 1.0)),
         "contrast_breadcrumbs": (bool, None),
+        "contrast_against_crawl": (bool, None),
         "suggested": (list, None),
     },
 }

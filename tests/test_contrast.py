@@ -44,6 +44,32 @@ def test_a_section_without_topic_evidence_becomes_a_contrast_topic_of_its_own_wo
     assert back.topics == m.topics and set(back.sections) == set(m.sections)
 
 
+def test_a_word_common_across_the_crawl_is_no_contrast_word():
+    """A small section may hold a generic word (发展) more often than its host's few topic
+    pages by chance; it is on the crawl's other pages too, the topic's, so it is no word of
+    the section's own (it would pull on-topic pages toward the contrast)."""
+    m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10, against_crawl=True)
+    feed(m, "p.test", "sports", SPORT_PAGE, 0.9, 8)
+    feed(m, "p.test", "film", FILM_PAGE + ["发展"], 0.1, 8)
+    for i in range(40):  # another host's topic pages (no section): 发展 on three in four
+        extra = ["发展"] if i % 4 else []
+        m.observe(f"http://q.test/article.php?id={i}", SPORT_PAGE + extra, 0.9)
+    topics = m.rebuild()
+    assert list(m.topics) == ["p.test/film"]
+    words = set(topics[0])
+    assert {"电影", "导演", "演员", "票房"} <= words and "发展" not in words
+    # against the host's topic pages alone, 发展 stands out as much as the section's words
+    film = {w: 8 for w in FILM_PAGE + ["发展"]}
+    assert "发展" in m.distinctive(film, 8, {w: 8 for w in SPORT_PAGE}, 8)
+    # off by default (held out, family b seeds 11-13: precision -0.005, not a gain)
+    assert not LearnedContrast(SPORT).against_crawl
+    topic = parse_topic(
+        'name = "x"\n[words]\n"比赛" = 1\n[learning]\ncontrast_against_crawl = true\n'
+    )
+    lc = CalibratedLinkScorer.from_topic(topic).learned_contrast
+    assert lc is not None and lc.against_crawl
+
+
 def test_no_sections_no_contrast():
     m = LearnedContrast(SPORT)
     for i in range(30):  # URLs without a directory
@@ -147,6 +173,24 @@ def test_the_scorer_takes_the_section_from_the_pages_breadcrumb():
             assert "电影" in s.evidence.contrast
     assert learned["true"] == {"p.test/channel/film", "p.test/channel/money"}
     assert learned["false"] == set()  # the URLs name no section
+
+
+def test_contrast_forms_while_the_page_model_has_not_trained():
+    """A page model that never trains (no confident negatives) must not keep the learned
+    contrast from forming: it is rebuilt on its own schedule until the model trains."""
+    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1\n' for w in SPORT))
+    s = CalibratedLinkScorer.from_topic(topic)
+    s.extract = s.evidence.words = str.split
+    assert s.page_model is not None
+    s.page_model.min_negatives = 10**9  # it never trains
+    for i in range(12):
+        for sec, title, text in (("sports", "比赛 球队", " ".join(SPORT_PAGE) * 2),
+                                 ("film", "电影 首映", " ".join(FILM_PAGE))):  # fmt: skip
+            page = PageInfo(url=f"http://p.test/{sec}/{i}.html", title=title, text=text)
+            s.observe_page(page, s.page_relevance(page), None)
+    assert s.page_model.trainings == 0 and s.learned_contrast is not None
+    assert set(s.learned_contrast.topics) == {"p.test/film"}
+    assert "电影" in s.evidence.contrast
 
 
 def test_learned_contrast_is_on_by_default_in_calibrated_mode():

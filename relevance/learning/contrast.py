@@ -22,7 +22,13 @@ topic does not have. :class:`LearnedContrast` finds them among the pages the cra
   sections, by the z-score of the log-odds ratio with a Dirichlet prior (Monroe, Colaresi &
   Quinn 2008, "Fightin' words", eq. 16–22, on document frequencies); a word must occur in
   ``min_df`` of the section's pages. The topic's own words never count, nor do the host's
-  template words (they are on its topic pages too). A section whose host has fewer than
+  template words (they are on its topic pages too). With ``against_crawl`` (off by default:
+  not a held-out gain, docs/benchmarks/topics.md) a word must also be over-represented,
+  by the same z-score and ``min_z``, against every kept page outside the contrast sections
+  (all hosts): a word common across the crawl (发展, 提供, 了解), which a section of 5–10
+  pages may hold more often than the host's few topic pages by chance, is no word of the
+  section's own and would pull on-topic pages toward the contrast; a word's score is the
+  lower of its two z-scores. A section whose host has fewer than
   ``min_pages`` topic-positive pages elsewhere (a section that mixes the topic with the
   rest, as a blog's ``/posts/``) is no contrast topic.
 
@@ -112,6 +118,7 @@ class LearnedContrast(LearnedModel):
         max_pages: int = 2000,
         max_words: int = 600,
         breadcrumbs: bool = True,
+        against_crawl: bool = False,
         seed: int = 0,
     ):
         if not 0.0 <= ratio <= 1.0:
@@ -122,6 +129,8 @@ class LearnedContrast(LearnedModel):
         self.max_pages, self.max_words = max_pages, max_words
         #: a page's section is the one its breadcrumb names, when it has one
         self.breadcrumbs = breadcrumbs
+        #: a contrast word must also stand out against the crawl's pages outside the sections
+        self.against_crawl = against_crawl
         self._rng = random.Random(seed)
         #: the kept pages (a uniform sample): their host, their section, their words other
         #: than the topic's, their P_lit against the topic alone
@@ -169,10 +178,15 @@ class LearnedContrast(LearnedModel):
         hosts = {s.split("/", 1)[0] for s in contrast}
         ref_df: dict[str, Counter] = {h: Counter() for h in hosts}  # the host's positives
         ref_n: Counter = Counter()
+        rest_df: Counter = Counter()  # every page outside the contrast sections
+        rest_n = 0
         for host, s, words, lit in self.pages:
             if s in dfs:
                 dfs[s].update(words)
-            elif host in ref_df and lit >= self.positive:
+                continue
+            rest_df.update(words)
+            rest_n += 1
+            if host in ref_df and lit >= self.positive:
                 ref_df[host].update(words)
                 ref_n[host] += 1
         self.topics = {}
@@ -180,29 +194,40 @@ class LearnedContrast(LearnedModel):
             host = s.split("/", 1)[0]
             if ref_n[host] < self.min_pages:  # the host's topic pages are in the section
                 continue
-            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host])
+            rest = (rest_df, rest_n) if self.against_crawl else (None, 0)
+            words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host], *rest)
             if words:
                 self.topics[s] = {w: 1.0 for w in words}
         return list(self.topics.values())
 
     def distinctive(self, df: Mapping[str, int], n: int, ref_df: Mapping[str, int],
-                    ref_n: int) -> list[str]:  # fmt: skip
+                    ref_n: int, rest_df: Mapping[str, int] | None = None,
+                    rest_n: int = 0) -> list[str]:  # fmt: skip
         """The ``top`` words of a section's pages (``df`` of ``n`` pages) most over-represented
-        against the reference pages, by the z-score of the log-odds ratio with a Dirichlet
-        prior (Monroe et al. 2008); in at least ``min_df`` of the pages, z ≥ ``min_z``."""
-        a = self.prior
+        against the reference pages (``ref_df`` of ``ref_n``) and, when given, against the rest
+        of the crawl (``rest_df`` of ``rest_n``), by the z-score of the log-odds ratio with a
+        Dirichlet prior (Monroe et al. 2008); in at least ``min_df`` of the pages, the lower
+        z-score ≥ ``min_z``."""
         floor = max(2, math.ceil(self.min_df * n))
         scored = []
         for w, c in df.items():
             if c < floor or w in self.topic_words:
                 continue
-            r = min(ref_df.get(w, 0), ref_n)
-            delta = math.log((c + a) / (n - c + a)) - math.log((r + a) / (ref_n - r + a))
-            z = delta / math.sqrt(1 / (c + a) + 1 / (n - c + a) + 1 / (r + a) + 1 / (ref_n - r + a))
+            z = self.log_odds_z(c, n, ref_df.get(w, 0), ref_n)
+            if rest_df is not None and rest_n > 0 and z >= self.min_z:
+                z = min(z, self.log_odds_z(c, n, rest_df.get(w, 0), rest_n))
             if z >= self.min_z:
                 scored.append((z, w))
         scored.sort(key=lambda x: (-x[0], x[1]))
         return [w for _, w in scored[: self.top]]
+
+    def log_odds_z(self, c: int, n: int, r: int, ref_n: int) -> float:
+        """The z-score of the log-odds ratio of a word in ``c`` of ``n`` pages against ``r``
+        of ``ref_n``, with a Dirichlet prior ``prior`` (Monroe et al. 2008, eq. 16–22)."""
+        a = self.prior
+        r = min(r, ref_n)
+        delta = math.log((c + a) / (n - c + a)) - math.log((r + a) / (ref_n - r + a))
+        return delta / math.sqrt(1 / (c + a) + 1 / (n - c + a) + 1 / (r + a) + 1 / (ref_n - r + a))
 
     # -- state ------------------------------------------------------------------------------
     def to_state(self) -> dict[str, Any]:
