@@ -453,29 +453,19 @@ class DedupPipeline:
         gone += [(m, decision.kept or url) for m in decision.retired]
         gone += list(decision.deferred)
         for m, of in gone:
-            self._inc(f"topicrawl/dedup/replaced/{m.method}")
-            if self.signals is not None:
-                self.signals.send_catch_log(
-                    signal=document_replaced,
-                    old_url=m.doc_id,
-                    new_url=of,
-                    method=m.method,
-                    score=float(m.score),
-                    spider=spider,
-                )
+            self._announce("replaced", document_replaced, m, spider, new_url=of)
         for m, previous in decision.reattributed:
-            self._inc(f"topicrawl/dedup/reattributed/{m.method}")
-            if self.signals is not None:
-                self.signals.send_catch_log(
-                    signal=duplicate_reattributed,
-                    old_url=m.doc_id,
-                    new_url=url,
-                    previous=previous,
-                    method=m.method,
-                    score=float(m.score),
-                    spider=spider,
-                )
+            self._announce("reattributed", duplicate_reattributed, m, spider, new_url=url,
+                           previous=previous)  # fmt: skip
         return item
+
+    def _announce(self, what: str, signal: object, m: Match, spider: Any, **fields: Any) -> None:
+        """Count ``topicrawl/dedup/<what>/<method>`` and send ``signal`` about the stored
+        page ``m`` names (``old_url``, ``method``, ``score`` and ``fields``)."""
+        self._inc(f"topicrawl/dedup/{what}/{m.method}")
+        if self.signals is not None:
+            self.signals.send_catch_log(signal=signal, old_url=m.doc_id, method=m.method,
+                                        score=float(m.score), spider=spider, **fields)  # fmt: skip
 
     def check_document(self, url: str, text: str) -> Match | None:
         """The document whose corpus text is ``text`` (the cleaned text of the page at
