@@ -565,9 +565,12 @@ class StorePipeline:
             return
         assert self.writer is not None
         batch, self.buffer = self.buffer, []
-        replaced, self.replaced = self.replaced, []
+        # the older records first (dedup's order: a page replaced, then perhaps moved on)
+        replaced: list[dict[str, Any]] = []
         while self.replaced_later and len(replaced) < REPLACED_RETRY_BOUND:
             replaced.append(self.replaced_later.popleft())
+        replaced += self.replaced
+        self.replaced = []
         if self.journal is not None:  # before put: the writer may commit it at once
             self.journal.seal()
         self.writer.put(batch, replaced)
