@@ -351,7 +351,6 @@ class VariantBudget:
         self._write(key, "@")  # never a variant either
         return True
 
-
     def _shared_send(self, key: str) -> bool | None:
         """:meth:`send` for all workers together, in one script (:data:`_SEND_SHAPE`); None
         when Redis does not answer."""

@@ -675,11 +675,7 @@ class Store:
             found = self._page_ids(session, run_id, urls)
             ids = list(found.values())
             session.execute(update(Page).where(Page.id.in_(ids)).values(accepted=False))
-            session.execute(
-                Document.__table__.delete().where(
-                    Document.run_id == run_id, Document.page_id.in_(ids)
-                )
-            )
+            self.delete_documents(run_id, ids)  # in this transaction (_write nests)
             return set(urls) - found.keys()
 
         return self._write(go)

@@ -184,8 +184,9 @@ class LearnedContrast(LearnedModel):
             if s in dfs:
                 dfs[s].update(words)
                 continue
-            rest_df.update(words)
-            rest_n += 1
+            if self.against_crawl:
+                rest_df.update(words)
+                rest_n += 1
             if host in ref_df and lit >= self.positive:
                 ref_df[host].update(words)
                 ref_n[host] += 1
