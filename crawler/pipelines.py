@@ -114,9 +114,10 @@ class StorePipeline:
         self.run_id: int | None = None
         self.buffer: list[dict[str, Any]] = []
         self.replaced: list[dict[str, Any]] = []
-        #: replaced documents whose page was not stored yet when their reject was written (a
-        #: scale-out: the worker that fetched it has not written it): sent again with each
-        #: batch until the page is there (appended by the writer thread)
+        #: replaced documents (and re-attributed duplicate records) whose page was not stored
+        #: yet when their reject (move) was written (a scale-out: the worker that fetched it
+        #: has not written it): sent again with each batch until the page is there (appended
+        #: by the writer thread)
         self.replaced_later: deque[dict[str, Any]] = deque()
         self.crawler: Crawler | None = None
         self.journal: PageJournal | None = None  # JOBDIR segments while the spider is open
@@ -520,8 +521,8 @@ class StorePipeline:
             later: list[dict[str, Any]] = []
             for moved, part in groupby(replaced, key=lambda r: "was" in r):
                 rows = list(part)
-                if moved:
-                    self.store.reattribute_duplicates(self.run_id, rows)
+                if moved:  # a move whose dropped page is not written yet waits like a reject
+                    self.store.reattribute_duplicates(self.run_id, rows, waiting=later)
                 else:
                     unstored = self.store.reject_pages(self.run_id, [r["url"] for r in rows])
                     self.store.add_duplicates(self.run_id, rows)
@@ -637,12 +638,19 @@ class StorePipeline:
         left = self.writer.stop()
         self._sync_stats()
         # replaced records not written: their page not stored yet, or the database down
-        unwritten = len(self.replaced_later) + sum(len(replaced) for _, replaced in left)
+        records = [*self.replaced_later, *(r for _, replaced in left for r in replaced)]
+        moves = sum("was" in r for r in records)
+        unwritten = len(records) - moves
         if unwritten:
             self._inc("topicrawl/dedup/replaced_unstored", unwritten)
             log.warning("%d replaced documents were not taken out of the corpus (their page "
                         "was not stored by the close, or the database did not answer)",
                         unwritten)  # fmt: skip
+        if moves:
+            self._inc("topicrawl/dedup/reattributed_unstored", moves)
+            log.warning("%d duplicate records keep the original they were dropped for: a "
+                        "better one was found, but their page was not stored by the close, "
+                        "or the database did not answer", moves)  # fmt: skip
         self._writer_error = self.writer.last_exc
         self.writer = None
         batch = [row for rows, _ in left for row in rows]

@@ -733,14 +733,18 @@ class Store:
 
         self._write(go)
 
-    def reattribute_duplicates(self, run_id: int, dups: Iterable[dict[str, Any]]) -> int:
+    def reattribute_duplicates(self, run_id: int, dups: Iterable[dict[str, Any]],
+                               waiting: list[dict[str, Any]] | None = None) -> int:  # fmt: skip
         """Give dropped pages' duplicate records a better original: ``{"url", "of", "method",
         "score", "was"}`` (dedup's ``duplicate_reattributed``: a commentary page met before
         its source, recorded as the duplicate of an article it spliced). The record of page
         ``url`` names ``of`` from then on only while it still names ``was`` and the page is
         not in the corpus: a record changed since, a page accepted again (a recrawl) or one
         never recorded is left alone. In order (a page moved twice: each from the one
-        before), in one transaction; returns the records changed."""
+        before), in one transaction; returns the records changed. ``waiting`` receives the
+        moves whose page has no row yet (a scale-out: the worker that dropped it has not
+        written it; a dropped page's row and record are written together), to be tried
+        again."""
         rows = []
         for d in dups:
             url, of, was = d.get("url"), d.get("of"), d.get("was")
@@ -753,16 +757,18 @@ class Store:
             if not math.isfinite(score):
                 continue
             method = str(d.get("method") or "")[:32]  # (the column's width)
-            rows.append((url, of, was, method, min(1.0, max(0.0, score))))
+            rows.append((d, url, of, was, method, min(1.0, max(0.0, score))))
         if not rows:
             return 0
 
-        def go(session: Session) -> int:
-            ids = self._page_ids(session, run_id, sorted({u for r in rows for u in r[:2]}))
+        def go(session: Session) -> tuple[int, list[dict[str, Any]]]:
+            ids = self._page_ids(session, run_id, sorted({u for r in rows for u in r[1:3]}))
             changed = 0
-            for url, of, was, method, score in rows:
+            absent: list[dict[str, Any]] = []
+            for d, url, of, was, method, score in rows:
                 page_id = ids.get(url)
                 if page_id is None:
+                    absent.append(d)
                     continue
                 dropped = select(Page.id).where(Page.id == page_id, Page.accepted.is_(False))
                 result = session.execute(
@@ -773,9 +779,12 @@ class Store:
                             score=score)
                 )  # fmt: skip
                 changed += int(result.rowcount or 0)
-            return changed
+            return changed, absent
 
-        return self._write(go)
+        changed, absent = self._write(go)  # (handed over once the transaction committed)
+        if waiting is not None:
+            waiting.extend(absent)
+        return changed
 
     def add_duplicate(
         self, run_id: int, page_url: str, original_url: str, method: str, score: float

@@ -320,6 +320,43 @@ def test_a_replaced_page_not_stored_yet_is_taken_out_once_stored(tmp_path, caplo
     assert "1 replaced documents were not taken out of the corpus" in caplog.text
 
 
+def test_a_record_moved_before_its_page_is_stored_moves_once_stored(tmp_path, caplog):
+    """Scale-out: a worker finds a better original for a page another worker dropped and has
+    not written yet. The move rides on the next batches until the page's row (written with
+    its record) is there; one still waiting at the close is counted and named."""
+    from sqlalchemy import select
+
+    from models.orm import Duplicate, Page
+
+    db = f"sqlite:///{tmp_path / 'm.db'}"
+    stats = Stats()
+    pipe = StorePipeline(db, batch_size=1, clean=False, stats=stats)
+    spider = type("Spider", (), {"name": "topic"})()
+    pipe.open_spider(spider)
+    store = Store.from_url(db, migrate=False)
+    store.save_crawl_batch(pipe.run_id, [dict(page("http://a/spliced"))])
+    pipe.duplicate_reattributed("http://a/comment", "http://a/source", "http://a/spliced",
+                                "containment", 0.95)  # fmt: skip
+    pipe.duplicate_reattributed("http://a/never", "http://a/source", "http://a/spliced",
+                                "containment", 0.95)  # fmt: skip
+    pipe.process_item(page("http://a/source"), spider)
+    pipe.writer.wait_drained(5)
+    assert len(pipe.replaced_later) == 2  # neither dropped page is written yet
+    dup = {"of": "http://a/spliced", "method": "containment", "score": 0.9}
+    store.save_crawl_batch(pipe.run_id, [dict(page("http://a/comment", accepted=False,
+                                                   duplicate=dup))])  # the other worker  # fmt: skip
+    pipe.process_item(page("http://a/next"), spider)
+    pipe.writer.wait_drained(5)
+    rows = store._read(lambda s: s.execute(
+        select(Page.url, Duplicate.original_url).join(Page, Page.id == Duplicate.page_id)
+    ).all())  # fmt: skip
+    assert [tuple(r) for r in rows] == [("http://a/comment", "http://a/source")]
+    pipe.close_spider(spider)
+    assert stats.values["topicrawl/dedup/reattributed_unstored"] == 1
+    assert "topicrawl/dedup/replaced_unstored" not in stats.values
+    assert "1 duplicate records keep the original they were dropped for" in caplog.text
+
+
 def test_relative_sqlite_urls_are_made_absolute(tmp_path, monkeypatch):
     from models.store import absolute_db_url
 
@@ -528,7 +565,9 @@ def test_reattribute_duplicates_moves_only_a_dropped_pages_current_record(db_url
         {"url": "http://a/q", "of": "http://a/q", "was": "http://a/x", "method": "x",
          "score": 0.9},  # itself
     ]  # fmt: skip
-    assert store.reattribute_duplicates(run, moves) == 2
+    waiting: list[dict] = []
+    assert store.reattribute_duplicates(run, moves, waiting=waiting) == 2
+    assert waiting == [moves[4]]  # no row for its page yet: tried again later
     assert store.reattribute_duplicates(run, []) == 0
     rows = store._read(lambda s: {r[0]: tuple(r[1:]) for r in s.execute(
         select(Page.url, Duplicate.original_url, Duplicate.original_page_id, Duplicate.method,
