@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from scrapy.exceptions import DropItem
@@ -294,16 +295,22 @@ def test_relevant_duplicates_feed_the_url_structure_sample(tmp_path):
     assert store.count_documents(pipe.run_id) == 1
 
 
-def test_a_replaced_page_not_stored_yet_is_taken_out_once_stored(tmp_path, caplog):
-    """Scale-out: a worker replaces a document whose page another worker has not written
-    yet. The reject rides on the next batches until the page is there; one still missing at
-    the close is counted and named in a warning."""
-    db = f"sqlite:///{tmp_path / 'r.db'}"
+def _one_page_batches(tmp_path) -> tuple[StorePipeline, Any, Store, Stats]:
+    """An open store pipeline writing each page as its own batch, its spider, a second
+    handle on its database (another worker's) and its stats."""
+    db = f"sqlite:///{tmp_path / 'one.db'}"
     stats = Stats()
     pipe = StorePipeline(db, batch_size=1, clean=False, stats=stats)
     spider = type("Spider", (), {"name": "topic"})()
     pipe.open_spider(spider)
-    store = Store.from_url(db, migrate=False)
+    return pipe, spider, Store.from_url(db, migrate=False), stats
+
+
+def test_a_replaced_page_not_stored_yet_is_taken_out_once_stored(tmp_path, caplog):
+    """Scale-out: a worker replaces a document whose page another worker has not written
+    yet. The reject rides on the next batches until the page is there; one still missing at
+    the close is counted and named in a warning."""
+    pipe, spider, store, stats = _one_page_batches(tmp_path)
     pipe.document_replaced("http://a/old", "http://a/new", "containment", 0.9)
     pipe.document_replaced("http://a/never", "http://a/new", "containment", 0.9)
     pipe.process_item(page("http://a/new"), spider)
@@ -328,12 +335,7 @@ def test_a_record_moved_before_its_page_is_stored_moves_once_stored(tmp_path, ca
 
     from models.orm import Duplicate, Page
 
-    db = f"sqlite:///{tmp_path / 'm.db'}"
-    stats = Stats()
-    pipe = StorePipeline(db, batch_size=1, clean=False, stats=stats)
-    spider = type("Spider", (), {"name": "topic"})()
-    pipe.open_spider(spider)
-    store = Store.from_url(db, migrate=False)
+    pipe, spider, store, stats = _one_page_batches(tmp_path)
     store.save_crawl_batch(pipe.run_id, [dict(page("http://a/spliced"))])
     pipe.duplicate_reattributed("http://a/comment", "http://a/source", "http://a/spliced",
                                 "containment", 0.95)  # fmt: skip
