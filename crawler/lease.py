@@ -37,7 +37,11 @@ worker does not end on the budget while one waits there (:meth:`WorkerLease.prec
 A worker that was only slow (heartbeat expired, process alive) finds its lease gone when it
 counts the page: if the request still waits in the frontier it takes it back (``ZREM`` of the
 exact entry, with its mark if it has one) and goes on; if another worker has popped it, the
-slow worker drops its copy (``topicrawl/frontier/lease_lost``). A page it had counted before
+slow worker drops its copy (``topicrawl/frontier/lease_lost``). A request it had not sent is
+not sent (``topicrawl/frontier/lease_lost_unsent``): the copy queued again is the entry as it
+was, so the slow worker may pop it itself, under the same lease id; each pop is numbered in
+the request's meta (:data:`LEASE_POP`), and a copy from an earlier pop neither ends, sends nor
+counts the lease. A page it had counted before
 the reclaim is stored by it: when written, the queued copy is taken back from the frontier
 with its mark, so nothing is counted again (``topicrawl/frontier/lease_taken_back``); if
 another worker already popped it, that worker's copy is the same row (pages are an upsert
@@ -83,6 +87,11 @@ log = logging.getLogger(__name__)
 
 #: request meta: the id of the request's lease (the SHA-1 of its frontier entry)
 LEASE = "topicrawl_lease"
+#: request meta: which of this worker's pops of that lease the request came from. A request
+#: reclaimed before it was sent goes back to the frontier as it was, so this worker may pop
+#: the same entry again (the same lease id) while its first copy is still on its way to be
+#: dropped: that copy must not end, send or count the new lease (:meth:`WorkerLease.superseded`).
+LEASE_POP = "topicrawl_lease_pop"
 #: statuses a requeued request hands to the spider (it follows them through the dupefilter)
 _REDIRECTS = [301, 302, 303, 307, 308]
 
@@ -421,6 +430,7 @@ def requeued_entry(entry: bytes, sent: bool = True) -> tuple[bytes, float]:
     obj = serialization.loads(entry)
     meta = dict(obj.get("meta") or {})
     meta.pop(LEASE, None)
+    meta.pop(LEASE_POP, None)
     if not sent:
         obj["meta"] = meta
         return serialization.dumps(obj), -float(obj.get("priority") or 0)
@@ -498,6 +508,9 @@ class WorkerLease:
         self.recounted = self.dropped = self.late = 0
         #: the frontier entry of each lease held (to take it back after a reclaim)
         self._entries: dict[str, bytes] = {}
+        #: the number of this worker's latest pop of each lease it holds (:data:`LEASE_POP`)
+        self._pops: dict[str, int] = {}
+        self._pop_count = 0
         self._lock = threading.Lock()
         #: a heartbeat that failed (Redis unreachable from here) since the last one that worked
         self._beat_failed = False
@@ -578,9 +591,29 @@ class WorkerLease:
         entry, lease_id = _b(found[0]), _s(found[1])
         with self._lock:
             self._entries[lease_id] = entry
+            self._pop_count += 1
+            self._pops[lease_id] = self._pop_count
             if len(found) > 2 and int(found[2]):
                 self._precounted_ids.add(lease_id)
         return entry, lease_id
+
+    def stamp(self, lease_id: str, meta: dict[str, Any]) -> None:
+        """Give a popped request's ``meta`` its lease and the number of that pop."""
+        meta[LEASE] = lease_id
+        with self._lock:
+            pop = self._pops.get(lease_id)
+        if pop is not None:
+            meta[LEASE_POP] = pop
+
+    def superseded(self, meta: dict[str, Any] | None) -> bool:
+        """Whether a request's lease was popped again since its own pop (a copy reclaimed
+        before it was sent, then this worker popped the requeued entry): the old copy is
+        dropped and leaves the lease alone."""
+        if not meta or LEASE not in meta or LEASE_POP not in meta:
+            return False
+        with self._lock:
+            current = self._pops.get(meta[LEASE])
+        return current is not None and current != meta[LEASE_POP]
 
     def take(self, lease_id: str, url: str, *, count: bool, limit: int | None,
              debt: int = 0) -> int:  # fmt: skip
@@ -614,6 +647,7 @@ class WorkerLease:
         sent = lease_id in self._sent_ids
         self._sent_ids.discard(lease_id)
         self._precounted_ids.discard(lease_id)
+        self._pops.pop(lease_id, None)
         return self._entries.pop(lease_id, None), sent
 
     def _stored_elsewhere(self, lease_id: str) -> bool:
@@ -1004,7 +1038,7 @@ class LeaseMiddleware:
         """``response`` (or a dropped ``request``) is done with: its uncounted lease ends."""
         done = response if response is not None else request
         lease_id = done.meta.get(LEASE) if done is not None else None
-        if lease_id:
+        if lease_id and not self.lease.superseded(done.meta):
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:

@@ -837,6 +837,8 @@ class FetchOnceMiddleware:
         if fp in self.sent:
             return True
         lease_id = request.meta.get(LEASE) if self.lease is not None else None
+        if lease_id and self.lease.superseded(request.meta):  # popped again: that copy goes
+            self._lease_lost(request, forget=False)
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs
@@ -904,12 +906,16 @@ class FetchOnceMiddleware:
         else:
             self.redis.sadd(self.key, *fps)
 
-    def _lease_lost(self, request: Request) -> None:
+    def _lease_lost(self, request: Request, *, forget: bool = True) -> None:
         """This worker was slow: a reclaimer queued the request again before it was sent.
         Sending it now would put its URL in the fetch-once set, drop the queued copy another
         worker pops, and then this copy too (its lease lost): the page would be lost. The
-        queued copy is fetched instead."""
+        queued copy is fetched instead (perhaps by this worker: the same entry, the same lease
+        id, so this copy forgets it now, before the queued copy can be popped, and leaves it
+        alone afterwards: crawler.lease.LEASE_POP)."""
         self.stats.inc_value("topicrawl/frontier/lease_lost_unsent")
+        if forget:
+            self.lease.forget(request.meta[LEASE])
         raise IgnoreRequest(f"lease reclaimed before it was sent: {request.url}")
 
     def _superseded(self, request: Request) -> None:

@@ -21,7 +21,7 @@ from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 
 from crawler.lazy import lazy_class
-from crawler.lease import LEASE, lease_of
+from crawler.lease import LEASE, LEASE_POP, lease_of
 from crawler.middlewares import RESCORED, rescored_request
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,8 @@ def _redis_queue_class() -> type:
         def _encode_request(self, request: Any) -> bytes:
             obj = request.to_dict(spider=self.spider)
             if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
-                obj["meta"] = {k: v for k, v in obj["meta"].items() if k != LEASE}
+                obj["meta"] = {k: v for k, v in obj["meta"].items()
+                               if k not in (LEASE, LEASE_POP)}  # fmt: skip
             try:
                 return self.serializer.dumps(obj)
             except (TypeError, ValueError):
@@ -248,7 +249,7 @@ def _redis_queue_class() -> type:
                     log.warning("skipped a malformed frontier entry (%s: %s): %r",
                                 type(exc).__name__, exc, data[:80])  # fmt: skip
                     continue
-                request.meta[LEASE] = lease_id
+                self.lease.stamp(lease_id, request.meta)
                 return request
             return None
 

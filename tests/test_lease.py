@@ -496,6 +496,57 @@ def test_a_slow_workers_unsent_request_is_not_sent_after_its_reclaim(crawl, bloo
 
 
 @pytest.mark.redis
+@pytest.mark.parametrize("order", ["refused-first", "popped-first"])
+def test_a_slow_worker_that_pops_its_reclaimed_request_again_keeps_the_new_lease(crawl, order):
+    """The slow worker had popped request 1 but not sent it; a reclaimer queued it again as
+    it was (the same entry: the same lease id) and the slow worker itself pops it again. Its
+    first copy, refused (before or after the second pop), must neither end the new lease
+    (its errback ran after the second pop in test_a_killed_workers_share_is_finished_by_the_
+    others, stop case: the new copy's page was dropped as the lease's loser, lost) nor be
+    sent under it; the second copy is sent and counted."""
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.test import get_crawler
+
+    from crawler.lease import LEASE_POP, LeaseMiddleware
+    from crawler.middlewares import FetchOnceMiddleware
+    from crawler.spiders.topic import TopicSpider
+
+    client, prefix = crawl
+    fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
+    slow, other = _slow_and_other(client, prefix)
+    stats = CountingStats()
+    mw = FetchOnceMiddleware(stats, fp, redis=client, key=f"{prefix}:topic:fetched")
+    mw.lease = slow
+    client.zadd(slow.frontier_key, {_entry("http://a.cn/1"): 0})
+    _, lid = slow.pop()
+    first: dict = {}
+    slow.stamp(lid, first)
+    _kill(slow)
+    assert other.reclaim() == 1
+    slow.beat()  # it goes on
+
+    def refuse() -> None:
+        with pytest.raises(IgnoreRequest, match="reclaimed"):
+            mw.process_request(Request("http://a.cn/1", meta=dict(first)))
+
+    if order == "refused-first":
+        refuse()
+    _, lid2 = slow.pop()
+    assert lid2 == lid  # the same entry again
+    second: dict = {}
+    slow.stamp(lid2, second)
+    assert second[LEASE_POP] != first[LEASE_POP]
+    if order == "popped-first":  # the first copy reaches the fetch-once check only now
+        refuse()
+    LeaseMiddleware(slow)._done(request=Request("http://a.cn/1", meta=dict(first)))  # its end
+    assert client.hexists(slow.inflight, lid)
+    assert mw.process_request(Request("http://a.cn/1", meta=dict(second))) is None  # sent
+    assert slow.take(lid2, "http://a.cn/1", count=True, limit=10) == 1
+    assert stats.values["topicrawl/frontier/lease_lost_unsent"] == 1
+
+
+@pytest.mark.redis
 def test_a_slow_workers_retry_replaces_its_reclaimed_copy_once(crawl):
     """A slow worker retries a timed-out download whose lease was reclaimed meanwhile: the
     retry replaces the copy queued by the reclaimer (one fetch, not two); when another worker

@@ -674,6 +674,8 @@ class TopicSpider(scrapy.Spider):
         ``alone``)."""
         lease_id = (meta or {}).get(LEASE)
         if self.lease is not None and lease_id:
+            if self.lease.superseded(meta):  # its lease was popped again: that copy counts
+                return LEASE_LOST
             try:
                 n = self.lease.take(lease_id, url, count=self.pages_redis is not None,
                                     limit=self.max_pages, debt=self._budget_debt)  # fmt: skip
@@ -757,7 +759,7 @@ class TopicSpider(scrapy.Spider):
         self.pages_seen = max(0, self.pages_seen - 1)
         self._close_pending = False
         lease_id = (meta or {}).get(LEASE)
-        if self.lease is not None and lease_id:
+        if self.lease is not None and lease_id and not self.lease.superseded(meta):
             try:  # a reclaimer that took the lease gave the count back already
                 self.lease.uncount(lease_id, count=self.pages_redis is not None)
                 return
@@ -1409,7 +1411,8 @@ class TopicSpider(scrapy.Spider):
         """A request failed for good: its lease ends (crawler.lease)."""
         request = getattr(failure, "request", None)
         lease_id = request.meta.get(LEASE) if request is not None else None
-        if self.lease is not None and lease_id:
+        # (a copy whose lease was popped again leaves the new pop's lease alone)
+        if self.lease is not None and lease_id and not self.lease.superseded(request.meta):
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:
