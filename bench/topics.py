@@ -653,7 +653,8 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 
 # -- calibrate: the acceptance's calibration map -----------------------------------------------
-def fetched_points(family: str, seeds: list[int], cats: list[str]) -> list[dict]:
+def fetched_points(family: str, seeds: list[int], cats: list[str],
+                   run: str = "topicrawl") -> list[dict]:  # fmt: skip
     """Every fetched page of the recorded crawls (``crawl_dbs``): category, crawl, P(page),
     on-topic, and the page's dup group (corpus recall counts groups)."""
     import datetime as _dt
@@ -661,7 +662,7 @@ def fetched_points(family: str, seeds: list[int], cats: list[str]) -> list[dict]
     from models.store import Store
 
     rows = []
-    for (seed, cat), db in sorted(crawl_dbs(family, seeds, cats).items()):
+    for (seed, cat), db in sorted(crawl_dbs(family, seeds, cats, run).items()):
         _, truth = ensure_web(family, seed)
         store = Store.from_url(f"sqlite:///{db}")
         try:
@@ -750,6 +751,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
           f" -> {statistics.mean(x[0] for x in cl):.3f} / {statistics.mean(x[1] for x in cl):.3f}")
     full = isotonic_knots(rows, KNOTS_P)
     print(f"\nall categories: KNOTS_ON = {tuple(full)}; cut {AcceptanceMap(KNOTS_P, full).cut(t):.3f}")
+    if args.test:  # other crawls (e.g. held out): the fitted map and the shipped one
+        fam, seeds = args.test.split(":")
+        test = fetched_points(fam, parse_seeds(seeds), cats, args.run)
+        print(f"\n{args.test} ({len({r['crawl'] for r in test})} crawls of run {args.run}), "
+              "acceptance precision / recall of the fetched on-topic groups:")
+        fitted, shipped = AcceptanceMap(KNOTS_P, full), AcceptanceMap()
+        for name, m in (("plain", None), ("map fitted here", fitted), ("shipped map", shipped)):
+            a = accept_figures(test, lambda r, m=m: (r["p"] if m is None else m(r["p"])) >= t)
+            print(f"  {name:<16} {a[0]:.3f} / {a[1]:.3f}")
     return 0
 
 
@@ -987,6 +997,8 @@ def main(argv: list[str] | None = None) -> int:
     cb.add_argument("--crawls", default="b:1,2", help="FAMILY:SEEDS;... of recorded crawls")
     cb.add_argument("--categories", default="")
     cb.add_argument("--threshold", type=float, default=0.5)
+    cb.add_argument("--test", default="", help="FAMILY:SEEDS of other crawls to evaluate on")
+    cb.add_argument("--run", default="topicrawl", help="the run label of the --test crawls")
     cb.set_defaults(func=cmd_calibrate)
     sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
     sp.add_argument("--family", default="b")
