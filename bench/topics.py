@@ -924,7 +924,9 @@ def paired(results: list[dict], runs: list[str]) -> list[str]:
         for k in ("harvest_first_n", "corpus_precision", "corpus_recall"):
             d = [b[k] - a[k] for a, b in pairs]
             up, down = sum(v > 0 for v in d), sum(v < 0 for v in d)
-            out.append(f"- {k}: mean {statistics.mean(d):+.3f}, rose in {up}, fell in {down}")
+            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            out.append(f"- {k}: mean {statistics.mean(d):+.3f} ± {se:.3f} (s.e.), "
+                       f"rose in {up}, fell in {down}")  # fmt: skip
     return out
 
 
