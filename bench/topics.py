@@ -722,7 +722,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     rows = []
     for spec in args.crawls.split(";"):
         fam, seeds = spec.split(":")
-        rows += fetched_points(fam, parse_seeds(seeds), cats)
+        rows += fetched_points(fam, parse_seeds(seeds), cats, args.fit_run)
     crawls = sorted({r["crawl"] for r in rows})
     print(f"{len(rows)} fetched pages of {len(crawls)} crawls ({args.crawls})")
     bins: dict[int, list[int]] = {}
@@ -1001,6 +1001,7 @@ def main(argv: list[str] | None = None) -> int:
     cb.add_argument("--threshold", type=float, default=0.5)
     cb.add_argument("--test", default="", help="FAMILY:SEEDS of other crawls to evaluate on")
     cb.add_argument("--run", default="topicrawl", help="the run label of the --test crawls")
+    cb.add_argument("--fit-run", default="topicrawl", help="the run label of the --crawls")
     cb.set_defaults(func=cmd_calibrate)
     sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
     sp.add_argument("--family", default="b")
