@@ -295,7 +295,8 @@ def measure(
         seen.add(url)
         strict, lenient, known = classify(truth, url, category, single_topic_hosts)
         unknown += not known
-        passed = (p.relevance or 0.0) >= page_threshold
+        accept = (p.relevance_parts or {}).get("accept")  # [learning] calibrate_accept
+        passed = (p.relevance if accept is None else accept or 0.0) >= page_threshold
         fetched.append(Fetched(url, strict, lenient, passed))
     flags = [f.on_topic for f in fetched]
     harvest, recall = curve(flags, budget, len(targets))

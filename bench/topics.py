@@ -6,6 +6,8 @@
     python bench/topics.py combine [--family a] [--seeds 0,1]            # P_lit + P_model rule
     python bench/topics.py replay [--family a] [--seeds 0,1] [--variants ",contrast=."] [--dump]
                                   # a crawl's fetched pages again, through [learning] variants
+    python bench/topics.py split [--family b] [--seeds 1,2] [--verbose]  # recall lost where
+    python bench/topics.py calibrate [--crawls "b:1,2;a:0"]   # the acceptance's calibration map
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,topicrawl:weight=0.7,keyword,...]
                                  [--write FILE]
@@ -480,7 +482,7 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str) -> list[di
         out.append({"url": p["url"], "p": rel, "lit": lit, "model": model,
                     "on": t.get("kind") == "article" and t.get("category") == category,
                     "kind": t.get("kind", "?"), "category": t.get("category") or "-",
-                    "accepted": rel >= topic.page_threshold})  # fmt: skip
+                    "accepted": scorer.acceptance(rel) >= topic.page_threshold})  # fmt: skip
     return out
 
 
@@ -538,6 +540,226 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f1 = 2 * statistics.mean(ps) * statistics.mean(rs) / max(1e-9, statistics.mean(ps) + statistics.mean(rs))
             print(f"[{v or 'default'}] P mean {statistics.mean(ps):.3f} min {min(ps):.3f}  "
                   f"R mean {statistics.mean(rs):.3f} min {min(rs):.3f}  F1 {f1:.3f}  (n={len(ps)})")
+    return 0
+
+
+# -- split: where a crawl's recall and precision are lost -------------------------------------
+def split_crawl(db: Path, truth: dict, category: str, threshold: float) -> dict:
+    """Where one crawl lost corpus recall and precision: the on-topic groups (a target and
+    its duplicates, as ``bench/harvest.py``'s corpus recall counts them) (a) never fetched,
+    (b) fetched but rejected (P below ``threshold``; or passed but left out of the corpus by
+    dedup / cleaning), (c) in the corpus; and the off-topic documents by (kind, category)
+    and by the evidence that accepted them (P_lit, P_model at the page threshold)."""
+    import collections
+    import datetime as _dt
+
+    from models.store import Store
+    from sitegen.build import topic_targets
+
+    hosts = {urlsplit(s).hostname for s in truth["seeds"]["portal"]}
+    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    group_of = {u: truth["pages"][u].get("dup_group") or u for u in targets}
+    groups = set(group_of.values())
+    store = Store.from_url(f"sqlite:///{db}")
+    try:
+        run = store.list_runs()[-1]
+        pages = sorted(store.iter_pages(run.id),
+                       key=lambda p: (p.fetched_at or _dt.datetime.min, p.id))  # fmt: skip
+        docs = {d.url for d in store.iter_documents(run.id)}
+    finally:
+        store.close()
+    fetched: set[str] = set()
+    passed: set[str] = set()
+    in_corpus: set[str] = set()
+    rejected_parts: list[dict] = []
+    off: collections.Counter = collections.Counter()
+    off_by: collections.Counter = collections.Counter()
+    for p in pages:
+        url = p.final_url or p.url
+        parts = p.relevance_parts or {}
+        g = group_of.get(url)
+        ok = (p.relevance or 0.0) >= threshold
+        if g is not None:
+            fetched.add(g)
+            if ok:
+                passed.add(g)
+            else:
+                rejected_parts.append({"p": p.relevance or 0.0, **parts})
+            if p.url in docs:
+                in_corpus.add(g)
+        elif p.url in docs:
+            t = truth["pages"].get(url) or {}
+            off[(t.get("kind", "?"), t.get("category") or "-")] += 1
+            lit, model = parts.get("literal"), parts.get("model")
+            why = ("rejudged" if "rejudged_from" in parts else
+                   "no model" if model is None else
+                   "both" if lit >= threshold and model >= threshold else
+                   "P_lit" if lit >= threshold else
+                   "P_model" if model >= threshold else "mix")  # fmt: skip
+            off_by[why] += 1
+    n = len(groups)
+    return {"groups": n, "unfetched": n - len(fetched), "rejected": len(fetched - passed),
+            "passed_not_kept": len((passed - in_corpus) & fetched), "kept": len(in_corpus),
+            "docs": len(docs), "off": off, "off_by": off_by, "rejected_parts": rejected_parts}
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    """Per category (pooled over the crawls found): the share of on-topic groups never
+    fetched, fetched but rejected, passed but not kept; the off-topic documents."""
+    import collections
+
+    from relevance.topic import load_topic
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    dbs = crawl_dbs(args.family, parse_seeds(args.seeds), cats, args.run)
+    rows: dict[str, list[dict]] = collections.defaultdict(list)
+    for (seed, cat), db in sorted(dbs.items()):
+        _, truth = ensure_web(args.family, seed)
+        thr = load_topic(topic_paths()[cat]).page_threshold
+        rows[cat].append(split_crawl(db, truth, cat, thr))
+    print(f"family {args.family}, seeds {args.seeds}, run {args.run}: on-topic groups lost "
+          "(share of all), off-topic documents")
+    print(f"{'category':<6}{'crawls':>7}{'groups':>7}{'unfetched':>10}{'rejected':>9}"
+          f"{'not kept':>9}{'recall':>8}{'docs':>6}{'off':>5}{'prec':>7}  off by evidence; "
+          "off by (kind, category)")  # fmt: skip
+    tot = collections.Counter()
+    for cat in cats:
+        rs = rows.get(cat)
+        if not rs:
+            continue
+        s = {k: sum(r[k] for r in rs) for k in ("groups", "unfetched", "rejected",
+                                                 "passed_not_kept", "kept", "docs")}  # fmt: skip
+        off = sum((r["off"] for r in rs), collections.Counter())
+        by = sum((r["off_by"] for r in rs), collections.Counter())
+        n_off = sum(off.values())
+        tot.update(s)
+        tot["off"] += n_off
+        g = max(1, s["groups"])
+        print(f"{cat:<6}{len(rs):>7}{s['groups']:>7}{s['unfetched'] / g:>10.3f}"
+              f"{s['rejected'] / g:>9.3f}{s['passed_not_kept'] / g:>9.3f}{s['kept'] / g:>8.3f}"
+              f"{s['docs']:>6}{n_off:>5}{1 - n_off / max(1, s['docs']):>7.3f}  "
+              f"{dict(by.most_common())}; {[(f'{k}/{c}', v) for (k, c), v in off.most_common(4)]}")  # fmt: skip
+        if args.verbose:
+            rp = [x for r in rs for x in r["rejected_parts"]]
+            for x in sorted(rp, key=lambda x: -x["p"]):
+                print(f"      rejected on-topic: P {x['p']:.2f} lit {x.get('literal', 0):.2f} "
+                      f"model {x.get('model', float('nan')):.2f} head {x.get('head', 0):.1f} "
+                      f"text {x.get('text', 0):.1f}")  # fmt: skip
+    g = max(1, tot["groups"])
+    print(f"{'all':<6}{'':>7}{tot['groups']:>7}{tot['unfetched'] / g:>10.3f}"
+          f"{tot['rejected'] / g:>9.3f}{tot['passed_not_kept'] / g:>9.3f}{tot['kept'] / g:>8.3f}"
+          f"{tot['docs']:>6}{tot['off']:>5}{1 - tot['off'] / max(1, tot['docs']):>7.3f}")  # fmt: skip
+    return 0
+
+
+# -- calibrate: the acceptance's calibration map -----------------------------------------------
+def fetched_points(family: str, seeds: list[int], cats: list[str],
+                   run: str = "topicrawl") -> list[dict]:  # fmt: skip
+    """Every fetched page of the recorded crawls (``crawl_dbs``): category, crawl, P(page),
+    on-topic, and the page's dup group (corpus recall counts groups)."""
+    import datetime as _dt
+
+    from models.store import Store
+
+    rows = []
+    for (seed, cat), db in sorted(crawl_dbs(family, seeds, cats, run).items()):
+        _, truth = ensure_web(family, seed)
+        store = Store.from_url(f"sqlite:///{db}")
+        try:
+            runs = store.list_runs()
+            if not runs or not (runs[-1].stats or {}).get("finish_reason"):
+                continue  # a crawl still running
+            pages = sorted(store.iter_pages(runs[-1].id),
+                           key=lambda p: (p.fetched_at or _dt.datetime.min, p.id))  # fmt: skip
+        finally:
+            store.close()
+        seen: set[str] = set()
+        for p in pages:
+            url = p.final_url or p.url
+            if url in seen:
+                continue
+            seen.add(url)
+            t = truth["pages"].get(url) or {}
+            rows.append({"crawl": f"{family}{seed}-{cat}", "category": cat,
+                         "p": float(p.relevance or 0.0),
+                         "on": t.get("kind") == "article" and t.get("category") == cat,
+                         "group": t.get("dup_group") or url})  # fmt: skip
+    return rows
+
+
+def isotonic_knots(rows: list[dict], knots: tuple[float, ...]) -> list[float]:
+    """The isotonic regression of on-topic on P(page) (Zadrozny & Elkan 2002) at ``knots``."""
+    from sklearn.isotonic import IsotonicRegression
+
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+    iso.fit([r["p"] for r in rows], [float(r["on"]) for r in rows])
+    return [round(float(v), 3) for v in iso.predict(list(knots))]
+
+
+def accept_figures(rows: list[dict], accept) -> tuple[float, float]:
+    """Mean over crawls of the precision of the accepted fetched pages and of the recall of
+    the fetched on-topic groups (acceptance alone: what was not fetched does not count)."""
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["crawl"], []).append(r)
+    ps, rs = [], []
+    for rr in by.values():
+        acc = [r for r in rr if accept(r)]
+        on = {r["group"] for r in rr if r["on"]}
+        ps.append(sum(r["on"] for r in acc) / max(1, len(acc)))
+        rs.append(len({r["group"] for r in acc if r["on"]}) / max(1, len(on)))
+    return statistics.mean(ps), statistics.mean(rs)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Fit the acceptance's calibration map (:mod:`relevance.acceptance`) on the fetched pages
+    of recorded crawls (any arm: P(page) does not depend on it); leave-one-category-out: the
+    map fitted without each category, its cut at the page threshold, and the category's
+    precision / recall of acceptance at that cut against the plain threshold."""
+    from relevance.acceptance import KNOTS_P, AcceptanceMap
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    rows = []
+    for spec in args.crawls.split(";"):
+        fam, seeds = spec.split(":")
+        rows += fetched_points(fam, parse_seeds(seeds), cats, args.fit_run)
+    crawls = sorted({r["crawl"] for r in rows})
+    print(f"{len(rows)} fetched pages of {len(crawls)} crawls ({args.crawls})")
+    bins: dict[int, list[int]] = {}
+    for r in rows:
+        b = bins.setdefault(min(9, int(r["p"] * 10)), [0, 0])
+        b[0] += r["on"]
+        b[1] += 1
+    for k in sorted(bins):
+        print(f"  P(page) in [{k / 10:.1f}, {k / 10 + 0.1:.1f}): on-topic "
+              f"{bins[k][0]}/{bins[k][1]} = {bins[k][0] / bins[k][1]:.2f}")  # fmt: skip
+    t = args.threshold
+    maps = {c: AcceptanceMap(KNOTS_P, isotonic_knots([r for r in rows if r["category"] != c],
+                                                     KNOTS_P)) for c in cats}  # fmt: skip
+    print(f"\nleave-one-category-out, threshold {t}: cut | plain P / R -> calibrated P / R")
+    pl, cl = [], []
+    for c in cats:
+        rc = [r for r in rows if r["category"] == c]
+        if not rc:
+            continue
+        a = accept_figures(rc, lambda r: r["p"] >= t)
+        b = accept_figures(rc, lambda r, m=maps[c]: m(r["p"]) >= t)
+        pl.append(a)
+        cl.append(b)
+        print(f"{c:<4} {maps[c].cut(t):.3f} | {a[0]:.3f} / {a[1]:.3f} -> {b[0]:.3f} / {b[1]:.3f}")
+    print(f"mean      | {statistics.mean(x[0] for x in pl):.3f} / {statistics.mean(x[1] for x in pl):.3f}"
+          f" -> {statistics.mean(x[0] for x in cl):.3f} / {statistics.mean(x[1] for x in cl):.3f}")
+    full = isotonic_knots(rows, KNOTS_P)
+    print(f"\nall categories: KNOTS_ON = {tuple(full)}; cut {AcceptanceMap(KNOTS_P, full).cut(t):.3f}")
+    if args.test:  # other crawls (e.g. held out): the fitted map and the shipped one
+        fam, seeds = args.test.split(":")
+        test = fetched_points(fam, parse_seeds(seeds), cats, args.run)
+        print(f"\n{args.test} ({len({r['crawl'] for r in test})} crawls of run {args.run}), "
+              "acceptance precision / recall of the fetched on-topic groups:")
+        fitted, shipped = AcceptanceMap(KNOTS_P, full), AcceptanceMap()
+        for name, m in (("plain", None), ("map fitted here", fitted), ("shipped map", shipped)):
+            a = accept_figures(test, lambda r, m=m: (r["p"] if m is None else m(r["p"])) >= t)
+            print(f"  {name:<16} {a[0]:.3f} / {a[1]:.3f}")
     return 0
 
 
@@ -702,7 +924,9 @@ def paired(results: list[dict], runs: list[str]) -> list[str]:
         for k in ("harvest_first_n", "corpus_precision", "corpus_recall"):
             d = [b[k] - a[k] for a, b in pairs]
             up, down = sum(v > 0 for v in d), sum(v < 0 for v in d)
-            out.append(f"- {k}: mean {statistics.mean(d):+.3f}, rose in {up}, fell in {down}")
+            se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+            out.append(f"- {k}: mean {statistics.mean(d):+.3f} ± {se:.3f} (s.e.), "
+                       f"rose in {up}, fell in {down}")  # fmt: skip
     return out
 
 
@@ -771,6 +995,21 @@ def main(argv: list[str] | None = None) -> int:
                    "comma-separated; an empty one is the defaults")
     y.add_argument("--dump", action="store_true", help="print every replayed page")
     y.set_defaults(func=cmd_replay)
+    cb = sub.add_parser("calibrate", help="fit the acceptance's calibration map (dev crawls)")
+    cb.add_argument("--crawls", default="b:1,2", help="FAMILY:SEEDS;... of recorded crawls")
+    cb.add_argument("--categories", default="")
+    cb.add_argument("--threshold", type=float, default=0.5)
+    cb.add_argument("--test", default="", help="FAMILY:SEEDS of other crawls to evaluate on")
+    cb.add_argument("--run", default="topicrawl", help="the run label of the --test crawls")
+    cb.add_argument("--fit-run", default="topicrawl", help="the run label of the --crawls")
+    cb.set_defaults(func=cmd_calibrate)
+    sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
+    sp.add_argument("--family", default="b")
+    sp.add_argument("--seeds", default="1")
+    sp.add_argument("--categories", default="")
+    sp.add_argument("--run", default="topicrawl")
+    sp.add_argument("--verbose", action="store_true", help="every rejected on-topic page")
+    sp.set_defaults(func=cmd_split)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")
     c.add_argument("--family", default="a")
     c.add_argument("--seeds", default="0")

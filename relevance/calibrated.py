@@ -13,7 +13,9 @@ same for every topic:
   file's ``[learning] contrast`` lists and those learned from the web's sections (a page's
   breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
-  threshold`` (0.5).
+  threshold`` (0.5); with ``[learning] calibrate_accept``, when the isotonic calibration of
+  P(page) (:mod:`relevance.acceptance`) is at least the threshold — the acceptance only; links
+  keep P(page).
 * **link priority** P(link) = σ(logit(prior) + Σ_f w_f): the prior = β·P(anchor) +
   α·P(holding page), P(anchor) the same mix on the anchor text; the sparse weights w_f of
   the online link model (:mod:`relevance.learning.linkmodel`, ACHE / Chakrabarti et al.
@@ -29,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from relevance.acceptance import AcceptanceMap
 from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.base import retrain_due
@@ -88,6 +91,9 @@ class CalibratedLinkScorer:
         self.fixed_contrast: list[dict[str, float]] = []
         self._raw: tuple[str, float] | None = None  # url, P_lit against the topic alone
         self._contrast_since = 0  # pages observed since the last rebuild (no page model)
+        #: the calibration map of the acceptance (``[learning] calibrate_accept``;
+        #: relevance.acceptance), None: a page is accepted on P(page) itself
+        self.accept_map: AcceptanceMap | None = None
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -133,6 +139,8 @@ class CalibratedLinkScorer:
             threshold=p.threshold,
         )
         scorer.fixed_contrast = fixed
+        if lc.calibrate_accept:
+            scorer.accept_map = AcceptanceMap()
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
@@ -193,7 +201,18 @@ class CalibratedLinkScorer:
                  "literal": float(lit)}  # fmt: skip
         if model is not None:
             parts["model"] = float(model)
+        if self.accept_map is not None:
+            parts["accept"] = float(self.accept_map(p))
         return p, parts
+
+    def acceptance(self, relevance: float) -> float:
+        """The value a page is accepted on (at ``[page] threshold``): P(page) itself, or its
+        calibrated probability of being on-topic with ``[learning] calibrate_accept``."""
+        return relevance if self.accept_map is None else self.accept_map(relevance)
+
+    def accept_cut(self, threshold: float) -> float:
+        """The smallest P(page) accepted at ``threshold`` (:meth:`acceptance` is monotone)."""
+        return threshold if self.accept_map is None else self.accept_map.cut(threshold)
 
     def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
         """A fetched page: it trains the page model (pseudo-labelled by its literal evidence,
@@ -261,7 +280,7 @@ class CalibratedLinkScorer:
         re-judgement is off or when no P_model could lift it to ``threshold``
         (combine(P_lit, 1) below it). Returns whether it was kept."""
         words, lit = judged
-        if self.rejudge is None or self._mix(lit, 1.0) < threshold:
+        if self.rejudge is None or self._mix(lit, 1.0) < self.accept_cut(threshold):
             return False
         return self.rejudge.hold(record, words, lit, html=html)
 
@@ -271,8 +290,9 @@ class CalibratedLinkScorer:
         return self.rejudge is not None and m is not None and m.trainings != self._rejudged_at
 
     def rejudge_pages(self, threshold: float) -> list[tuple[HeldPage, float, float | None]]:
-        """Score the held pages with the current page model in one batch; those at or above
-        ``threshold`` leave the buffer: (page, P(page), P_model). Empty when not due."""
+        """Score the held pages with the current page model in one batch; those accepted at
+        ``threshold`` (:meth:`accept_cut`) leave the buffer: (page, P(page), P_model). Empty
+        when not due."""
         if not self.rejudge_due():
             return []
         assert self.rejudge is not None and self.page_model is not None
@@ -282,7 +302,7 @@ class CalibratedLinkScorer:
             models = self._model(bags, bags=True)
             return [(self._mix(lit, p), p) for lit, p in zip(literals, models, strict=True)]
 
-        return self.rejudge.rejudge(score, threshold)
+        return self.rejudge.rejudge(score, self.accept_cut(threshold))
 
     def set_page_relevance(self, url: str, relevance: float, literal: float) -> None:
         """The relevance of the page whose links :meth:`score_links` scores next (a page

@@ -126,6 +126,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   has one (false: the URL directory only)
     contrast_against_crawl = false     #   a contrast word must also stand out against the
                                        #   crawl's pages outside the contrast sections
+    calibrate_accept = false           # accept a page when the isotonic calibration of
+                                       #   P(page) (the share of such pages on-topic on the
+                                       #   development crawls; relevance.acceptance) is at
+                                       #   least [page] threshold; links keep P(page)
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -244,6 +248,7 @@ class LearningConfig:
     contrast_ratio: float = 0.7
     contrast_breadcrumbs: bool = True
     contrast_against_crawl: bool = False
+    calibrate_accept: bool = False
     suggested: list[str] = field(default_factory=list)
 
 
@@ -415,6 +420,7 @@ _TABLES: dict[str, _Spec] = {
         "contrast_ratio": ((int, float), (0.0, 1.0)),
         "contrast_breadcrumbs": (bool, None),
         "contrast_against_crawl": (bool, None),
+        "calibrate_accept": (bool, None),
         "suggested": (list, None),
     },
 }

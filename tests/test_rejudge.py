@@ -244,3 +244,21 @@ def test_warc_reference_marks_only_the_responses_own_page():
                      warc_file="v.warc.gz", warc_offset=1, warc_length=2)  # fmt: skip
     out = list(WarcReferenceMiddleware().process_spider_output(resp, [own, other]))
     assert [(x["warc_file"], x["warc_offset"]) for x in out] == [("w.warc.gz", 9), ("v.warc.gz", 1)]
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_rejudgement_accepts_on_the_calibrated_acceptance(calibrated):
+    from relevance.acceptance import AcceptanceMap
+
+    s = scorer()
+    if calibrated:  # a calibration that puts every P(page) from 0.05 up at or above 0.9
+        s.accept_map = AcceptanceMap((0.0, 0.05, 1.0), (0.0, 0.9, 1.0))
+    held = page("http://a.cn/s/0.html", HELD)
+    assert judge_and_hold(s, held) < 0.5
+    for i in range(3):
+        s.observe_page(page(f"http://a.cn/s/{i + 1}.html", ON), 0.99, None)
+        s.observe_page(page(f"http://a.cn/f/{i + 1}.html", OFF), 0.01, None)
+    assert s.page_model.retrain()
+    assert 0.5 <= s.page_relevance(held) < 0.9  # on-topic now, but not at the plain 0.9
+    got = [h.url for h, _, _ in s.rejudge_pages(0.9)]
+    assert got == ([held.url] if calibrated else [])

@@ -1243,6 +1243,8 @@ class TopicSpider(scrapy.Spider):
             parts["rejudged_from"] = float(rec.get("relevance") or 0.0)
             if model is not None:
                 parts["model"] = float(model)
+            if "accept" in parts:  # [learning] calibrate_accept: the new P(page)'s
+                parts["accept"] = float(scorer.acceptance(p))
             html, text = held.html(), held.text()
             fields = {**rec, "html": html, "text": text, "relevance": p,
                       "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
@@ -1263,12 +1265,16 @@ class TopicSpider(scrapy.Spider):
 
     def judge_page(self, url: str, relevance: float,
                    parts: dict[str, float] | None = None) -> bool:  # fmt: skip
-        """The page decision: relevance ≥ the topic's page threshold, lowered on a host whose
-        judged pages mostly pass when the topic's ``[page] host_prior`` is on
+        """The page decision: relevance (its calibrated probability ``parts["accept"]`` when
+        the scorer gives one: ``[learning] calibrate_accept``) ≥ the topic's page threshold,
+        lowered on a host whose judged pages mostly pass when the topic's ``[page]
+        host_prior`` is on
         (:mod:`relevance.hostprior`; the host's counts are this process's). A page accepted
         only thanks to the prior is counted (``topicrawl/pages/host_prior_accepted``) and
         its ``parts`` record the threshold it passed (``host_threshold``)."""
         base = self.topic.page_threshold
+        if parts is not None and "accept" in parts:  # [learning] calibrate_accept
+            relevance = parts["accept"]
         if self.host_prior is None:
             return relevance >= base
         host = urlsplit(url).hostname or ""
