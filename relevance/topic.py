@@ -107,6 +107,9 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
+    anchor_context = 0                 # a link's anchor evidence is at least the mean
+                                       #   P_lit(anchor) of the links within this many
+                                       #   places of it on the page (0: off)
     rejudge = 0                        # rejected pages kept and judged again after each
                                        #   retraining of the page model (0: off)
     rejudge_literal = 0.4              #   only those with P_lit at least this
@@ -236,6 +239,7 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
+    anchor_context: int = 0
     rejudge: int = 0
     rejudge_literal: float = 0.4
     contrast: str = ""
@@ -407,6 +411,7 @@ _TABLES: dict[str, _Spec] = {
         "model": (str, None),
         "link_model": (bool, None),
         "link_rate": ((int, float), (0.0, 10.0)),
+        "anchor_context": (int, (0, 50)),
         "rejudge": (int, (0, 1_000_000)),
         "rejudge_literal": ((int, float), (0.0, 1.0)),
         "contrast": (str, None),
