@@ -20,7 +20,7 @@ same for every topic:
   2002) learned from the relevance of every fetched page, labelling the link that led to it.
   With ``[learning] anchor_context = k`` the literal anchor evidence of a link is at least
   the mean P_lit(anchor) of the links within k places of it in the page's document order
-  (:func:`anchor_context`): the apprentice's text-at-a-DOM-offset features of Chakrabarti
+  (:func:`anchor_context`) when that mean is at least 0.5: the apprentice's text-at-a-DOM-offset features of Chakrabarti
   et al. 2002 reduced to the neighbouring anchors, so a headline without a topic word in a
   block of on-topic headlines (a section's list, a section's box on a portal page) and the
   section link heading that block rise with it.
@@ -64,6 +64,7 @@ class CalibratedLinkScorer:
         beta: float = 0.7,
         threshold: float = 0.0,
         context: int = 0,
+        context_use: str = "prior",
         memo_size: int = 100_000,
         memo_chars: int = 200,
     ):
@@ -79,7 +80,11 @@ class CalibratedLinkScorer:
         self.alpha, self.beta, self.threshold = alpha, beta, threshold
         if context < 0:
             raise ValueError(f"anchor context must be >= 0, not {context}")
+        if context_use not in ("prior", "feature"):
+            raise ValueError(f"anchor context use must be prior or feature, not {context_use!r}")
         self.context = context
+        #: "feature" (and a link model): the context is a feature the link model learns
+        self.context_feature = context > 0 and context_use == "feature" and link_model is not None
         self.memo_size, self.memo_chars = memo_size, memo_chars
         self.labels: UserLabels | None = None
         #: scale-out: the stream of training examples shared with the other workers
@@ -142,6 +147,7 @@ class CalibratedLinkScorer:
             beta=p.beta,
             threshold=p.threshold,
             context=lc.anchor_context,
+            context_use=lc.anchor_context_use,
         )
         scorer.fixed_contrast = fixed
         if lc.learn_contrast:
@@ -301,6 +307,15 @@ class CalibratedLinkScorer:
         self._last = (url, relevance, [], literal)
 
     # -- links ------------------------------------------------------------------------------
+    def _context_literal(self, lit: float, context: float) -> float:
+        """A link's literal anchor evidence with its anchor context (``[learning]
+        anchor_context``, in the prior): the context counts only when it is confident —
+        the neighbours' mean P_lit at least :data:`CONFIDENT_CONTEXT` — and never lowers
+        the link's own evidence."""
+        if not self.context or self.context_feature or context < CONFIDENT_CONTEXT:
+            return lit
+        return max(lit, context)
+
     def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
         if self._last is not None and self._last[0] == page.url:
             parent = self._last[1]
@@ -316,9 +331,11 @@ class CalibratedLinkScorer:
         for i, (link, words, model) in enumerate(zip(links, anchors, models, strict=True)):
             lit = lits[i]
             ctx = contexts[i] if contexts is not None else 0.0
-            anchor = self._mix(max(lit, ctx), model)
-            prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor))
             feats = link_features(link.url, words)
+            if self.context_feature:
+                feats.append(context_feature(ctx))
+            anchor = self._mix(self._context_literal(lit, ctx), model)
+            prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor))
             p = prior if self.link_model is None else self.link_model.probability(prior, feats)
             if page.is_seed:
                 follow, reason = True, "from-seed"
@@ -352,11 +369,11 @@ class CalibratedLinkScorer:
             return None
         words = self.words(anchor)
         lit = self.evidence.anchor_probability(words)
-        try:  # the neighbours' evidence when the link was found (0 when off or absent)
-            ctx = float(link.get("anchor_context") or 0.0) if self.context else 0.0
+        try:  # the neighbours' evidence when the link was found (0 when absent)
+            ctx = float(link.get("anchor_context") or 0.0)
         except (TypeError, ValueError):
             ctx = 0.0
-        anchor_p = self._mix(max(lit, ctx), self._model([words])[0])
+        anchor_p = self._mix(self._context_literal(lit, ctx), self._model([words])[0])
         prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor_p))
         return prior if self.link_model is None else self.link_model.probability(prior, feats)
 
@@ -371,6 +388,11 @@ class CalibratedLinkScorer:
         if self.learned_contrast is not None:
             out["learned_contrast"] = self.learned_contrast.to_state()
         return out
+
+
+#: the anchor context lifts a link only from this mean P_lit of its neighbours up: the
+#: calibrated decision point (a neighbourhood more likely on-topic than not), not tuned
+CONFIDENT_CONTEXT = 0.5
 
 
 def anchor_context(literals: Sequence[float], window: int) -> list[float]:
@@ -389,6 +411,12 @@ def anchor_context(literals: Sequence[float], window: int) -> list[float]:
         k = hi - lo - 1
         out.append((prefix[hi] - prefix[lo] - literals[i]) / k if k else 0.0)
     return out
+
+
+def context_feature(context: float) -> str:
+    """The link model's feature of a link's anchor context (``anchor_context_use =
+    "feature"``): its calibrated value in three bins, below 0.2, below 0.5, at least 0.5."""
+    return "c:hi" if context >= 0.5 else "c:mid" if context >= 0.2 else "c:lo"
 
 
 #: the shipped generic contrast set: one words-only topic per THUCNews headline class

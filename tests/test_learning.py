@@ -202,22 +202,44 @@ def test_anchor_context_lifts_a_headline_among_on_topic_headlines():
     page = PageInfo("http://a.cn/", "首页", "", "", "")
     links = [Link("http://a.cn/c/ty/", "运动"), Link("http://a.cn/a/1", "球队 联赛"),
              Link("http://a.cn/a/2", "球员 进球"), Link("http://a.cn/a/3", "主帅 发言"),
-             Link("http://a.cn/c/cj/", "理财"), Link("http://a.cn/a/4", "股票 基金"),
-             Link("http://a.cn/a/5", "银行 利率"), Link("http://a.cn/a/6", "市场 投资")]  # fmt: skip
+             Link("http://a.cn/a/7", "联赛 比赛"), Link("http://a.cn/c/cj/", "理财"),
+             Link("http://a.cn/a/4", "股票 基金"), Link("http://a.cn/a/5", "银行 利率"),
+             Link("http://a.cn/a/6", "市场 投资")]  # fmt: skip
     off = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
     on = CalibratedLinkScorer.from_topic(parse_topic(topic_text + "[learning]\nanchor_context = 2\n"))
     assert off.context == 0 and on.context == 2
     base = [x.score for x in off.score_links(page, links)]
     ctx = on.score_links(page, links)
     lifted = [x.score for x in ctx]
-    assert base[0] == pytest.approx(base[4]) and base[3] == pytest.approx(base[5])
+    assert base[0] == pytest.approx(base[5]) and base[3] == pytest.approx(base[6])
     assert lifted[0] > base[0] and lifted[3] > base[3]  # the section link, the plain headline
-    assert lifted[0] > lifted[4] and lifted[3] > lifted[6]  # above the finance block's
+    assert lifted[0] > lifted[5] and lifted[3] > lifted[7]  # above the finance block's
     assert lifted[1] == pytest.approx(base[1])  # own evidence above the context: unchanged
+    # a neighbourhood below the confident mean (0.5) lifts nothing: "股票 基金" has one
+    # sports headline among its four neighbours
+    assert 0 < ctx[6].breakdown["anchor_context"] < 0.5 and lifted[6] == pytest.approx(base[6])
     b = ctx[3].breakdown
     assert b["anchor_context"] > b["anchor_literal"]
     assert on.rescore(b, "主帅 发言") == pytest.approx(ctx[3].score, abs=1e-3)
     assert off.rescore(b, "主帅 发言") == pytest.approx(base[3], abs=1e-3)  # off: ignored
+
+
+def test_anchor_context_as_a_learned_feature_of_the_link_model():
+    """``anchor_context_use = "feature"``: the context is a link-model feature in three bins
+    (its weight learned from outcomes), not in the prior."""
+    topic_text = ('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
+                  + '[learning]\nanchor_context = 1\nanchor_context_use = "feature"\n')  # fmt: skip
+    s = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
+    page = PageInfo("http://a.cn/", "首页", "", "", "")
+    links = [Link("http://a.cn/a/1", "球队 联赛"), Link("http://a.cn/c/ty/", "运动"),
+             Link("http://a.cn/a/2", "球员 进球"), Link("http://a.cn/c/cj/", "理财"),
+             Link("http://a.cn/a/3", "银行")]  # fmt: skip
+    out = s.score_links(page, links)
+    assert out[1].breakdown["features"][-1] == "c:hi" and out[3].breakdown["features"][-1] == "c:mid"
+    assert out[1].score == pytest.approx(out[3].score)  # the prior does not see it
+    for _ in range(5):  # links in on-topic neighbourhoods keep leading to on-topic pages
+        s.link_model.observe(0.1, ["h:b.cn", "c:hi"], 1.0)
+    assert s.rescore(out[1].breakdown, "运动") > s.rescore(out[3].breakdown, "理财")
 
 
 def test_anchor_context_is_checked():
