@@ -20,7 +20,7 @@ same for every topic:
   2002) learned from the relevance of every fetched page, labelling the link that led to it.
   With ``[learning] anchor_context = k`` the literal anchor evidence of a link is at least
   the mean P_lit(anchor) of the links within k places of it in the page's document order
-  (:func:`anchor_context`) when that mean is at least 0.5: the apprentice's text-at-a-DOM-offset features of Chakrabarti
+  (:func:`anchor_context`): the apprentice's text-at-a-DOM-offset features of Chakrabarti
   et al. 2002 reduced to the neighbouring anchors, so a headline without a topic word in a
   block of on-topic headlines (a section's list, a section's box on a portal page) and the
   section link heading that block rise with it.
@@ -309,10 +309,9 @@ class CalibratedLinkScorer:
     # -- links ------------------------------------------------------------------------------
     def _context_literal(self, lit: float, context: float) -> float:
         """A link's literal anchor evidence with its anchor context (``[learning]
-        anchor_context``, in the prior): the context counts only when it is confident —
-        the neighbours' mean P_lit at least :data:`CONFIDENT_CONTEXT` — and never lowers
+        anchor_context``, in the prior): the larger of the two, so the context never lowers
         the link's own evidence."""
-        if not self.context or self.context_feature or context < CONFIDENT_CONTEXT:
+        if not self.context or self.context_feature:
             return lit
         return max(lit, context)
 
@@ -388,11 +387,6 @@ class CalibratedLinkScorer:
         if self.learned_contrast is not None:
             out["learned_contrast"] = self.learned_contrast.to_state()
         return out
-
-
-#: the anchor context lifts a link only from this mean P_lit of its neighbours up: the
-#: calibrated decision point (a neighbourhood more likely on-topic than not), not tuned
-CONFIDENT_CONTEXT = 0.5
 
 
 def anchor_context(literals: Sequence[float], window: int) -> list[float]:
