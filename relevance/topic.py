@@ -107,7 +107,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
-    anchor_context = 0                 # a link's anchor evidence is at least the mean
+    anchor_context = 2                 # a link's anchor evidence is at least the mean
                                        #   P_lit(anchor) of the links within this many
                                        #   places of it on the page (0: off)
     anchor_context_use = "prior"       #   "prior": in the link's prior; "feature": a
@@ -242,7 +242,7 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
-    anchor_context: int = 0
+    anchor_context: int = 2
     anchor_context_use: str = "prior"
     rejudge: int = 0
     rejudge_literal: float = 0.4

@@ -152,7 +152,10 @@ def test_online_link_model_sinks_a_section_that_yields_off_topic_pages():
 
 
 def scorer() -> CalibratedLinkScorer:
-    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT))
+    """A words-only scorer without the anchor context: these tests score two links of one
+    page, where each link's context would be the other's anchor alone."""
+    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
+                        + "[learning]\nanchor_context = 0\n")  # fmt: skip
     s = CalibratedLinkScorer.from_topic(topic)
     s.page_model.min_positives = s.page_model.min_negatives = 2
     s.page_model.retrain_every = 4
@@ -197,7 +200,7 @@ def test_anchor_context_is_the_mean_of_the_neighbours_evidence():
 
 def test_anchor_context_lifts_a_headline_among_on_topic_headlines():
     """A link without a topic word rises when its neighbours on the page have them (a
-    section's block of headlines, the section link heading it); off by default."""
+    section's block of headlines, the section link heading it); on by default (k = 2)."""
     topic_text = 'name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
     page = PageInfo("http://a.cn/", "首页", "", "", "")
     links = [Link("http://a.cn/c/ty/", "运动"), Link("http://a.cn/a/1", "球队 联赛"),
@@ -205,8 +208,8 @@ def test_anchor_context_lifts_a_headline_among_on_topic_headlines():
              Link("http://a.cn/a/7", "联赛 比赛"), Link("http://a.cn/c/cj/", "理财"),
              Link("http://a.cn/a/4", "股票 基金"), Link("http://a.cn/a/5", "银行 利率"),
              Link("http://a.cn/a/6", "市场 投资")]  # fmt: skip
-    off = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
-    on = CalibratedLinkScorer.from_topic(parse_topic(topic_text + "[learning]\nanchor_context = 2\n"))
+    off = CalibratedLinkScorer.from_topic(parse_topic(topic_text + "[learning]\nanchor_context = 0\n"))
+    on = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
     assert off.context == 0 and on.context == 2
     base = [x.score for x in off.score_links(page, links)]
     ctx = on.score_links(page, links)
