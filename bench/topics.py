@@ -948,7 +948,8 @@ def plot_curves(family: str, results: list[dict], path: Path) -> None:
             curves = [x["curve_harvest"] for x in results if x["category"] == c and x["label"] == r]
             if curves:
                 mean = [statistics.mean(v) for v in zip(*curves, strict=True)]
-                ax.plot(xs, mean, "-o", ms=3, label=r, color=colors.get(r))
+                variant = "tab:red" if r.startswith("topicrawl:") else None  # not main's blue
+                ax.plot(xs, mean, "-o", ms=3, label=r, color=colors.get(r, variant))
         ax.set_title(CATEGORIES[c][0])
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)

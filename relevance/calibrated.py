@@ -20,6 +20,12 @@ same for every topic:
   α·P(holding page), P(anchor) the same mix on the anchor text; the sparse weights w_f of
   the online link model (:mod:`relevance.learning.linkmodel`, ACHE / Chakrabarti et al.
   2002) learned from the relevance of every fetched page, labelling the link that led to it.
+  With ``[learning] anchor_context = k`` the literal anchor evidence of a link is at least
+  the mean P_lit(anchor) of the links within k places of it in the page's document order
+  (:func:`anchor_context`): the apprentice's text-at-a-DOM-offset features of Chakrabarti
+  et al. 2002 reduced to the neighbouring anchors, so a headline without a topic word in a
+  block of on-topic headlines (a section's list, a section's box on a portal page) and the
+  section link heading that block rise with it.
 
 Word similarity (formula 3) is not used in this mode: the topic is expanded by the page model,
 from the crawled pages themselves, only where the literal evidence is confident.
@@ -60,6 +66,8 @@ class CalibratedLinkScorer:
         alpha: float = 0.3,
         beta: float = 0.7,
         threshold: float = 0.0,
+        context: int = 0,
+        context_use: str = "prior",
         memo_size: int = 100_000,
         memo_chars: int = 200,
     ):
@@ -73,6 +81,13 @@ class CalibratedLinkScorer:
         self.combine = combine
         self._combine = combiner(combine, weight=model_weight)
         self.alpha, self.beta, self.threshold = alpha, beta, threshold
+        if context < 0:
+            raise ValueError(f"anchor context must be >= 0, not {context}")
+        if context_use not in ("prior", "feature"):
+            raise ValueError(f"anchor context use must be prior or feature, not {context_use!r}")
+        self.context = context
+        #: "feature" (and a link model): the context is a feature the link model learns
+        self.context_feature = context > 0 and context_use == "feature" and link_model is not None
         self.memo_size, self.memo_chars = memo_size, memo_chars
         self.labels: UserLabels | None = None
         #: scale-out: the stream of training examples shared with the other workers
@@ -137,6 +152,8 @@ class CalibratedLinkScorer:
             alpha=p.alpha,
             beta=p.beta,
             threshold=p.threshold,
+            context=lc.anchor_context,
+            context_use=lc.anchor_context_use,
         )
         scorer.fixed_contrast = fixed
         if lc.calibrate_accept:
@@ -310,6 +327,14 @@ class CalibratedLinkScorer:
         self._last = (url, relevance, [], literal)
 
     # -- links ------------------------------------------------------------------------------
+    def _context_literal(self, lit: float, context: float) -> float:
+        """A link's literal anchor evidence with its anchor context (``[learning]
+        anchor_context``, in the prior): the larger of the two, so the context never lowers
+        the link's own evidence."""
+        if not self.context or self.context_feature:
+            return lit
+        return max(lit, context)
+
     def score_links(self, page: PageInfo, links: list[Link]) -> list[LinkScore]:
         if self._last is not None and self._last[0] == page.url:
             parent = self._last[1]
@@ -319,12 +344,17 @@ class CalibratedLinkScorer:
                                self._model([head])[0])  # fmt: skip
         anchors = [self.words(lk.anchor) for lk in links]
         models = self._model(anchors)
+        lits = [self.evidence.anchor_probability(words) for words in anchors]
+        contexts = anchor_context(lits, self.context) if self.context else None
         out = []
-        for link, words, model in zip(links, anchors, models, strict=True):
-            lit = self.evidence.anchor_probability(words)
-            anchor = self._mix(lit, model)
-            prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor))
+        for i, (link, words, model) in enumerate(zip(links, anchors, models, strict=True)):
+            lit = lits[i]
+            ctx = contexts[i] if contexts is not None else 0.0
             feats = link_features(link.url, words)
+            if self.context_feature:
+                feats.append(context_feature(ctx))
+            anchor = self._mix(self._context_literal(lit, ctx), model)
+            prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor))
             p = prior if self.link_model is None else self.link_model.probability(prior, feats)
             if page.is_seed:
                 follow, reason = True, "from-seed"
@@ -336,6 +366,7 @@ class CalibratedLinkScorer:
                 "parent": round(parent, 4),
                 "anchor": round(anchor, 4),
                 "anchor_literal": round(lit, 4),
+                "anchor_context": round(ctx, 4),
                 "anchor_model": None if model is None else round(model, 4),
                 "prior": round(prior, 4),
                 "p": round(p, 4),
@@ -357,7 +388,11 @@ class CalibratedLinkScorer:
             return None
         words = self.words(anchor)
         lit = self.evidence.anchor_probability(words)
-        anchor_p = self._mix(lit, self._model([words])[0])
+        try:  # the neighbours' evidence when the link was found (0 when absent)
+            ctx = float(link.get("anchor_context") or 0.0)
+        except (TypeError, ValueError):
+            ctx = 0.0
+        anchor_p = self._mix(self._context_literal(lit, ctx), self._model([words])[0])
         prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor_p))
         return prior if self.link_model is None else self.link_model.probability(prior, feats)
 
@@ -372,6 +407,30 @@ class CalibratedLinkScorer:
         if self.learned_contrast is not None:
             out["learned_contrast"] = self.learned_contrast.to_state()
         return out
+
+
+def anchor_context(literals: Sequence[float], window: int) -> list[float]:
+    """Per link, the mean of the other links' anchor evidence within ``window`` places of it
+    in document order (``literals``: P_lit(anchor) of a page's links in that order); 0 for a
+    page's only link. Linear in the links: a sliding sum."""
+    n = len(literals)
+    if window <= 0 or n < 2:
+        return [0.0] * n
+    prefix = [0.0]
+    for v in literals:
+        prefix.append(prefix[-1] + v)
+    out = []
+    for i in range(n):
+        lo, hi = max(0, i - window), min(n, i + window + 1)
+        k = hi - lo - 1
+        out.append((prefix[hi] - prefix[lo] - literals[i]) / k if k else 0.0)
+    return out
+
+
+def context_feature(context: float) -> str:
+    """The link model's feature of a link's anchor context (``anchor_context_use =
+    "feature"``): its calibrated value in three bins, below 0.2, below 0.5, at least 0.5."""
+    return "c:hi" if context >= 0.5 else "c:mid" if context >= 0.2 else "c:lo"
 
 
 #: the shipped generic contrast set: one words-only topic per THUCNews headline class

@@ -107,6 +107,12 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
+    anchor_context = 2                 # a link's anchor evidence is at least the mean
+                                       #   P_lit(anchor) of the links within this many
+                                       #   places of it on the page (0: off)
+    anchor_context_use = "prior"       #   "prior": in the link's prior; "feature": a
+                                       #   feature of the online link model (its weight
+                                       #   learned from the crawl's outcomes)
     rejudge = 0                        # rejected pages kept and judged again after each
                                        #   retraining of the page model (0: off)
     rejudge_literal = 0.4              #   only those with P_lit at least this
@@ -240,6 +246,8 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
+    anchor_context: int = 2
+    anchor_context_use: str = "prior"
     rejudge: int = 0
     rejudge_literal: float = 0.4
     contrast: str = ""
@@ -412,6 +420,8 @@ _TABLES: dict[str, _Spec] = {
         "model": (str, None),
         "link_model": (bool, None),
         "link_rate": ((int, float), (0.0, 10.0)),
+        "anchor_context": (int, (0, 50)),
+        "anchor_context_use": (str, None),
         "rejudge": (int, (0, 1_000_000)),
         "rejudge_literal": ((int, float), (0.0, 1.0)),
         "contrast": (str, None),
@@ -434,6 +444,7 @@ _CHOICES = {
     ("page", "formula3"): ("normalized", "paper"),
     ("classifier", "format"): ("label-text", "text-label"),
     ("learning", "combine"): RULES,
+    ("learning", "anchor_context_use"): ("prior", "feature"),
 }
 
 

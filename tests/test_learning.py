@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from relevance.calibrated import CalibratedLinkScorer
+from relevance.calibrated import CalibratedLinkScorer, anchor_context
 from relevance.evidence import LiteralEvidence
 from relevance.learning.labels import UserLabels, section_of
 from relevance.learning.linkmodel import OnlineLinkModel, link_features, url_features
@@ -152,7 +152,10 @@ def test_online_link_model_sinks_a_section_that_yields_off_topic_pages():
 
 
 def scorer() -> CalibratedLinkScorer:
-    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT))
+    """A words-only scorer without the anchor context: these tests score two links of one
+    page, where each link's context would be the other's anchor alone."""
+    topic = parse_topic('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
+                        + "[learning]\nanchor_context = 0\n")  # fmt: skip
     s = CalibratedLinkScorer.from_topic(topic)
     s.page_model.min_positives = s.page_model.min_negatives = 2
     s.page_model.retrain_every = 4
@@ -186,6 +189,66 @@ def test_calibrated_scorer_learns_from_the_crawl():
     state = json.loads(json.dumps(s.learned_state()))
     assert state["page_model"]["kind"] == "self-training-page-model"
     assert state["link_model"]["observed"] == 8
+
+
+def test_anchor_context_is_the_mean_of_the_neighbours_evidence():
+    assert anchor_context([1.0, 0.0, 0.0, 1.0, 0.0], 1) == [0.0, 0.5, 0.5, 0.0, 1.0]
+    assert anchor_context([1.0, 0.0, 1.0], 2) == [0.5, 1.0, 0.5]
+    assert anchor_context([0.9], 2) == [0.0]
+    assert anchor_context([0.9, 0.1], 0) == [0.0, 0.0]
+
+
+def test_anchor_context_lifts_a_headline_among_on_topic_headlines():
+    """A link without a topic word rises when its neighbours on the page have them (a
+    section's block of headlines, the section link heading it); on by default (k = 2)."""
+    topic_text = 'name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
+    page = PageInfo("http://a.cn/", "首页", "", "", "")
+    links = [Link("http://a.cn/c/ty/", "运动"), Link("http://a.cn/a/1", "球队 联赛"),
+             Link("http://a.cn/a/2", "球员 进球"), Link("http://a.cn/a/3", "主帅 发言"),
+             Link("http://a.cn/a/7", "联赛 比赛"), Link("http://a.cn/c/cj/", "理财"),
+             Link("http://a.cn/a/4", "股票 基金"), Link("http://a.cn/a/5", "银行 利率"),
+             Link("http://a.cn/a/6", "市场 投资")]  # fmt: skip
+    off = CalibratedLinkScorer.from_topic(parse_topic(topic_text + "[learning]\nanchor_context = 0\n"))
+    on = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
+    assert off.context == 0 and on.context == 2
+    base = [x.score for x in off.score_links(page, links)]
+    ctx = on.score_links(page, links)
+    lifted = [x.score for x in ctx]
+    assert base[0] == pytest.approx(base[5]) and base[3] == pytest.approx(base[6])
+    assert lifted[0] > base[0] and lifted[3] > base[3]  # the section link, the plain headline
+    assert lifted[0] > lifted[5] and lifted[3] > lifted[7]  # above the finance block's
+    assert lifted[1] == pytest.approx(base[1])  # own evidence above the context: unchanged
+    # "股票 基金" has one sports headline among its four neighbours: lifted less than the
+    # headline in the sports block
+    assert 0 < ctx[6].breakdown["anchor_context"] < ctx[3].breakdown["anchor_context"]
+    assert base[6] < lifted[6] < lifted[3]
+    b = ctx[3].breakdown
+    assert b["anchor_context"] > b["anchor_literal"]
+    assert on.rescore(b, "主帅 发言") == pytest.approx(ctx[3].score, abs=1e-3)
+    assert off.rescore(b, "主帅 发言") == pytest.approx(base[3], abs=1e-3)  # off: ignored
+
+
+def test_anchor_context_as_a_learned_feature_of_the_link_model():
+    """``anchor_context_use = "feature"``: the context is a link-model feature in three bins
+    (its weight learned from outcomes), not in the prior."""
+    topic_text = ('name = "体育"\n[words]\n' + "".join(f'"{w}" = 1.0\n' for w in SPORT)
+                  + '[learning]\nanchor_context = 1\nanchor_context_use = "feature"\n')  # fmt: skip
+    s = CalibratedLinkScorer.from_topic(parse_topic(topic_text))
+    page = PageInfo("http://a.cn/", "首页", "", "", "")
+    links = [Link("http://a.cn/a/1", "球队 联赛"), Link("http://a.cn/c/ty/", "运动"),
+             Link("http://a.cn/a/2", "球员 进球"), Link("http://a.cn/c/cj/", "理财"),
+             Link("http://a.cn/a/3", "银行")]  # fmt: skip
+    out = s.score_links(page, links)
+    assert out[1].breakdown["features"][-1] == "c:hi" and out[3].breakdown["features"][-1] == "c:mid"
+    assert out[1].score == pytest.approx(out[3].score)  # the prior does not see it
+    for _ in range(5):  # links in on-topic neighbourhoods keep leading to on-topic pages
+        s.link_model.observe(0.1, ["h:b.cn", "c:hi"], 1.0)
+    assert s.rescore(out[1].breakdown, "运动") > s.rescore(out[3].breakdown, "理财")
+
+
+def test_anchor_context_is_checked():
+    with pytest.raises(TopicFileError):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\nanchor_context = -1\n')
 
 
 def test_user_labels_resolve_page_over_section_over_host():
