@@ -629,6 +629,7 @@ class WorkerLease:
             args=[lease_id, entry or b"", recovered, int(count), -1 if limit is None else limit,
                   debt, plain],
         ))  # fmt: skip
+        log.debug("count of %s (lease %s): %d", url, lease_id[:10], n)
         if n == -1:
             self._inc("topicrawl/frontier/lease_lost")
         elif n > 0:
@@ -708,10 +709,12 @@ class WorkerLease:
             for page, held in list(self._counted.items()):
                 if held == lease_id:
                     del self._counted[page]
-        return bool(self._scripts["uncount"](
+        back = bool(self._scripts["uncount"](
             keys=[self.inflight, self.pages_key, self.handed_key, self.claim_key(url)],
             args=[lease_id, int(count and not keep), url, self.worker],
         ))  # fmt: skip
+        log.debug("count of %s (lease %s) given back: %s", url, lease_id[:10], back)
+        return back
 
     def release(self, lease_id: str) -> None:
         """The request is done and its page was not counted: the lease ends (a count a
@@ -720,11 +723,12 @@ class WorkerLease:
             counted = lease_id in self._counted_ids
         keep = not counted and self._stored_elsewhere(lease_id)
         url = self._url_of(lease_id)
-        self._scripts["release"](
+        held = self._scripts["release"](
             keys=[self.inflight, self.pages_key, self.precounted_key, self.handed_key,
                   self.claim_key(url)],
             args=[lease_id, int(keep), url, self.worker],
         )  # fmt: skip
+        log.debug("lease %s of %s ended uncounted (held %s)", lease_id[:10], url, held)
         with self._lock:
             if lease_id not in self._counted_ids:  # a counted one ends when stored
                 self._drop(lease_id)
@@ -802,6 +806,7 @@ class WorkerLease:
         with self._lock:
             for lease_id, url, code in zip(quads[::4], quads[1::4], codes, strict=True):
                 code = int(code)
+                log.debug("store-claim of %s (lease %s): %d", url, lease_id[:10], code)
                 if code > 0:
                     self.taken_back += code == 2
                     recounted += code == 4
@@ -955,6 +960,8 @@ class WorkerLease:
                       self.handed_key],
                 args=[lease_id, int(not keep), score, data, url],
             ))  # fmt: skip
+            log.debug("reclaimed %s of %s (lease %s, counted %s, stored %s): %d", url, worker,
+                      lease_id[:10], lease_id in counted, keep, done)  # fmt: skip
             if done:
                 moved += not keep
                 already += keep and lease_id in counted
