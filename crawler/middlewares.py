@@ -811,20 +811,29 @@ class FetchOnceMiddleware:
             self.file = None
 
     def _lease_sent(self, request: Request, fp: str | None = None) -> None:
-        """Scale-out: a leased request passes to download: its lease is marked sent (a
-        request sent again after a reclaim also enters the fetch-once set, so that another
-        queued copy of its URL is not downloaded as well). See crawler.lease."""
+        """Scale-out: a leased request passes to download past the fetch-once set (a retry,
+        a request sent again after a reclaim): its lease is marked sent, while it is still
+        this worker's (:meth:`_lease_lost` else: such a request passes the fetch-once set, so
+        the copy a reclaimer queued would be fetched and counted too); one sent again after a
+        reclaim also enters the fetch-once set, so that another queued copy of its URL is not
+        downloaded as well. See crawler.lease."""
         lease_id = request.meta.get(LEASE) if self.lease is not None else None
+        lost = False
         try:
-            if fp is not None and self.redis is not None:
-                self._add_shared([fp])
             if lease_id:
-                self.lease.mark_sent(lease_id)
+                lost = not self.lease.mark_sent(lease_id, held=True)
+            if fp is not None and self.redis is not None and not lost:
+                self._add_shared([fp])
         except (*self.redis_errors, OSError) as exc:
             log.warning("lease of %s not marked sent (%s)", request.url, exc)
+        if lost:
+            self._lease_lost(request)
 
     def _check(self, request: Request) -> bool | None:
         """:meth:`seen`, but None (nothing remembered) when the shared set does not answer."""
+        lease_id = request.meta.get(LEASE) if self.lease is not None else None
+        if lease_id and self.lease.superseded(request.meta):  # popped again: that copy goes
+            self._lease_lost(request, forget=False)
         if (
             request.url.endswith("/robots.txt")
             or request.meta.get("retry_times")
@@ -836,9 +845,6 @@ class FetchOnceMiddleware:
         fp = self.fingerprint(request).hex()
         if fp in self.sent:
             return True
-        lease_id = request.meta.get(LEASE) if self.lease is not None else None
-        if lease_id and self.lease.superseded(request.meta):  # popped again: that copy goes
-            self._lease_lost(request, forget=False)
         if self.redis is not None:
             try:
                 if self.bloom is not None:  # probably sent before: at most p of new URLs

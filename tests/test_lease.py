@@ -496,6 +496,48 @@ def test_a_slow_workers_unsent_request_is_not_sent_after_its_reclaim(crawl, bloo
 
 
 @pytest.mark.redis
+@pytest.mark.parametrize("kind", ["recovered", "retry"])
+def test_a_slow_workers_request_past_the_fetch_once_set_is_not_sent_after_its_reclaim(crawl,
+                                                                                      kind):
+    """A request that passes the fetch-once set (a copy a reclaimer queued again after it was
+    sent, or a retry) and whose lease was reclaimed before the slow worker sent it: the copy
+    queued again passes the fetch-once set too, so both would be fetched and counted (the
+    killed-worker test, stop case under load: the budget counted 226 for 222 stored pages).
+    The slow worker's copy is refused; the other worker's is fetched and counted once."""
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.test import get_crawler
+
+    from crawler.lease import LEASE
+    from crawler.middlewares import FetchOnceMiddleware
+    from crawler.spiders.topic import TopicSpider
+
+    client, prefix = crawl
+    fetched = f"{prefix}:topic:fetched"
+    fp = get_crawler(TopicSpider).request_fingerprinter.fingerprint
+    slow, other = _slow_and_other(client, prefix)
+    stats = CountingStats()
+    mw_slow, mw_other = (FetchOnceMiddleware(s, fp, redis=client, key=fetched)
+                         for s in (stats, CountingStats()))  # fmt: skip
+    mw_slow.lease, mw_other.lease = slow, other
+    url = "http://a.cn/1"
+    meta = {RECOVERED: url} if kind == "recovered" else {"retry_times": 1}
+    client.zadd(slow.frontier_key, {_entry(url, **meta): 0})
+    _, lid = slow.pop()
+    _kill(slow)
+    assert other.reclaim() == 1
+    slow.beat()
+    _, lid2 = other.pop()  # the copy queued again, popped by the other worker
+    assert mw_other.process_request(Request(url, meta={**meta, LEASE: lid2})) is None  # sent
+    with pytest.raises(IgnoreRequest, match="reclaimed"):
+        mw_slow.process_request(Request(url, meta={**meta, LEASE: lid}))
+    assert stats.values["topicrawl/frontier/lease_lost_unsent"] == 1
+    assert other.take(lid2, url, count=True, limit=10) == 1
+    assert slow.take(lid, url, count=True, limit=10) == -1  # had it been sent: lost, uncounted
+    assert int(client.get(slow.pages_key)) == 1
+
+
+@pytest.mark.redis
 @pytest.mark.parametrize("order", ["refused-first", "popped-first"])
 def test_a_slow_worker_that_pops_its_reclaimed_request_again_keeps_the_new_lease(crawl, order):
     """The slow worker had popped request 1 but not sent it; a reclaimer queued it again as
