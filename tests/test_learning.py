@@ -481,7 +481,14 @@ def test_link_gate_keeps_a_section_that_tells_on_from_off():
     assert m.value("s:a.cn/sports") > 0.5 and m.value("h:a.cn") == 0.0
     good = link_features("http://a.cn/sports/99.html", [])
     bad = link_features("http://a.cn/finance/99.html", [])
-    assert m.probability(0.5, bad) < 0.3 < 0.7 < m.probability(0.5, good)
+    assert m.probability(0.5, bad) < 0.4 < 0.6 < m.probability(0.5, good)
+    # the anchor words are not gated (scope "url"): learned at once, as without the gate
+    assert m.value("a:比赛") == 1.0 and m.weights["a:比赛"] > 1.0
+    every = OnlineLinkModel(gate=2.0, gate_scope="all")
+    for i in range(3):
+        every.observe(0.5, link_features(f"http://a.cn/sports/{i}.html", ["比赛"]), 1.0)
+        every.observe(0.5, link_features(f"http://a.cn/finance/{i}.html", ["基金"]), 0.0)
+    assert every.value("a:比赛") == 0.0  # three outcomes: not yet confident
 
 
 def test_link_gate_counts_do_not_depend_on_the_order_and_round_trip():
@@ -511,3 +518,5 @@ def test_link_gate_is_a_learning_setting():
     assert CalibratedLinkScorer.from_topic(default).link_model.gate == 0.0
     with pytest.raises(TopicFileError):
         parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate = -1\n')
+    with pytest.raises(TopicFileError):
+        parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate_scope = "a"\n')

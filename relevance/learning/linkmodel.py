@@ -36,6 +36,9 @@ x_f (the chain rule). A feature seen a few times, or a template feature whose ou
 the crawl's, is silenced; a section whose outcomes stay off (or on) keeps its weight. Cost:
 two counters per feature, O(features) per link. In a scale-out every worker applies every
 outcome (the shared stream), so the counts, like the weights, are the same on every worker.
+The gate applies to the URL features (``gate_scope = "url"``, the default) — the anchor
+words name the target's content, and a rare word would never reach a confident count — or
+to all (``"all"``).
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ from relevance.learning.base import LearnedModel, logit, sigmoid
 _SPLIT = re.compile(r"[/\-_.~=&?+]+")
 _DIGITS = re.compile(r"\d+")
 #: file extensions say nothing about a section: not features
+#: the evidence gate's scopes, and the URL features' prefixes (host, section, URL token)
+GATE_SCOPES = ("url", "all")
+URL_PREFIXES = ("h:", "s:", "u:")
 _EXTENSIONS = frozenset({"html", "htm", "shtml", "xhtml", "php", "asp", "aspx", "jsp", "cgi"})
 
 
@@ -82,12 +88,17 @@ class OnlineLinkModel(LearnedModel):
     kind: ClassVar[str] = "online-link-model"
 
     def __init__(self, *, learning_rate: float = 0.3, l2: float = 1e-4, max_features: int = 200_000,
-                 clip: float = 4.0, gate: float = 0.0):  # fmt: skip
+                 clip: float = 4.0, gate: float = 0.0, gate_scope: str = "url"):  # fmt: skip
         if gate < 0:
             raise ValueError(f"gate must be >= 0, not {gate}")
+        if gate_scope not in GATE_SCOPES:
+            raise ValueError(f"gate scope must be one of {GATE_SCOPES}, not {gate_scope!r}")
         self.learning_rate, self.l2 = learning_rate, l2
         self.max_features, self.clip = max_features, clip
         self.gate = gate
+        #: the features the gate applies to: "url" (host, section, URL tokens) or "all"
+        self.gate_prefixes = URL_PREFIXES if gate_scope == "url" else ("",)
+        self.gate_scope = gate_scope
         self.weights: dict[str, float] = {}
         self.updates: dict[str, int] = {}
         #: the sum of each feature's outcomes (kept with the gate on)
@@ -98,7 +109,7 @@ class OnlineLinkModel(LearnedModel):
     def value(self, feature: str) -> float:
         """The feature's value x_f: 1 without the gate; with it, the confident share of the
         departure of its outcome rate from the crawl's base rate (module docstring)."""
-        if self.gate <= 0:
+        if self.gate <= 0 or not feature.startswith(self.gate_prefixes):
             return 1.0
         n = self.updates.get(feature, 0)
         if n <= 0 or feature not in self.sums:
@@ -135,7 +146,7 @@ class OnlineLinkModel(LearnedModel):
             w[f] = max(-c, min(c, v - eta * (g * x + rho * v)))
         for f in set(features):  # the counts after the step: the gate uses past outcomes
             n[f] = n.get(f, 0) + 1
-            if gated:
+            if gated and f.startswith(self.gate_prefixes):
                 self.sums[f] = self.sums.get(f, 0.0) + label
         self.observed += 1
         self.label_sum += label
@@ -158,7 +169,7 @@ class OnlineLinkModel(LearnedModel):
             "weights": {f: round(v, 5) for f, v in self.weights.items()},
         }
         if self.gate > 0:  # the gate's counts: [n_f, Σ outcomes]
-            state["gate"] = self.gate
+            state["gate"], state["gate_scope"] = self.gate, self.gate_scope
             state["label_sum"] = round(self.label_sum, 4)
             state["counts"] = {f: [self.updates.get(f, 0), round(s, 4)]
                                for f, s in self.sums.items()}  # fmt: skip
@@ -186,6 +197,11 @@ class OnlineLinkModel(LearnedModel):
                     raise ValueError(f"counts of {f!r}: bad")
                 model.updates[str(f)], model.sums[str(f)] = k, s
             model.gate = float(state.get("gate", 0.0))
+            scope = state.get("gate_scope", "url")
+            if scope not in GATE_SCOPES:
+                raise ValueError(f"gate_scope: {scope!r}")
+            model.gate_scope = scope
+            model.gate_prefixes = URL_PREFIXES if scope == "url" else ("",)
             model.label_sum = float(state.get("label_sum", 0.0))
             if model.gate < 0 or not 0.0 <= model.label_sum <= max(model.observed, 0):
                 raise ValueError("gate or label_sum: bad")
