@@ -521,6 +521,7 @@ def load_learned(jobdir: str | Path, scorer: Any) -> dict[str, int]:
         if link_state is not None:
             link_model.weights, link_model.updates = link_state.weights, link_state.updates
             link_model.observed = link_state.observed
+            link_model.sums, link_model.label_sum = link_state.sums, link_state.label_sum
             out["link_model"] = 1
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         log.warning("%s not restored (%s): the crawl learns anew", path, exc)

@@ -140,7 +140,9 @@ class CalibratedLinkScorer:
             )
             preload_learner()  # scikit-learn imported beside the start-up, not mid-crawl
             seed_model(page_model, topic, extract)
-        link_model = OnlineLinkModel(learning_rate=lc.link_rate) if lc.link_model else None
+        link_model = (OnlineLinkModel(learning_rate=lc.link_rate, gate=lc.link_gate,
+                                       gate_scope=lc.link_gate_scope)
+                      if lc.link_model else None)  # fmt: skip
         p = topic.priority
         scorer = cls(
             extract,

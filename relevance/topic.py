@@ -107,6 +107,11 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     model = ""                         # a page model saved by `topicrawl topic learn`
     link_model = true                  # the online link model (ACHE / Chakrabarti 2002)
     link_rate = 0.3                    # its learning rate
+    link_gate = 0.0                    # z of its evidence gate: a feature counts only as far
+                                       #   as its outcome rate departs from the crawl's
+                                       #   base rate by more than z standard errors (0: off)
+    link_gate_scope = "url"            #   the features it applies to: "url" (host,
+                                       #   section, URL tokens) or "all" (anchor words too)
     anchor_context = 2                 # a link's anchor evidence is at least the mean
                                        #   P_lit(anchor) of the links within this many
                                        #   places of it on the page (0: off)
@@ -246,6 +251,8 @@ class LearningConfig:
     model: str = ""
     link_model: bool = True
     link_rate: float = 0.3
+    link_gate: float = 0.0
+    link_gate_scope: str = "url"
     anchor_context: int = 2
     anchor_context_use: str = "prior"
     rejudge: int = 0
@@ -420,6 +427,8 @@ _TABLES: dict[str, _Spec] = {
         "model": (str, None),
         "link_model": (bool, None),
         "link_rate": ((int, float), (0.0, 10.0)),
+        "link_gate": ((int, float), (0.0, 10.0)),
+        "link_gate_scope": (str, None),
         "anchor_context": (int, (0, 50)),
         "anchor_context_use": (str, None),
         "rejudge": (int, (0, 1_000_000)),
@@ -445,6 +454,7 @@ _CHOICES = {
     ("classifier", "format"): ("label-text", "text-label"),
     ("learning", "combine"): RULES,
     ("learning", "anchor_context_use"): ("prior", "feature"),
+    ("learning", "link_gate_scope"): ("url", "all"),
 }
 
 

@@ -440,3 +440,83 @@ def test_preload_learner_imports_scikit_learn_in_the_background():
                           text=True, timeout=180, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
+
+
+def _two_sites(m: OnlineLinkModel, rounds: int = 60) -> None:
+    """Issue 10's family b beside family a: s.cn's articles are all /article.php (40 % of
+    them on topic, priors that barely tell them apart); t.cn names its sections, /sports/
+    on topic, /finance/ not, also 40 % on topic: the crawl's base rate is 0.4."""
+    for i in range(rounds):
+        for k in range(5):
+            on = k < 2
+            m.observe(0.45 if on else 0.4, link_features("http://s.cn/article.php", []),
+                      1.0 if on else 0.0)  # fmt: skip
+            section = "sports" if on else "finance"
+            m.observe(0.4, link_features(f"http://t.cn/{section}/{i}.html", []),
+                      1.0 if on else 0.0)  # fmt: skip
+
+
+def test_link_gate_silences_a_template_feature_at_the_base_rate():
+    article = link_features("http://s.cn/article.php", [])
+    plain, gated = OnlineLinkModel(), OnlineLinkModel(gate=2.0)
+    for m in (plain, gated):
+        _two_sites(m)
+    # the host's and the article template's outcome rate is the crawl's: the gate leaves
+    # the article at its prior; ungated SGD moves it by the chase of the last outcomes
+    for f in ("h:s.cn", "s:s.cn/", "u:article", "h:t.cn"):
+        assert gated.value(f) == 0.0
+    assert gated.probability(0.4, article) == pytest.approx(0.4, abs=1e-9)
+    assert abs(plain.probability(0.4, article) - 0.4) > 0.05
+    # the named sections depart from the base rate confidently and keep their weights
+    assert gated.value("s:t.cn/sports") > 0.5 and gated.value("u:finance") > 0.5
+    assert gated.probability(0.4, link_features("http://t.cn/sports/99.html", [])) > 0.8
+    assert gated.probability(0.4, link_features("http://t.cn/finance/99.html", [])) < 0.1
+
+
+def test_link_gate_keeps_a_section_that_tells_on_from_off():
+    m = OnlineLinkModel(gate=2.0)
+    for i in range(30):
+        m.observe(0.5, link_features(f"http://a.cn/finance/{i}.html", ["基金"]), 0.0)
+        m.observe(0.5, link_features(f"http://a.cn/sports/{i}.html", ["比赛"]), 1.0)
+    assert m.value("s:a.cn/sports") > 0.5 and m.value("h:a.cn") == 0.0
+    good = link_features("http://a.cn/sports/99.html", [])
+    bad = link_features("http://a.cn/finance/99.html", [])
+    assert m.probability(0.5, bad) < 0.4 < 0.6 < m.probability(0.5, good)
+    # the anchor words are not gated (scope "url"): learned at once, as without the gate
+    assert m.value("a:比赛") == 1.0 and m.weights["a:比赛"] > 1.0
+    every = OnlineLinkModel(gate=2.0, gate_scope="all")
+    for i in range(3):
+        every.observe(0.5, link_features(f"http://a.cn/sports/{i}.html", ["比赛"]), 1.0)
+        every.observe(0.5, link_features(f"http://a.cn/finance/{i}.html", ["基金"]), 0.0)
+    assert every.value("a:比赛") == 0.0  # three outcomes: not yet confident
+
+
+def test_link_gate_counts_do_not_depend_on_the_order_and_round_trip():
+    """Scale-out: every worker applies every outcome, in its own order; the gate's counts
+    (sums) are the same on each, and they travel in the state."""
+    examples = [(0.4, link_features(f"http://s.cn/{'a' if i % 3 else 'b'}/{i}.html", []),
+                 float(i % 2)) for i in range(40)]  # fmt: skip
+    one, two = OnlineLinkModel(gate=1.0), OnlineLinkModel(gate=1.0)
+    for ex in examples:
+        one.observe(*ex)
+    for ex in examples[20:] + examples[:20]:
+        two.observe(*ex)
+    for f in ("h:s.cn", "s:s.cn/a", "s:s.cn/b", "u:a", "u:b"):
+        assert one.value(f) == pytest.approx(two.value(f))
+    again = OnlineLinkModel.from_state(json.loads(json.dumps(one.to_state())))
+    assert again.gate == 1.0
+    for f in ("h:s.cn", "s:s.cn/a", "s:s.cn/b"):
+        assert again.value(f) == pytest.approx(one.value(f), abs=1e-3)
+    with pytest.raises(ValueError):
+        OnlineLinkModel.from_state({**one.to_state(), "counts": {"u:a": [2, 5.0]}})
+
+
+def test_link_gate_is_a_learning_setting():
+    topic = parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate = 2\n')
+    assert CalibratedLinkScorer.from_topic(topic).link_model.gate == 2.0
+    default = parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n')
+    assert CalibratedLinkScorer.from_topic(default).link_model.gate == 0.0
+    with pytest.raises(TopicFileError):
+        parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate = -1\n')
+    with pytest.raises(TopicFileError):
+        parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate_scope = "a"\n')

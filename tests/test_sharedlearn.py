@@ -375,3 +375,17 @@ def test_a_resumed_worker_does_not_apply_the_stream_twice(redis_keys, tmp_path):
     assert again.shared.worker == "me" and again.shared.last_id == me.last_id
     again.shared.sync(again.page_model)
     assert again.page_model.seen == 6  # the 6 pages restored, none applied twice
+
+
+def test_link_gate_counts_round_trip_through_jobdir(tmp_path):
+    before = SimpleNamespace(link_model=OnlineLinkModel(gate=2.0))
+    for i in range(40):
+        before.link_model.observe(0.5, ["h:a.cn", f"s:a.cn/{'x' if i % 4 else 'y'}"],
+                                  float(i % 4 == 0))  # fmt: skip
+    save_learned(tmp_path, before)
+    after = SimpleNamespace(link_model=OnlineLinkModel(gate=2.0))
+    assert load_learned(tmp_path, after) == {"link_model": 1}
+    assert after.link_model.label_sum == pytest.approx(10.0)
+    for f in ("h:a.cn", "s:a.cn/x", "s:a.cn/y"):
+        assert after.link_model.value(f) == pytest.approx(before.link_model.value(f), abs=1e-3)
+    assert after.link_model.value("s:a.cn/y") > 0.5 and after.link_model.value("h:a.cn") == 0
