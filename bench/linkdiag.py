@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.topicfiles import CATEGORIES  # noqa: E402
-from bench.topics import crawl_dbs, ensure_web, parse_seeds, topic_paths  # noqa: E402
+from bench.topics import crawl_dbs, ensure_web, parse_seeds, stored_pages, topic_paths  # noqa: E402
 
 
 def web_links(family: str, seed: int) -> dict[str, list[tuple[str, str]]]:
@@ -78,19 +78,10 @@ def kind_of(truth: dict, url: str, category: str) -> str:
 
 
 def fetched_pages(db: Path) -> list[dict]:
-    import datetime as _dt
-
-    from models.store import Store
-
-    store = Store.from_url(f"sqlite:///{db}")
-    try:
-        run = store.list_runs()[-1]
-        pages = sorted(store.iter_pages(run.id),
-                       key=lambda p: (p.fetched_at or _dt.datetime.min, p.id))  # fmt: skip
-        return [{"url": p.url, "final": p.final_url or p.url, "rel": p.relevance or 0.0,
-                 "ls": p.link_score or {}} for p in pages]  # fmt: skip
-    finally:
-        store.close()
+    """Each fetched page's URL, final URL, relevance and link score, in fetch order."""
+    return stored_pages(db, lambda p: {
+        "url": p.url, "final": p.final_url or p.url, "rel": p.relevance or 0.0,
+        "ls": p.link_score or {}})
 
 
 KINDS = ("on-article", "off-article", "own-list", "other-list", "other")

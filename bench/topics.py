@@ -38,6 +38,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -443,22 +444,25 @@ def crawl_dbs(family: str, seeds: list[int], cats: list[str], run: str = "topicr
     return found
 
 
-def replay_pages(db: Path) -> list[dict]:
-    """The fetched pages of a crawl database in fetch order (url, head fields, text)."""
-    import datetime as _dt
-
+def stored_pages(db: Path, row: Callable[[Any], dict]) -> list[dict]:
+    """``row`` of each fetched page of a crawl database's last run, in fetch order."""
     from models.store import Store
 
     store = Store.from_url(f"sqlite:///{db}")
     try:
         run = store.list_runs()[-1]
         pages = sorted(store.iter_pages(run.id),
-                       key=lambda p: (p.fetched_at or _dt.datetime.min, p.id))  # fmt: skip
-        return [{"url": p.final_url or p.url, "title": p.title or "",
-                 "description": p.description or "", "keywords": p.keywords or "",
-                 "text": p.text or "", "seed": p.depth == 0} for p in pages]  # fmt: skip
+                       key=lambda p: (p.fetched_at or dt.datetime.min, p.id))  # fmt: skip
+        return [row(p) for p in pages]
     finally:
         store.close()
+
+
+def replay_pages(db: Path) -> list[dict]:
+    """The fetched pages of a crawl database in fetch order (url, head fields, text)."""
+    return stored_pages(db, lambda p: {
+        "url": p.final_url or p.url, "title": p.title or "", "description": p.description or "",
+        "keywords": p.keywords or "", "text": p.text or "", "seed": p.depth == 0})
 
 
 def replay(pages: list[dict], topic: Any, truth: dict, category: str) -> list[dict]:

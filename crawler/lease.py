@@ -92,6 +92,9 @@ LEASE = "topicrawl_lease"
 #: the same entry again (the same lease id) while its first copy is still on its way to be
 #: dropped: that copy must not end, send or count the new lease (:meth:`WorkerLease.superseded`).
 LEASE_POP = "topicrawl_lease_pop"
+#: the meta keys that belong to one worker's pop of an entry, never to the entry itself: a
+#: request queued again or sent back to the frontier goes without them
+WORKER_META = (LEASE, LEASE_POP)
 #: statuses a requeued request hands to the spider (it follows them through the dupefilter)
 _REDIRECTS = [301, 302, 303, 307, 308]
 
@@ -428,9 +431,7 @@ def requeued_entry(entry: bytes, sent: bool = True) -> tuple[bytes, float]:
     from crawler.middlewares import RECOVERED
 
     obj = serialization.loads(entry)
-    meta = dict(obj.get("meta") or {})
-    meta.pop(LEASE, None)
-    meta.pop(LEASE_POP, None)
+    meta = {k: v for k, v in (obj.get("meta") or {}).items() if k not in WORKER_META}
     if not sent:
         obj["meta"] = meta
         return serialization.dumps(obj), -float(obj.get("priority") or 0)
@@ -604,6 +605,12 @@ class WorkerLease:
             pop = self._pops.get(lease_id)
         if pop is not None:
             meta[LEASE_POP] = pop
+
+    def held_id(self, meta: dict[str, Any] | None) -> str | None:
+        """The lease of a request's ``meta`` when this copy may still end or give it back:
+        ``None`` without a lease, or for a copy from an earlier pop (:meth:`superseded`)."""
+        lease_id = (meta or {}).get(LEASE)
+        return lease_id if lease_id and not self.superseded(meta) else None
 
     def superseded(self, meta: dict[str, Any] | None) -> bool:
         """Whether a request's lease was popped again since its own pop (a copy reclaimed
@@ -1044,8 +1051,8 @@ class LeaseMiddleware:
     def _done(self, response: Any = None, request: Any = None, **_: Any) -> None:
         """``response`` (or a dropped ``request``) is done with: its uncounted lease ends."""
         done = response if response is not None else request
-        lease_id = done.meta.get(LEASE) if done is not None else None
-        if lease_id and not self.lease.superseded(done.meta):
+        lease_id = self.lease.held_id(done.meta) if done is not None else None
+        if lease_id:
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:

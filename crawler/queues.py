@@ -21,7 +21,7 @@ from scrapy.squeues import PickleFifoSQLiteQueue, PickleLifoSQLiteQueue
 from scrapy.utils.request import request_from_dict
 
 from crawler.lazy import lazy_class
-from crawler.lease import LEASE, LEASE_POP, lease_of
+from crawler.lease import LEASE, WORKER_META, lease_of
 from crawler.middlewares import RESCORED, rescored_request
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ def _redis_queue_class() -> type:
             obj = request.to_dict(spider=self.spider)
             if LEASE in (obj.get("meta") or {}):  # a lease is this worker's, not the entry's
                 obj["meta"] = {k: v for k, v in obj["meta"].items()
-                               if k not in (LEASE, LEASE_POP)}  # fmt: skip
+                               if k not in WORKER_META}  # fmt: skip
             try:
                 return self.serializer.dumps(obj)
             except (TypeError, ValueError):

@@ -758,8 +758,8 @@ class TopicSpider(scrapy.Spider):
         """Give back the budget of a taken page that will not be stored (it broke)."""
         self.pages_seen = max(0, self.pages_seen - 1)
         self._close_pending = False
-        lease_id = (meta or {}).get(LEASE)
-        if self.lease is not None and lease_id and not self.lease.superseded(meta):
+        lease_id = self.lease.held_id(meta) if self.lease is not None else None
+        if lease_id:
             try:  # a reclaimer that took the lease gave the count back already
                 self.lease.uncount(lease_id, count=self.pages_redis is not None)
                 return
@@ -1416,9 +1416,10 @@ class TopicSpider(scrapy.Spider):
     def end_lease(self, failure: Any) -> None:
         """A request failed for good: its lease ends (crawler.lease)."""
         request = getattr(failure, "request", None)
-        lease_id = request.meta.get(LEASE) if request is not None else None
         # (a copy whose lease was popped again leaves the new pop's lease alone)
-        if self.lease is not None and lease_id and not self.lease.superseded(request.meta):
+        lease_id = (self.lease.held_id(request.meta)
+                    if self.lease is not None and request is not None else None)  # fmt: skip
+        if lease_id:
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:
