@@ -225,18 +225,54 @@ def _crc_tables(k: int) -> tuple[int, np.ndarray, np.ndarray]:
     return c0, lo, hi
 
 
-@functools.lru_cache(maxsize=1)
+#: ``str.isalnum`` of every code point (1.1 MB, indexed by code point) and which blocks of
+#: :data:`_BLOCK` code points are filled: the Basic Multilingual Plane at the first use
+#: (65,536 ``isalnum`` calls, ≈ 10 ms), the other planes a block at a time when a text has
+#: such characters. The whole table at once (1.1 million calls) took 0.2-0.6 s of the first
+#: accepted page of a crawl (issue 16).
+_BLOCK = 256
+_BMP = 0x10000
+_LETTERS = np.zeros(0x110000, dtype=bool)
+_FILLED = np.zeros(0x110000 // _BLOCK, dtype=bool)
+_BMP_FILLED = False
+
+
+def _fill_blocks(blocks: Iterable[int]) -> None:
+    """Fill :data:`_LETTERS` for the code-point blocks ``blocks`` (idempotent: a block filled
+    twice, by two threads, gets the same values)."""
+    for b in blocks:
+        lo = b * _BLOCK
+        _LETTERS[lo : lo + _BLOCK] = np.frombuffer(
+            bytes(map(str.isalnum, map(chr, range(lo, lo + _BLOCK)))), dtype=bool
+        )
+        _FILLED[b] = True
+
+
+def _fill_bmp() -> None:
+    global _BMP_FILLED
+    _fill_blocks(range(_BMP // _BLOCK))
+    _BMP_FILLED = True
+
+
 def _letter_table() -> np.ndarray:
     """Whether each code point is a letter or digit (``str.isalnum``: what ``[\\W_]+`` of
-    :mod:`re` leaves of a text), indexed by code point (1.1 MB, built once)."""
-    return np.frombuffer(bytes(chr(c).isalnum() for c in range(0x110000)), dtype=bool)
+    :mod:`re` leaves of a text), indexed by code point (every block filled)."""
+    _fill_blocks(np.flatnonzero(~_FILLED).tolist())
+    return _LETTERS
 
 
 def letter_codes(text: str) -> np.ndarray:
     """The code points of ``text``'s letters and digits (what ``re.sub(r"[\\W_]+", "", text)``
     keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
     cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    return cp[_letter_table()[cp]]
+    if not _BMP_FILLED:
+        _fill_bmp()
+    if cp.size and cp.max() >= _BMP:  # outside the BMP: its blocks, the first time
+        blocks = cp[cp >= _BMP] // _BLOCK
+        missing = blocks[~_FILLED[blocks]]
+        if missing.size:
+            _fill_blocks(np.unique(missing).tolist())
+    return cp[_LETTERS[cp]]
 
 
 def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
