@@ -8,7 +8,7 @@ baseline of the focused-crawling literature (priority = topic words in the ancho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 #: Request priorities are integers: scores in [0, 1] are quantized with this factor.
 PRIORITY_SCALE = 1000
@@ -33,9 +33,11 @@ class PageInfo:
     section: str | None = None
 
 
-@dataclass(frozen=True)
-class Link:
-    """A link found on a page: the target URL and its anchor text (or title/alt)."""
+class Link(NamedTuple):
+    """A link found on a page: the target URL and its anchor text (or title/alt).
+
+    Immutable and hashable, as the frozen dataclass it was; a named tuple because the spider
+    makes ≈ 90 a page: 0.4 µs each against 2 µs (issue 16)."""
 
     url: str
     anchor: str = ""

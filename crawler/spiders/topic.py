@@ -1289,8 +1289,7 @@ class TopicSpider(scrapy.Spider):
     def extract_links(self, page: HtmlResponse) -> list[Link]:
         """Links of the page with anchor text (title/alt attributes where the text is empty;
         crawler.pagelinks, shared with the extraction pool's workers)."""
-        return [Link(url=url, anchor=anchor) for url, anchor in
-                page_links(page, self.link_extractor)]  # fmt: skip
+        return list(map(Link._make, page_links(page, self.link_extractor)))
 
     def follow_links(self, page: HtmlResponse, info: PageInfo, depth: int,
                      work: PageWork | None = None) -> Iterator[Any]:  # fmt: skip
@@ -1302,7 +1301,7 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/links/depth_limited")
             return
         if work is not None:
-            found = [Link(url=url, anchor=anchor) for url, anchor in work.links]
+            found = list(map(Link._make, work.links))  # (url, anchor) tuples
             total = work.found
         else:
             found = self.extract_links(page)
