@@ -110,6 +110,9 @@ DOWNLOADER_MIDDLEWARES_BASE = {
      if k == "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" else k): v
     for k, v in _scrapy_defaults.DOWNLOADER_MIDDLEWARES_BASE.items()
 }  # fmt: skip
+#: Scrapy's default stats collector without its per-access ``__getattribute__`` and
+#: deprecation wrappers (≈ 5 µs an ``inc_value``, tens of calls a page: crawler/stats.py)
+STATS_CLASS = "crawler.stats.QuickStatsCollector"
 ITEM_PIPELINES = {
     "dedup.pipeline.DedupPipeline": 300,
     "crawler.pipelines.StorePipeline": 800,
