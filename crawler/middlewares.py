@@ -509,7 +509,11 @@ class TrapGuardMiddleware:
         segments = [s for s in parts.path.split("/") if s]
         if self.max_path_depth and len(segments) > self.max_path_depth:
             return "path_depth"
-        if segments and Counter(segments).most_common(1)[0][1] > self.max_segment_repeats:
+        # a path without a repeated segment (most URLs) repeats none more than once
+        repeated = len(set(segments)) < len(segments) or self.max_segment_repeats < 1
+        if segments and repeated and (
+            Counter(segments).most_common(1)[0][1] > self.max_segment_repeats
+        ):
             return "segment_repeats"
         if parts.query and not self.queries.admit(f"{parts.netloc}{parts.path}", parts.query):
             return "query_variants"
