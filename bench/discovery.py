@@ -1,8 +1,10 @@
 """Discovery benchmark: a crawl seeded with one home page, with and without sitemaps and feeds.
 
     python bench/discovery.py [--category 时政] [--topic topics/shizheng.toml]
-                              [--orphans 0.3] [--seed 0] [--scale large]
-                              [--webs domain,portal] [--write docs/benchmarks/discovery.md]
+                              [--orphans 0.3] [--seed 0] [--family a] [--scale large]
+                              [--webs domain,portal] [--modes links,discover]
+                              [--set KEY=VALUE ...] [--tag NAME]
+                              [--write docs/benchmarks/discovery.md]
 
 Builds the local test web (``sitegen``, family a) **with** sitemaps and feeds, PDF/DOCX
 documents and a share of orphan articles (``--orphans``: article pages no page links to, only
@@ -15,6 +17,12 @@ recall** (``sitegen.evaluate.corpus_score``: share of the on-topic articles of t
 original and its copies counted once, that have a corpus document) and precision; and
 **reached**: the same share over the fetched pages (what discovery decides; the corpus adds
 the page-relevance and dedup decisions).
+
+``--set`` passes Scrapy settings to every crawl (an A/B arm, e.g. ``--set
+TOPICRAWL_SITEMAP_SPREAD=0`` for the sitemaps' own order); ``--tag`` names its databases
+(``bench/out/discovery-<web>-<mode>[-tag].db``) and ``--family``/``--seed`` pick the web
+(``bench/out/web_discovery`` for family a seed 0, ``web_discovery_<family><seed>`` else), so
+arms and webs can run side by side.
 
 Nothing here was tuned: the crawl runs with the product's defaults and the topic file as
 shipped; the web (seed, orphan share) is the benchmark's choice, stated in the output.
@@ -41,7 +49,8 @@ from sitegen.server import ServerProcess, crawl_command  # noqa: E402
 OUT = ROOT / "bench" / "out"
 
 
-def crawl(proxy: str, seed: str, topic: str, budget: int, db: Path, discover: str | None):
+def crawl(proxy: str, seed: str, topic: str, budget: int, db: Path, discover: str | None,
+          extra: dict[str, object] | None = None) -> float:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     args: dict[str, object] = {"max_pages": budget}
@@ -49,7 +58,8 @@ def crawl(proxy: str, seed: str, topic: str, budget: int, db: Path, discover: st
         args["discover"] = discover
     settings = {"TOPICRAWL_DB_URL": f"sqlite:///{db}", "AUTOTHROTTLE_ENABLED": False,
                 "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
-                "TOPICRAWL_PROGRESS_INTERVAL": 0, "LOG_FILE": str(db.with_suffix(".log"))}  # fmt: skip
+                "TOPICRAWL_PROGRESS_INTERVAL": 0, "LOG_FILE": str(db.with_suffix(".log")),
+                **(extra or {})}  # fmt: skip
     cmd, env = crawl_command(proxy, [seed], topic, args=args, settings=settings)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -64,12 +74,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", default=str(ROOT / "topics" / "shizheng.toml"))
     ap.add_argument("--orphans", type=float, default=0.3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family", choices=("a", "b"), default="a")
     ap.add_argument("--scale", default="large")
     ap.add_argument("--webs", default="domain,portal")
+    ap.add_argument("--modes", default="links,discover",
+                    help="links: seeded with the home page only; discover: with sitemaps,feeds")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Scrapy setting for every crawl (repeatable)")
+    ap.add_argument("--tag", default="", help="suffix of the crawl databases' names")
     ap.add_argument("--write", type=Path)
     args = ap.parse_args(argv)
-    web = OUT / "web_discovery"
-    truth = build_web(web, scale=args.scale, seed=args.seed, discovery=True,
+    extra = dict(kv.split("=", 1) for kv in args.set)
+    modes = [None if m == "links" else "sitemaps,feeds" for m in args.modes.split(",")]
+    name_of_web = ("web_discovery" if (args.family, args.seed) == ("a", 0)
+                   else f"web_discovery_{args.family}{args.seed}")  # fmt: skip
+    web = OUT / name_of_web
+    truth = build_web(web, scale=args.scale, seed=args.seed, discovery=True, family=args.family,
                       orphans=args.orphans, documents=True)  # fmt: skip
     domain = next(s["home"] for s in truth["sites"]
                   if s["kind"] == "domain" and args.category in s["categories"])  # fmt: skip
@@ -82,11 +102,14 @@ def main(argv: list[str] | None = None) -> int:
             targets = {u for u in topic_targets(truth, args.category) if urlsplit(u).hostname == host}
             orphaned = len(targets & set(truth["orphans"]))
             budget = 2 * len(targets)
-            for discover in (None, "sitemaps,feeds"):
+            for discover in modes:
                 label = discover or "links only"
-                db = OUT / f"discovery-{name}-{'disc' if discover else 'plain'}.db"
+                tag = f"-{args.tag}" if args.tag else ""
+                db = OUT / f"discovery-{name}-{'disc' if discover else 'plain'}{tag}.db"
+                if args.family != "a" or args.seed != 0:
+                    db = db.with_name(f"discovery-{args.family}{args.seed}-{db.name[10:]}")
                 print(f"crawling {name} ({home}), {label}, budget {budget} ...", flush=True)
-                wall = crawl(server.url, home, args.topic, budget, db, discover)
+                wall = crawl(server.url, home, args.topic, budget, db, discover, extra)
                 store = Store.from_url(f"sqlite:///{db}")
                 run = store.list_runs()[-1]
                 final = {p.url: p.final_url or p.url for p in store.iter_pages(run.id)}
@@ -100,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
                              len(docs), score, stats.get("finish_reason", ""), wall,
                              reached))  # fmt: skip
     lines = [
-        f"Web: sitegen family a, scale {args.scale}, seed {args.seed}, `--discovery --documents "
-        f"--orphans {args.orphans}`; category {args.category}; topic {Path(args.topic).name}.",
+        f"Web: sitegen family {args.family}, scale {args.scale}, seed {args.seed}, `--discovery "
+        f"--documents --orphans {args.orphans}`; category {args.category}; topic "
+        f"{Path(args.topic).name}" + (f"; settings {extra}" if extra else "") + ".",
         "",
         "| web (seed) | discovery | targets (orphans) | budget | fetched | documents | "
         "reached (fetched) | corpus precision | **corpus recall** | finish | wall s |",
@@ -117,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         args.write.write_text(text + "\n", encoding="utf-8")
-    (OUT / "discovery.json").write_text(json.dumps([
-        {"web": r[0], "discovery": r[2], "recall": r[8].recall, "precision": r[8].precision}
+    tag = f"-{args.tag}" if args.tag else ""
+    (OUT / f"discovery-{args.family}{args.seed}{tag}.json").write_text(json.dumps([
+        {"web": r[0], "discovery": r[2], "recall": r[8].recall, "precision": r[8].precision,
+         "found": r[8].found, "articles": r[8].articles, "reached": r[11].found,
+         "fetched": r[6], "finish": r[9]}
         for r in rows], ensure_ascii=False, indent=1), encoding="utf-8")  # fmt: skip
     return 0
 

@@ -12,11 +12,33 @@ no anchor text, a feed its entry titles) and queued by that priority; as with th
 seed page, each is queued whatever its score (a site's own list of its pages stands in for
 its home page's links). Sitemaps and feeds are not pages: they do not count against
 ``max_pages`` and are not stored; ``topicrawl/discovery/*`` counts them.
+
+**The order of sitemap entries** (:func:`sitemap_ranks`, ``TOPICRAWL_SITEMAP_INTERLEAVE``).
+A sitemap entry carries no evidence of relevance (no anchor, no holding page), so formula 5
+scores a sitemap's entries alike, and at one priority they were fetched in the sitemaps' own
+order. Sites split their sitemaps by section (``/sitemaps/news.xml``,
+``/sitemaps/opinion.xml``), so that order is section by section: the first pages the host
+accepted were one section's, Algorithm 3's sample of accepted URLs (:mod:`relevance.urls`,
+which takes the URLs as they are accepted) found a majority structure the host does not
+have, and the page decision (``[page] struct_weight`` μ) multiplied the relevance of the
+articles of the host's other sections by 1 − μ (up to 4 of 38 on-topic articles lost in
+the discovery benchmark, docs/benchmarks/discovery.md). So the entries of a host's
+sitemaps are held until every sitemap of the host is read (``TopicSpider.release_sitemaps``:
+queued as each sitemap was read, the first one's entries filled the downloader, which takes
+up to ``CONCURRENT_REQUESTS`` requests ahead of the per-host slot), then each is queued its
+rank below its score's priority, ranked within its sitemap in a pseudo-random order (CRC-32
+of the URL: the same in every run): entry k of every sitemap shares a priority, and the
+sitemaps are fetched in turn, one entry each, in an order unrelated to their sections.
+The score still counts (an entry scored 0.01 higher, by Algorithm 3 or a URL model, goes
+10 ranks earlier), but among entries it is mostly the rank that orders: they carry little
+other evidence. Pages found by links are not concerned; a sitemap URL found again by a link is
+queued again by the link's score (``TOPICRAWL_REQUEUE_MARGIN``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +52,17 @@ FEEDS = "feeds"
 SOURCES = (SITEMAPS, FEEDS)
 #: request meta key: what a discovery request fetches ("robots", "sitemap" or "feed")
 DISCOVERY = "topicrawl_discovery"
+#: request meta key of a sitemap request: the host whose sitemaps it counts in
+SITEMAP_HOST = "topicrawl_sitemap_host"
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json")
+
+
+def sitemap_ranks(urls: Iterable[str]) -> dict[str, int]:
+    """Each URL of one sitemap with its rank 0 … n − 1 in a pseudo-random order (CRC-32 of
+    the URL, then the URL): how many priority units its request is queued below its score's
+    (see the module docstring). Reproducible: the same URLs give the same ranks."""
+    order = sorted(set(urls), key=lambda u: (zlib.crc32(u.encode("utf-8", "replace")), u))
+    return {u: k for k, u in enumerate(order)}
 
 
 def parse_discover(value: str | None) -> frozenset[str]:

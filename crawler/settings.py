@@ -211,6 +211,13 @@ TOPICRAWL_MAX_DOCUMENT_PAGES = 200
 #: feed once unpacked, and most URLs taken from one (the sitemap protocol's own limits).
 TOPICRAWL_DISCOVERY_MAX_BYTES = 50 * 1024 * 1024
 TOPICRAWL_DISCOVERY_MAX_URLS = 50_000
+#: Sitemap entries are held until every sitemap of their host is read (at most
+#: TOPICRAWL_SITEMAP_HOLD_SECONDS), then queued their rank (a pseudo-random order within their
+#: sitemap) below their score, so that the host's sitemaps are fetched in turn and not section
+#: by section (crawler/discovery.py, sitemap_ranks; TopicSpider.release_sitemaps); False: as
+#: each sitemap is read, in its own order.
+TOPICRAWL_SITEMAP_INTERLEAVE = True
+TOPICRAWL_SITEMAP_HOLD_SECONDS = 30.0
 #: Dedup (see dedup/pipeline.py and docs/dedup.md); a topic's [dedup] table overrides these.
 TOPICRAWL_DEDUP_ENABLED = True
 #: Cascade order; the first method that finds a match decides.

@@ -346,22 +346,28 @@ def test_spider_discovery_steps(tmp_path):
     robots = Response("http://a.example.cn/robots.txt",
                       body=b"User-agent: *\nSitemap: http://a.example.cn/s.xml\n"
                            b"Sitemap: http://elsewhere.cn/s.xml\n")  # fmt: skip
-    assert [r.url for r in spider.parse_robots(robots)] == ["http://a.example.cn/s.xml"]
+    (index_request,) = spider.parse_robots(robots)
+    assert index_request.url == "http://a.example.cn/s.xml"
+    assert index_request.callback == spider.parse_sitemap
     bare = Response("http://a.example.cn/robots.txt", body=b"User-agent: *\n")
-    (req,) = spider.parse_robots(bare)
-    assert req.url == "http://a.example.cn/sitemap.xml" and req.callback == spider.parse_sitemap
+    fresh = _spider(tmp_path, discover="sitemaps")
+    (req,) = fresh.parse_robots(bare)
+    assert req.url == "http://a.example.cn/sitemap.xml"
+    assert list(fresh.parse_robots(bare)) == []  # each sitemap is requested once
     # no robots.txt at all: the usual place
     failed = Request("http://a.example.cn/robots.txt", meta={"topicrawl_discovery": "robots"})
     failure = Failure(ValueError("404"))
     failure.request = failed
-    (req,) = spider.on_discovery_error(failure)
+    (req,) = _spider(tmp_path, discover="sitemaps").on_discovery_error(failure)
     assert req.url == "http://a.example.cn/sitemap.xml"
-    index = XmlResponse("http://a.example.cn/sitemap.xml", body=(
+    index = XmlResponse("http://a.example.cn/s.xml", request=index_request, body=(
         b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         b"<sitemap><loc>http://a.example.cn/s1.xml.gz</loc></sitemap>"
         b"<sitemap><loc>http://evil.example.org/s2.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
-    assert [r.url for r in spider.parse_sitemap(index)] == ["http://a.example.cn/s1.xml.gz"]
-    urlset = Response("http://a.example.cn/s1.xml.gz", body=gzip.compress(
+    (sitemap_request,) = spider.parse_sitemap(index)
+    assert sitemap_request.url == "http://a.example.cn/s1.xml.gz"
+    urlset = Response("http://a.example.cn/s1.xml.gz", request=sitemap_request,
+                      body=gzip.compress(
         b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         b"<url><loc>http://a.example.cn/news/1.html</loc></url>"
         b"<url><loc>http://a.example.cn/logo.png</loc></url>"
@@ -389,3 +395,107 @@ def test_frontier_hint(tmp_path):
     )
     with pytest.raises(ConfigError, match="run_id"):
         _spider(tmp_path, recrawl="1")
+
+
+def _sitemap(section: str, n: int) -> bytes:
+    # the local web's article URLs: section, month, day and id
+    locs = "".join(f"<url><loc>http://a.example.cn/{section}/2019{i % 12 + 1:02d}/t2019"
+                   f"{i % 12 + 1:02d}{i * 7 % 28 + 1:02d}_{1000 + 37 * i}.htm</loc></url>"
+                   for i in range(n))  # fmt: skip
+    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'.encode()
+
+
+def _fetch_order(requests, lifo: bool) -> list[str]:
+    """The order a priority queue hands out ``requests`` (pushed in list order): highest
+    priority first; last in first out (Scrapy's queues) or first in first out within one."""
+    pushed = list(enumerate(requests))
+    pushed.sort(key=lambda ir: (-ir[1].priority, -ir[0] if lifo else ir[0]))
+    return [r.url for _, r in pushed]
+
+
+@pytest.mark.parametrize("interleave", [True, False])
+def test_sitemap_entries_are_fetched_in_turn_across_sitemaps(tmp_path, interleave):
+    """A site with one sitemap per section (the local web's): the entries score alike (no
+    anchor), and in the sitemaps' order the first pages accepted were one section's, so
+    Algorithm 3's sample found a majority structure the site does not have and the page
+    decision halved the relevance of the other sections' articles (docs/benchmarks/
+    discovery.md). TOPICRAWL_SITEMAP_INTERLEAVE (default) queues them in turn."""
+    from scrapy.http import XmlResponse
+
+    from crawler.discovery import sitemap_ranks
+    from relevance.urls import PerHostStructureSample
+
+    spider = _spider(tmp_path, discover="sitemaps")
+    spider.sitemap_interleave = interleave
+    sections = ("files", "guoji", "guonei", "pinglun", "yaowen")
+    locs = "".join(f"<sitemap><loc>http://a.example.cn/sitemaps/{s}.xml</loc></sitemap>"
+                   for s in sections)  # fmt: skip
+    (index_request,) = spider._sitemap_requests(["http://a.example.cn/sitemap.xml"])  # noqa: SLF001
+    index = XmlResponse(index_request.url, request=index_request, body=(
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"{locs}</sitemapindex>").encode())  # fmt: skip
+    sitemap_requests = list(spider.parse_sitemap(index))
+    assert len(sitemap_requests) == 5
+    requests, queued = [], []  # queued: how many entries each sitemap read queued
+    for s, req in zip(sections, sitemap_requests, strict=True):
+        found = list(spider.parse_sitemap(XmlResponse(req.url, request=req,
+                                                      body=_sitemap(s, 10))))  # fmt: skip
+        requests += found
+        queued.append(len(found))
+    # held until the host's last sitemap is read (queued as read, the first sitemap's entries
+    # filled the downloader, which takes CONCURRENT_REQUESTS requests ahead, before the next
+    # sitemap was read); the sitemaps' order: queued as read
+    assert queued == ([0, 0, 0, 0, 50] if interleave else [10] * 5)
+    assert not spider._sitemaps_held and not spider._sitemaps_pending  # noqa: SLF001
+    assert {r.meta["link_score"]["score"] for r in requests} == {0.0}  # no evidence to rank
+    for lifo in (True, False):
+        first = _fetch_order(requests, lifo)[:10]  # accepted: Algorithm 3's first sample
+        sample = PerHostStructureSample(20)
+        for url in first:
+            sample.add(url)
+        shares = [sum(f"/{s}/" in u for u in first) for s in sections]
+        if interleave:  # in turn: two of each section
+            assert shares == [2] * 5 and not sample.has_structure(first[0])
+        else:  # the sitemaps' order: one section, a majority structure the site has not
+            assert max(shares) == 10 and sample.has_structure(first[0])
+    ranks = sitemap_ranks(r.url for r in requests[:10])
+    assert sorted(ranks.values()) == list(range(10))
+    assert ranks == sitemap_ranks(reversed([r.url for r in requests[:10]]))  # reproducible
+
+
+def test_held_sitemap_entries_are_released_late_or_when_idle(tmp_path):
+    """A sitemap that fails releases its host's held entries; entries held longer than
+    TOPICRAWL_SITEMAP_HOLD_SECONDS (a slow sitemap, or one read by another worker in the
+    scale-out) go with the next page, and any left when the crawl goes idle then."""
+    from scrapy.exceptions import DontCloseSpider
+    from scrapy.http import XmlResponse
+    from twisted.python.failure import Failure
+
+    spider = _spider(tmp_path, discover="sitemaps")
+    (index_request,) = spider._sitemap_requests(["http://a.example.cn/sitemap.xml"])  # noqa: SLF001
+    index = XmlResponse(index_request.url, request=index_request, body=(
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>http://a.example.cn/a.xml</loc></sitemap>"
+        b"<sitemap><loc>http://a.example.cn/b.xml</loc></sitemap>"
+        b"<sitemap><loc>http://a.example.cn/c.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
+    a, b, c = spider.parse_sitemap(index)
+    assert list(spider.parse_sitemap(XmlResponse(a.url, request=a,
+                                                 body=_sitemap("guoji", 3)))) == []  # fmt: skip
+    failure = Failure(ValueError("500"))
+    failure.request = b
+    assert list(spider.on_discovery_error(failure)) == []  # c is still to come
+    spider.sitemap_hold_seconds = 0.0  # c is slow
+    assert len(list(spider.release_stale_sitemaps())) == 3
+    assert spider.crawler.stats.get_value("topicrawl/discovery/sitemap/released_late") == 1
+    list(spider.parse_sitemap(XmlResponse(c.url, request=c, body=_sitemap("yaowen", 2))))
+    spider.sitemap_hold_seconds = 30.0
+    other = _spider(tmp_path, discover="sitemaps")  # a worker whose sitemap another reads
+    (d,) = other._sitemap_requests(["http://a.example.cn/d.xml"])  # noqa: SLF001
+    (e,) = other._sitemap_requests(["http://a.example.cn/e.xml"])  # noqa: SLF001
+    assert list(other.parse_sitemap(XmlResponse(d.url, request=d,
+                                                body=_sitemap("guonei", 4)))) == []  # fmt: skip
+    queued = []
+    other.crawler.engine = type("Engine", (), {"crawl": lambda self, r: queued.append(r)})()
+    with pytest.raises(DontCloseSpider):
+        other.spider_idle()
+    assert len(queued) == 4 and not other._sitemaps_held  # noqa: SLF001

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import CloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.misc import load_object
@@ -258,6 +258,16 @@ class TopicSpider(scrapy.Spider):
         #: sitemaps and feeds: most bytes unpacked, most URLs taken from one file
         self.discovery_max_bytes = 50 * 1024 * 1024
         self.discovery_max_urls = 50_000
+        #: sitemap entries queued in turn across sitemaps (TOPICRAWL_SITEMAP_INTERLEAVE;
+        #: crawler.discovery.sitemap_ranks), once every sitemap of their host requested by
+        #: this process is read, or after TOPICRAWL_SITEMAP_HOLD_SECONDS
+        self.sitemap_interleave = True
+        self.sitemap_hold_seconds = 30.0
+        self.sitemaps_requested: set[str] = set()
+        #: per host: sitemaps requested and not read yet; the entries of those read, held
+        self._sitemaps_pending: Counter[str] = Counter()
+        self._sitemaps_held: dict[str, list[tuple[str, list[str]]]] = {}
+        self._sitemaps_held_at: dict[str, float] = {}
         #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
         self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
@@ -388,6 +398,8 @@ class TopicSpider(scrapy.Spider):
         spider.max_document_pages = max(1, s.getint("TOPICRAWL_MAX_DOCUMENT_PAGES", 200))
         spider.discovery_max_bytes = s.getint("TOPICRAWL_DISCOVERY_MAX_BYTES", 50 * 1024 * 1024)
         spider.discovery_max_urls = max(1, s.getint("TOPICRAWL_DISCOVERY_MAX_URLS", 50_000))
+        spider.sitemap_interleave = s.getbool("TOPICRAWL_SITEMAP_INTERLEAVE", True)
+        spider.sitemap_hold_seconds = s.getfloat("TOPICRAWL_SITEMAP_HOLD_SECONDS", 30.0)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
         if spider.recrawl:
@@ -621,7 +633,16 @@ class TopicSpider(scrapy.Spider):
         """Ends a crawl that fetched no page because every seed failed with reason
         ``no_seed_reachable`` (exit status 3) and one line naming the seeds' errors.
 
-        Scale-out: idle workers wait for each other in :class:`crawler.idle.SharedIdleClose`."""
+        Scale-out: idle workers wait for each other in :class:`crawler.idle.SharedIdleClose`.
+
+        Sitemap entries still held (:meth:`release_sitemaps`: a sitemap requested here was
+        read by another worker) are queued now, and the crawl goes on."""
+        if self._sitemaps_held:
+            engine = self.crawler.engine
+            for host in list(self._sitemaps_held):
+                for request in self.release_sitemaps(host, force=True):
+                    engine.crawl(request)
+            raise DontCloseSpider
         stats = self.crawler.stats
         if stats.get_value("topicrawl/pages/fetched", 0) or not self.seed_failures:
             return
@@ -857,9 +878,12 @@ class TopicSpider(scrapy.Spider):
         kind = request.meta.get(discovery.DISCOVERY, "?") if request is not None else "?"
         self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
         if kind == "robots" and request is not None:  # no robots.txt: the usual place
-            yield self._discovery_request(request.url.replace("/robots.txt", "/sitemap.xml"),
-                                          "sitemap")  # fmt: skip
+            yield from self._sitemap_requests([request.url.replace("/robots.txt", "/sitemap.xml")])
             return
+        if kind == "sitemap" and request is not None:  # its host's other sitemaps go on
+            host = request.meta.get(discovery.SITEMAP_HOST, "")
+            self._sitemap_read(host)
+            yield from self.release_sitemaps(host)
         log.info("%s %s not fetched: %s", kind, request.url if request else "?",
                  describe_failure(failure))  # fmt: skip
 
@@ -869,35 +893,97 @@ class TopicSpider(scrapy.Spider):
         urls = discovery.robots_sitemaps(body, response.url)
         if not urls:
             urls = [response.urljoin("/sitemap.xml")]
+        yield from self._sitemap_requests(urls)
+
+    def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[scrapy.Request]:
+        """Requests for the sitemaps ``urls`` on allowed hosts, each once; each is counted
+        as pending for its host (:meth:`release_sitemaps`)."""
         for url in urls:
-            if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
-                yield self._discovery_request(url, "sitemap")
+            host = urlsplit(url).hostname or ""
+            if url in self.sitemaps_requested or not host_allowed(host, self.host_patterns):
+                continue
+            self.sitemaps_requested.add(url)
+            self._sitemaps_pending[host] += 1
+            yield self._discovery_request(url, "sitemap", **{discovery.SITEMAP_HOST: host})
+
+    def _sitemap_read(self, host: str) -> None:
+        """A sitemap of ``host`` is read (or failed): one pending less."""
+        if self._sitemaps_pending[host] > 1:
+            self._sitemaps_pending[host] -= 1
+        else:
+            self._sitemaps_pending.pop(host, None)
+
+    def release_sitemaps(self, host: str, *, force: bool = False) -> Iterator[scrapy.Request]:
+        """Queue the entries held for ``host`` once no sitemap of the host requested by this
+        process is left to read (``force``: now), so that they are queued together and
+        fetched in turn across the host's sitemaps (:func:`crawler.discovery.sitemap_ranks`).
+        Queued as each sitemap was read, the first sitemap's entries filled the downloader
+        (it takes up to ``CONCURRENT_REQUESTS`` requests ahead) before the next was read.
+        Entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS`` (a slow sitemap; in the
+        scale-out a sitemap requested here may be read by another worker) are released
+        with the next page (:meth:`release_stale_sitemaps`), and any left when the crawl
+        goes idle then (:meth:`spider_idle`)."""
+        if not force and self._sitemaps_pending.get(host):
+            return
+        held = self._sitemaps_held.pop(host, None)
+        self._sitemaps_held_at.pop(host, None)
+        for sitemap_url, urls in held or ():
+            info = PageInfo(url=sitemap_url, is_seed=True)
+            yield from self.follow(sitemap_url, info, [Link(url=u, anchor="") for u in urls], 0,
+                                   source="sitemap", ranks=discovery.sitemap_ranks(urls))  # fmt: skip
+
+    def release_stale_sitemaps(self) -> Iterator[scrapy.Request]:
+        """The entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS``, queued now."""
+        if not self._sitemaps_held_at:
+            return
+        now = time.monotonic()
+        for host, since in list(self._sitemaps_held_at.items()):
+            if now - since >= self.sitemap_hold_seconds:
+                self.crawler.stats.inc_value("topicrawl/discovery/sitemap/released_late")
+                yield from self.release_sitemaps(host, force=True)
 
     def parse_sitemap(self, response: Response) -> Iterator[Any]:
-        """A sitemap index (its sitemaps are fetched) or a sitemap (its URLs are links)."""
+        """A sitemap index (its sitemaps are fetched) or a sitemap (its URLs are links,
+        queued in turn with the host's other sitemaps: :meth:`release_sitemaps`)."""
+        request = response.request
+        host = (request.meta.get(discovery.SITEMAP_HOST) if request is not None else None
+                ) or urlsplit(response.url).hostname or ""  # fmt: skip
+        urls = yield from self._read_sitemap(response)
+        if not self.sitemap_interleave:
+            self._sitemap_read(host)
+            if urls:
+                info = PageInfo(url=response.url, is_seed=True)
+                yield from self.follow(response.url, info, [Link(url=u, anchor="") for u in urls],
+                                       0, source="sitemap")  # fmt: skip
+            return
+        if urls:
+            self._sitemaps_held.setdefault(host, []).append((response.url, urls))
+            self._sitemaps_held_at.setdefault(host, time.monotonic())
+        self._sitemap_read(host)
+        yield from self.release_sitemaps(host)
+
+    def _read_sitemap(self, response: Response) -> Iterator[Any]:
+        """Read a sitemap: yields the requests of a sitemap index's sitemaps; returns the
+        URLs of a sitemap (None for an index or a file that is no sitemap)."""
         stats = self.crawler.stats
         try:
             xml = discovery.sitemap_body(response.body, max_size=self.discovery_max_bytes)
         except ValueError as exc:
             stats.inc_value("topicrawl/discovery/sitemap/too_large")
             log.warning("sitemap %s skipped: %s", response.url, exc)
-            return
+            return None
         parsed = discovery.parse_sitemap(xml, max_urls=self.discovery_max_urls)
         if parsed is None:
             stats.inc_value("topicrawl/discovery/sitemap/invalid")
-            return
+            return None
         stats.inc_value("topicrawl/discovery/sitemap/parsed")
         if parsed.cut:
             stats.inc_value("topicrawl/discovery/sitemap/urls_cut", parsed.cut)
         if parsed.kind == "sitemapindex":
-            for url in parsed.urls:
-                if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
-                    yield self._discovery_request(url, "sitemap")
-            return
+            yield from self._sitemap_requests(parsed.urls)
+            return None
         stats.inc_value("topicrawl/discovery/sitemap/urls", len(parsed.urls))
-        info = PageInfo(url=response.url, is_seed=True)
-        yield from self.follow(response.url, info, [Link(url=u, anchor="") for u in parsed.urls],
-                               0, source="sitemap")  # fmt: skip
+        return list(parsed.urls)
 
     def parse_feed(self, response: Response) -> Iterator[Any]:
         """An RSS or Atom feed: its entries are links, their titles the anchor texts."""
@@ -1217,6 +1303,7 @@ class TopicSpider(scrapy.Spider):
             and self.harvest_window.rate() < self.harvest_floor
         ):
             raise CloseSpider("harvest_exhausted")
+        yield from self.release_stale_sitemaps()
         if page is None:
             return
         work = prepared.work if prepared is not None else None
@@ -1313,22 +1400,25 @@ class TopicSpider(scrapy.Spider):
         yield from self.follow(page.url, info, found, depth)
 
     def follow(
-        self, page_url: str, info: PageInfo, found: list[Link], depth: int, source: str = ""
+        self, page_url: str, info: PageInfo, found: list[Link], depth: int, source: str = "",
+        ranks: dict[str, int] | None = None,
     ) -> Iterator[scrapy.Request]:
         """Score the links ``found`` on ``page_url`` (a page, or a sitemap or feed:
-        ``source``) and queue those to follow with their priority."""
+        ``source``) and queue those to follow with their priority, less their rank in
+        ``ranks`` (a sitemap's entries: :func:`crawler.discovery.sitemap_ranks`)."""
         # counted here and added to the stats once a page (Scrapy's stats are a Python-level
         # __getattribute__ and a deprecation wrapper a call: ≈ 15 calls a page saved)
         counts: Counter[str] = Counter()
         stats = self.crawler.stats
         try:
-            yield from self._follow_links(page_url, info, found, source, counts)
+            yield from self._follow_links(page_url, info, found, source, counts, ranks)
         finally:  # also when the consumer stops early (CloseSpider)
             for key, n in counts.items():
                 stats.inc_value(key, n)
 
     def _follow_links(self, page_url: str, info: PageInfo, found: list[Link], source: str,
-                      counts: Counter[str]) -> Iterator[scrapy.Request]:  # fmt: skip
+                      counts: Counter[str], ranks: dict[str, int] | None = None
+                      ) -> Iterator[scrapy.Request]:  # fmt: skip
         """:meth:`follow`'s work, its stats counted in ``counts``."""
         links = []
         for link in found:
@@ -1371,7 +1461,7 @@ class TopicSpider(scrapy.Spider):
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
-                priority=score.priority,
+                priority=score.priority - (ranks.get(link.url, 0) if ranks else 0),
                 meta={"parent_url": page_url, "anchor": link.anchor,
                       "link_score": link_score},
             )
