@@ -465,7 +465,6 @@ def replay_pages(db: Path) -> list[dict]:
         "keywords": p.keywords or "", "text": p.text or "", "seed": p.depth == 0})
 
 
-
 def web_sections(family: str, seed: int) -> dict[str, str | None]:
     """The section URL each page's breadcrumb names (``ExtractedPage.section``), by URL, for
     every article, list and home page of a web (cached in the web's directory): the crawl's
