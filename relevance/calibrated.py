@@ -11,7 +11,9 @@ same for every topic:
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
   weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
   file's ``[learning] contrast`` lists and those learned from the web's sections (a page's
-  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
+  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`);
+  with ``section_negatives`` the pages of those learned contrast sections are the page model's
+  negatives (co-training: the section view labels the text view). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
   threshold`` (0.5); with ``[learning] calibrate_accept``, when the isotonic calibration of
   P(page) (:mod:`relevance.acceptance`) is at least the threshold — the acceptance only; links

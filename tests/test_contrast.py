@@ -288,9 +288,11 @@ def test_section_negatives_teach_the_page_model_the_sibling_section_is_off_topic
     assert models[True] < models[False] - 0.05
 
 
-def test_section_negatives_are_off_by_default_and_validated():
+def test_section_negatives_are_on_by_default_and_validated():
     topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n')
-    assert topic.learning.section_negatives is False
-    assert CalibratedLinkScorer.from_topic(topic).section_negatives is False
+    assert topic.learning.section_negatives is True
+    assert CalibratedLinkScorer.from_topic(topic).section_negatives is True
+    off = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\nsection_negatives = false\n')
+    assert CalibratedLinkScorer.from_topic(off).section_negatives is False
     with pytest.raises(TopicFileError, match="section_negatives"):
         parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\nsection_negatives = 3\n')

@@ -15,6 +15,13 @@ is trained again:
 2. ``em_steps`` EM steps: the unlabelled pages join with the label the model gives them and sample
    weight λ·|2P − 1| (confident predictions count more), and the model is trained again.
 
+With ``[learning] section_negatives`` (on by default) every kept page also records its section
+key, and the pages of the sections in :attr:`SelfTrainingPageModel.negative_sections` (the
+learned contrast's, set by :mod:`relevance.calibrated` before each training) are negatives at
+that training whatever their evidence: co-training (Blum & Mitchell, COLT 1998), the section
+view labelling the text view; labels are applied at training time, so earlier pages are
+re-labelled when their section becomes a contrast topic.
+
 Defaults (P_lit ≥ 0.7 positive, ≤ 0.1 negative, C = 10, λ = 1, 3 EM steps, classes
 balanced; liblinear: the same figures as lbfgs there, 4× faster) were chosen on template family "a" of the local test web (docs/benchmarks/topics.md).
 
