@@ -465,7 +465,32 @@ def replay_pages(db: Path) -> list[dict]:
         "keywords": p.keywords or "", "text": p.text or "", "seed": p.depth == 0})
 
 
-def replay(pages: list[dict], topic: Any, truth: dict, category: str) -> list[dict]:
+def web_sections(family: str, seed: int) -> dict[str, str | None]:
+    """The section URL each page's breadcrumb names (``ExtractedPage.section``), by URL, for
+    every article, list and home page of a web (cached in the web's directory): the crawl's
+    databases do not keep it, and a replay needs it for the learned contrast."""
+    from topicrawl.extract import decode_html, extract_page
+
+    out, truth = ensure_web(family, seed)
+    cache = out / "sections.json"
+    if cache.exists():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
+    found: dict[str, str | None] = {}
+    for url, page in truth["pages"].items():
+        r = responses.get(url, {})
+        if page["kind"] not in ("article", "list", "home") or "file" not in r:
+            continue
+        ctype = r.get("content_type", "")
+        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
+        html, _ = decode_html((out / r["file"]).read_bytes(), header)
+        found[url] = extract_page(html, url).section
+    cache.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
+    return found
+
+
+def replay(pages: list[dict], topic: Any, truth: dict, category: str,
+           sections: dict[str, str | None] | None = None) -> list[dict]:  # fmt: skip
     """Score and observe ``pages`` in order with a fresh calibrated scorer of ``topic``, as
     the spider does (score, judge at the page threshold, then train); per page its P, P_lit,
     P_model, on-topic flag and category."""
@@ -479,7 +504,8 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str) -> list[di
             continue
         seen.add(p["url"])
         info = PageInfo(url=p["url"], title=p["title"], description=p["description"],
-                        keywords=p["keywords"], text=p["text"], is_seed=p["seed"])  # fmt: skip
+                        keywords=p["keywords"], text=p["text"], is_seed=p["seed"],
+                        section=(sections or {}).get(p["url"]))  # fmt: skip
         rel, lit, model = scorer.page_scores(info)
         scorer.observe_page(info, rel, None)
         t = truth["pages"].get(p["url"]) or {}
@@ -520,9 +546,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for (seed, cat), db in sorted(dbs.items()):
         _, truth = ensure_web(args.family, seed)
         pages = replay_pages(db)
+        sections = web_sections(args.family, seed)
         topic0 = load_topic(topic_paths()[cat])
         for v in variants:
-            rows = replay(pages, learning_variant(topic0, v), truth, cat)
+            rows = replay(pages, learning_variant(topic0, v), truth, cat, sections)
             acc = [r for r in rows if r["accepted"]]
             tp = sum(r["on"] for r in acc)
             n_on = sum(r["on"] for r in rows)

@@ -11,7 +11,9 @@ same for every topic:
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
   weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
   file's ``[learning] contrast`` lists and those learned from the web's sections (a page's
-  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`). Before the model has its first training (too few confident pages of either
+  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`);
+  with ``section_negatives`` the pages of those learned contrast sections are the page model's
+  negatives (co-training: the section view labels the text view). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
   threshold`` (0.5); with ``[learning] calibrate_accept``, when the isotonic calibration of
   P(page) (:mod:`relevance.acceptance`) is at least the threshold — the acceptance only; links
@@ -109,6 +111,9 @@ class CalibratedLinkScorer:
         #: the calibration map of the acceptance (``[learning] calibrate_accept``;
         #: relevance.acceptance), None: a page is accepted on P(page) itself
         self.accept_map: AcceptanceMap | None = None
+        #: ``[learning] section_negatives``: the pages of the learned contrast's sections are
+        #: the page model's negatives (co-training: the section view labels the text view)
+        self.section_negatives = False
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -165,6 +170,7 @@ class CalibratedLinkScorer:
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
                 breadcrumbs=lc.contrast_breadcrumbs, against_crawl=lc.contrast_against_crawl,
                 seed=seed or 0)  # fmt: skip
+        scorer.section_negatives = lc.section_negatives
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -246,7 +252,12 @@ class CalibratedLinkScorer:
         shared = self.shared
         retrained = False
         if self.page_model is not None:
-            retrained = self.page_model.observe(words, lit, label)
+            section = None
+            lc = self.learned_contrast
+            if self.section_negatives and lc is not None:
+                section = lc.section_of(page.url, page.section)
+                self.page_model.negative_sections = lc.contrast_keys
+            retrained = self.page_model.observe(words, lit, label, section)
             if shared is not None:
                 shared.publish_page(words, lit, label)
         if self.learned_contrast is not None:

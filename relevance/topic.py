@@ -137,6 +137,9 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   has one (false: the URL directory only)
     contrast_against_crawl = false     #   a contrast word must also stand out against the
                                        #   crawl's pages outside the contrast sections
+    section_negatives = true           #   the pages of those contrast sections are the
+                                       #   page model's negatives, whatever their words
+                                       #   (co-training: the section view labels the text)
     calibrate_accept = false           # accept a page when the isotonic calibration of
                                        #   P(page) (the share of such pages on-topic on the
                                        #   development crawls; relevance.acceptance) is at
@@ -263,6 +266,7 @@ class LearningConfig:
     contrast_ratio: float = 0.7
     contrast_breadcrumbs: bool = True
     contrast_against_crawl: bool = False
+    section_negatives: bool = True
     calibrate_accept: bool = False
     suggested: list[str] = field(default_factory=list)
 
@@ -439,6 +443,7 @@ _TABLES: dict[str, _Spec] = {
         "contrast_ratio": ((int, float), (0.0, 1.0)),
         "contrast_breadcrumbs": (bool, None),
         "contrast_against_crawl": (bool, None),
+        "section_negatives": (bool, None),
         "calibrate_accept": (bool, None),
         "suggested": (list, None),
     },

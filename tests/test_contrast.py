@@ -205,3 +205,94 @@ def test_learned_contrast_is_on_by_default_in_calibrated_mode():
 def test_learn_contrast_is_validated():
     with pytest.raises(TopicFileError, match="contrast_ratio"):
         parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\ncontrast_ratio = 2\n')
+
+
+# -- [learning] section_negatives: the section view labels the page model's negatives ---------
+def test_the_page_model_takes_the_pages_of_negative_sections_as_negatives():
+    """A page of a vetoed section is a negative at training, whatever its evidence; the same
+    pages without the veto are positives and the model learns their words as the topic's."""
+    from relevance.learning.selftrain import SelfTrainingPageModel
+
+    probs = {}
+    for veto in (frozenset(), frozenset({"p.test/film"})):
+        m = SelfTrainingPageModel(retrain_every=10**6, em_steps=0)
+        for i in range(8):
+            m.observe(SPORT_PAGE + [f"s{i}"], 0.9, section="p.test/sports")
+            m.observe(FILM_PAGE + [f"f{i}"], 0.9, section="p.test/film")  # sibling: evidence
+            m.observe(MONEY_PAGE + [f"m{i}"], 0.02, section="p.test/money")
+        m.negative_sections = veto
+        assert m.retrain()
+        probs[bool(veto)] = m.probability_words([["电影", "导演", "票房"]])[0]
+    assert probs[False] > 0.5 > probs[True]
+
+
+def test_a_users_label_is_not_overridden_by_the_section():
+    from relevance.learning.selftrain import SelfTrainingPageModel
+
+    m = SelfTrainingPageModel()
+    m.observe(FILM_PAGE, 0.02, label=True, section="p.test/film")
+    assert m.pages[0][1:] == (1, None)
+
+
+def test_the_page_models_state_keeps_the_pages_sections():
+    from relevance.learning.selftrain import SelfTrainingPageModel
+
+    m = SelfTrainingPageModel()
+    m.observe(SPORT_PAGE, 0.9, section="p.test/sports")
+    m.observe(FILM_PAGE, 0.5)
+    state = m.to_state(pool=True)
+    assert state["pages"][0][2] == "p.test/sports" and len(state["pages"][1]) == 2
+    m2 = SelfTrainingPageModel()
+    m2.apply_state(m2.parse_state(state))
+    assert [p[2] for p in m2.pages] == ["p.test/sports", None]
+    bad = {**state, "pages": [[{"a": 1}, 1, 7]]}
+    with pytest.raises(ValueError):
+        m2.parse_state(bad)
+
+
+def _crawl_with_a_sibling_section(section_negatives: bool) -> CalibratedLinkScorer:
+    """A crawl of three sections: the topic's, a sibling whose pages carry the topic's words
+    in one of three pages (a contrast section all the same: its mean evidence is low), and an
+    unrelated one."""
+    words = "".join(f'"{w}" = 1\n' for w in SPORT)
+    topic = parse_topic(f'name = "体育"\n[words]\n{words}[learning]\nretrain_every = 5\n'
+                        f"section_negatives = {str(section_negatives).lower()}\n")  # fmt: skip
+    s = CalibratedLinkScorer.from_topic(topic)
+    s.extract = s.evidence.words = str.split
+    for i in range(15):
+        film_title = "电影 比赛 球队 进球" if i % 3 == 0 else "电影 首映"
+        film_text = " ".join(FILM_PAGE) + (" 比赛 球队 进球 球员" * 2 if i % 3 == 0 else "")
+        for sec, title, text in (("sports", "比赛 球队", " ".join(SPORT_PAGE) * 2),
+                                 ("film", film_title, film_text),
+                                 ("money", "股票", " ".join(MONEY_PAGE))):  # fmt: skip
+            page = PageInfo(url=f"http://p.test/show.php?id={sec}{i}", title=title, text=text,
+                            section=f"http://p.test/channel/{sec}/")  # fmt: skip
+            s.observe_page(page, s.page_relevance(page), None)
+    return s
+
+
+def test_section_negatives_teach_the_page_model_the_sibling_section_is_off_topic():
+    probe = PageInfo(url="http://p.test/show.php?id=x", title="电影 首映 导演",
+                     text=" ".join(FILM_PAGE))  # fmt: skip
+    models = {}
+    for on in (False, True):
+        s = _crawl_with_a_sibling_section(on)
+        assert s.learned_contrast is not None
+        assert "p.test/channel/film" in s.learned_contrast.topics
+        assert s.page_model is not None and s.page_model.ready
+        models[on] = s.page_scores(probe)[2]
+        if on:  # the sibling's pages with the topic's words were trained on as negatives
+            assert s.page_model.negative_sections == {"p.test/channel/film",
+                                                      "p.test/channel/money"}  # fmt: skip
+    assert models[True] is not None and models[False] is not None
+    assert models[True] < models[False] - 0.05
+
+
+def test_section_negatives_are_on_by_default_and_validated():
+    topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n')
+    assert topic.learning.section_negatives is True
+    assert CalibratedLinkScorer.from_topic(topic).section_negatives is True
+    off = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\nsection_negatives = false\n')
+    assert CalibratedLinkScorer.from_topic(off).section_negatives is False
+    with pytest.raises(TopicFileError, match="section_negatives"):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\nsection_negatives = 3\n')

@@ -272,7 +272,7 @@ def test_user_labels_override_pseudo_labels_and_link_outcomes():
     m.observe(words(ON[0]), 0.02, label=True)  # evidence says off-topic, the user says on
     m.observe(words(OFF[0]), 0.95, label=False)
     m.observe(words(OFF[1]), 0.95)
-    assert [y for _, y in m.pages] == [1, 0, 1]
+    assert [p[1] for p in m.pages] == [1, 0, 1]
 
     s = scorer()
     s.set_labels(UserLabels(sections={"http://a.cn/finance/": True}))

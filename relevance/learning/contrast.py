@@ -144,13 +144,24 @@ class LearnedContrast(LearnedModel):
                 section: str | None = None) -> None:  # fmt: skip
         """A fetched page: its URL, its candidate words, its P_lit against the topic alone and
         the URL of the section its breadcrumb names (``section``; None: it has none)."""
-        host, by_url = _host_section(url)
-        by_crumb = section_key(host, section) if section and self.breadcrumbs else None
-        section = by_crumb or by_url
+        host = urlsplit(url).hostname or ""
+        section = self.section_of(url, section)
         self.seen += 1
         reservoir_put(self.pages, (host, section, frozenset(words[: self.max_words])
                                    - self.topic_words, literal),
                       self.seen, self.max_pages, self._rng)  # fmt: skip
+
+    def section_of(self, url: str, section: str | None = None) -> str | None:
+        """The section key of a page (:func:`section_key` of the section its breadcrumb
+        names, ``section``, else :func:`url_section`); None: it has none."""
+        host, by_url = _host_section(url)
+        by_crumb = section_key(host, section) if section and self.breadcrumbs else None
+        return by_crumb or by_url
+
+    @property
+    def contrast_keys(self) -> frozenset[str]:
+        """The sections that are contrast topics since the last :meth:`rebuild`."""
+        return frozenset(self.topics)
 
     def contrast_sections(self, sections: Mapping[str, tuple[int, float]]) -> list[str]:
         """The sections of at least ``min_pages`` pages whose mean P_lit is at most ``ratio``

@@ -15,6 +15,13 @@ is trained again:
 2. ``em_steps`` EM steps: the unlabelled pages join with the label the model gives them and sample
    weight λ·|2P − 1| (confident predictions count more), and the model is trained again.
 
+With ``[learning] section_negatives`` (on by default) every kept page also records its section
+key, and the pages of the sections in :attr:`SelfTrainingPageModel.negative_sections` (the
+learned contrast's, set by :mod:`relevance.calibrated` before each training) are negatives at
+that training whatever their evidence: co-training (Blum & Mitchell, COLT 1998), the section
+view labelling the text view; labels are applied at training time, so earlier pages are
+re-labelled when their section becomes a contrast topic.
+
 Defaults (P_lit ≥ 0.7 positive, ≤ 0.1 negative, C = 10, λ = 1, 3 EM steps, classes
 balanced; liblinear: the same figures as lbfgs there, 4× faster) were chosen on template family "a" of the local test web (docs/benchmarks/topics.md).
 
@@ -125,8 +132,13 @@ class SelfTrainingPageModel(LearnedModel):
         self.class_weight = class_weight
         self.max_pages, self.max_words = max_pages, max_words
         self._rng = random.Random(seed)
-        # pages: (word counts, label 1/0/None); fixed examples (with a weight) are kept apart
-        self.pages: list[tuple[Bag, int | None]] = []
+        # pages: (word counts, label 1/0/None, section or None); fixed examples (with a
+        # weight) are kept apart
+        self.pages: list[tuple[Bag, int | None, str | None]] = []
+        #: sections whose pages are negatives at the next training, whatever their literal
+        #: evidence (``[learning] section_negatives``: the learned contrast's sections, set
+        #: by the scorer; empty: the pseudo-labels of the evidence alone)
+        self.negative_sections: frozenset[str] = frozenset()
         self.fixed: list[tuple[Counter, int, float]] = []
         self.seen = 0
         self.since = 0
@@ -150,17 +162,21 @@ class SelfTrainingPageModel(LearnedModel):
             return 0
         return None
 
-    def observe(self, words: Sequence[str], evidence: float, label: bool | None = None) -> bool:
-        """Add a fetched page (its candidate words and P_lit); retrain every
-        ``retrain_every`` pages. A user's ``label`` overrides the pseudo-label of the
-        evidence. Returns True when the model was retrained."""
-        return self.observe_counts(Counter(words[: self.max_words]), evidence, label)
+    def observe(self, words: Sequence[str], evidence: float, label: bool | None = None,
+                section: str | None = None) -> bool:  # fmt: skip
+        """Add a fetched page (its candidate words and P_lit, and the key of its section when
+        known); retrain every ``retrain_every`` pages. A user's ``label`` overrides the
+        pseudo-label of the evidence. Returns True when the model was retrained."""
+        return self.observe_counts(Counter(words[: self.max_words]), evidence, label, section)
 
-    def observe_counts(self, counts: Counter, evidence: float, label: bool | None = None) -> bool:
+    def observe_counts(self, counts: Counter, evidence: float, label: bool | None = None,
+                       section: str | None = None) -> bool:  # fmt: skip
         """:meth:`observe` of a page given as word counts (a page another scale-out worker
         fetched: ``crawler.sharedlearn.SharedLearningStream``)."""
         pseudo = self.label(evidence) if label is None else int(label)
-        item = (bag_of_counts(counts), pseudo)
+        if label is not None:
+            section = None  # a user's label is never overridden by the section view
+        item = (bag_of_counts(counts), pseudo, section)
         self.seen += 1
         reservoir_put(self.pages, item, self.seen, self.max_pages, self._rng)
         self.since += 1
@@ -189,13 +205,15 @@ class SelfTrainingPageModel(LearnedModel):
 
         DictVectorizer, TfidfTransformer, LogisticRegression = self.learner()  # noqa: N806
 
-        labelled = [(bag_counts(b), y, 1.0) for b, y in self.pages if y is not None]
+        veto = self.negative_sections
+        pages = [(b, 0 if s is not None and s in veto else y) for b, y, s in self.pages]
+        labelled = [(bag_counts(b), y, 1.0) for b, y in pages if y is not None]
         labelled += self.fixed
         pos = sum(1 for _, y, _ in labelled if y == 1)
         neg = len(labelled) - pos
         if pos < self.min_positives or neg < self.min_negatives:
             return False
-        unlabelled = [bag_counts(b) for b, y in self.pages if y is None]
+        unlabelled = [bag_counts(b) for b, y in pages if y is None]
         docs = [c for c, _, _ in labelled] + unlabelled
         dv = DictVectorizer()
         counts = dv.fit_transform(docs)
@@ -258,7 +276,8 @@ class SelfTrainingPageModel(LearnedModel):
             "trained_on": self.trained_on,
         }
         if pool:
-            state["pages"] = [[bag_counts(b), y] for b, y in self.pages]
+            state["pages"] = [[bag_counts(b), y] if s is None else [bag_counts(b), y, s]
+                              for b, y, s in self.pages]  # fmt: skip
             state["since"] = self.since
         return state
 
@@ -272,20 +291,24 @@ class SelfTrainingPageModel(LearnedModel):
         values = [model.intercept, *(x for pair in model.terms.values() for x in pair)]
         if not all(math.isfinite(x) for x in values):
             raise ValueError("a weight is not finite")
-        pages: list[tuple[Bag, int | None]] = []
+        pages: list[tuple[Bag, int | None, str | None]] = []
         raw = state.get("pages", [])
         if not isinstance(raw, list) or len(raw) > self.max_pages:
             raise ValueError("bad pages")
         for entry in raw:
-            if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], dict):
+            if (not isinstance(entry, list) or len(entry) not in (2, 3)
+                    or not isinstance(entry[0], dict)):  # fmt: skip
                 raise ValueError("bad page")
-            counts, y = entry
+            counts, y = entry[0], entry[1]
+            section = entry[2] if len(entry) == 3 else None
+            if section is not None and (not isinstance(section, str) or len(section) > 1000):
+                raise ValueError("bad page section")
             if y not in (None, 0, 1) or isinstance(y, float) or len(counts) > self.max_words:
                 raise ValueError("bad page")
             if not all(isinstance(w, str) and isinstance(k, int) and not isinstance(k, bool)
                        and k > 0 for w, k in counts.items()):  # fmt: skip
                 raise ValueError("bad word counts")
-            pages.append((bag_of_counts(counts), y))
+            pages.append((bag_of_counts(counts), y, section))
         seen, since = state.get("seen", len(pages)), state.get("since", 0)
         if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
                    for x in (seen, since, model.trainings)):  # fmt: skip
