@@ -38,7 +38,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -71,17 +71,12 @@ def ensure_web(family: str, seed: int) -> tuple[Path, dict]:
     return out, build_web(out, scale="large", seed=seed, **kwargs)
 
 
-def web_pages(family: str, seed: int) -> list[dict]:
-    """Every article and list page of a web, extracted as the crawl extracts it (cached in
-    the web's directory): url, kind, category, title, description, keywords, text."""
+def _extracted(out: Path, truth: dict) -> Iterator[tuple[str, dict, Any]]:
+    """``(url, truth page, extraction)`` of every article, list and home page of the web in
+    ``out``, in URL order, decoded and extracted as the crawl does."""
     from topicrawl.extract import decode_html, extract_page
 
-    out, truth = ensure_web(family, seed)
-    cache = out / "pages_extracted.json"
-    if cache.exists():
-        return json.loads(cache.read_text(encoding="utf-8"))
     responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
-    rows = []
     for url, page in sorted(truth["pages"].items()):
         r = responses.get(url, {})
         if page["kind"] not in ("article", "list", "home") or "file" not in r:
@@ -89,7 +84,18 @@ def web_pages(family: str, seed: int) -> list[dict]:
         ctype = r.get("content_type", "")
         header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
         html, _ = decode_html((out / r["file"]).read_bytes(), header)
-        ex = extract_page(html, url)
+        yield url, page, extract_page(html, url)
+
+
+def web_pages(family: str, seed: int) -> list[dict]:
+    """Every article and list page of a web, extracted as the crawl extracts it (cached in
+    the web's directory): url, kind, category, title, description, keywords, text."""
+    out, truth = ensure_web(family, seed)
+    cache = out / "pages_extracted.json"
+    if cache.exists():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    rows = []
+    for url, page, ex in _extracted(out, truth):
         rows.append({"url": url, "kind": page["kind"], "category": page.get("category"),
                      "title": ex.title, "description": ex.description,
                      "keywords": ex.keywords, "text": ex.text})  # fmt: skip
@@ -469,22 +475,11 @@ def web_sections(family: str, seed: int) -> dict[str, str | None]:
     """The section URL each page's breadcrumb names (``ExtractedPage.section``), by URL, for
     every article, list and home page of a web (cached in the web's directory): the crawl's
     databases do not keep it, and a replay needs it for the learned contrast."""
-    from topicrawl.extract import decode_html, extract_page
-
     out, truth = ensure_web(family, seed)
     cache = out / "sections.json"
     if cache.exists():
         return json.loads(cache.read_text(encoding="utf-8"))
-    responses = json.loads((out / "responses.json").read_text(encoding="utf-8"))
-    found: dict[str, str | None] = {}
-    for url, page in truth["pages"].items():
-        r = responses.get(url, {})
-        if page["kind"] not in ("article", "list", "home") or "file" not in r:
-            continue
-        ctype = r.get("content_type", "")
-        header = ctype.split("charset=", 1)[1].strip() if "charset=" in ctype else None
-        html, _ = decode_html((out / r["file"]).read_bytes(), header)
-        found[url] = extract_page(html, url).section
+    found = {url: ex.section for url, _, ex in _extracted(out, truth)}
     cache.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
     return found
 
