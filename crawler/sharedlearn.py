@@ -254,6 +254,8 @@ MAX_SUMMARY_WORDS = 300
 MAX_WORD = 40
 MAX_FEATURE = 200
 MAX_ENTRY = 64 * 1024
+#: longest section key a shared page may carry (relevance.learning.contrast.section_key)
+MAX_SECTION = 1000
 MAX_FEATURES = 200
 
 
@@ -263,16 +265,23 @@ def _valid_probability(x: Any) -> float:
     return float(x)
 
 
-def page_summary(words: Iterable[str], evidence: float, label: bool | None) -> dict[str, Any]:
+def page_summary(words: Iterable[str], evidence: float, label: bool | None,
+                 section: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The pseudo-labelled page a worker shares: its most frequent candidate words (counts),
-    its literal evidence and the user's label, if any."""
+    its literal evidence, the user's label, if any, and its section key, if known (``[learning]
+    section_negatives``: every worker's page model vetoes the pages of its contrast
+    sections, whichever worker fetched them)."""
     counts = Counter(w for w in words if len(w) <= MAX_WORD)
-    return {"c": dict(counts.most_common(MAX_SUMMARY_WORDS)), "e": round(float(evidence), 4),
-            "y": None if label is None else bool(label)}  # fmt: skip
+    out = {"c": dict(counts.most_common(MAX_SUMMARY_WORDS)), "e": round(float(evidence), 4),
+           "y": None if label is None else bool(label)}  # fmt: skip
+    if section is not None and len(section) <= MAX_SECTION:
+        out["s"] = section
+    return out
 
 
-def parse_page(data: Any) -> tuple[Counter, float, bool | None]:
-    """Validate a shared page summary (ValueError when malformed)."""
+def parse_page(data: Any) -> tuple[Counter, float, bool | None, str | None]:
+    """Validate a shared page summary (ValueError when malformed): counts, evidence, label,
+    section key."""
     if not isinstance(data, dict) or not isinstance(data.get("c"), dict):
         raise ValueError("not a page summary")
     c = data["c"]
@@ -288,7 +297,11 @@ def parse_page(data: Any) -> tuple[Counter, float, bool | None]:
     y = data.get("y")
     if y is not None and not isinstance(y, bool):
         raise ValueError("bad label")
-    return counts, _valid_probability(data.get("e")), y
+    section = data.get("s")
+    if section is not None and (not isinstance(section, str) or not section
+                                or len(section) > MAX_SECTION):  # fmt: skip
+        raise ValueError("bad section")
+    return counts, _valid_probability(data.get("e")), y, section
 
 
 def parse_link(data: Any) -> tuple[float, list[str], float]:
@@ -333,8 +346,9 @@ class SharedLearningStream:
         if len(self.pending) > self.max_pending:
             del self.pending[: len(self.pending) - self.max_pending]
 
-    def publish_page(self, words: Iterable[str], evidence: float, label: bool | None) -> None:
-        self._queue("p", page_summary(words, evidence, label))
+    def publish_page(self, words: Iterable[str], evidence: float, label: bool | None,
+                     section: str | None = None) -> None:  # fmt: skip
+        self._queue("p", page_summary(words, evidence, label, section))
 
     def publish_link(self, prior: float, features: list[str], label: float) -> None:
         self._queue("l", {"p": round(float(prior), 4), "f": list(features)[:MAX_FEATURES],
@@ -385,9 +399,9 @@ class SharedLearningStream:
                 raise ValueError("bad entry")
             data = json.loads(raw)
             if kind == "p":
-                counts, evidence, label = parse_page(data)
+                counts, evidence, label, section = parse_page(data)
                 if page_model is not None:
-                    page_model.observe_counts(counts, evidence, label)
+                    page_model.observe_counts(counts, evidence, label, section)
             elif kind == "l":
                 prior, feats, label = parse_link(data)
                 if link_model is not None:

@@ -259,7 +259,7 @@ class CalibratedLinkScorer:
                 self.page_model.negative_sections = lc.contrast_keys
             retrained = self.page_model.observe(words, lit, label, section)
             if shared is not None:
-                shared.publish_page(words, lit, label)
+                shared.publish_page(words, lit, label, section)
         if self.learned_contrast is not None:
             self._observe_contrast(page, words, lit, retrained)
         if self.link_model is not None and link and link.get("features"):

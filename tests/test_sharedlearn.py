@@ -219,6 +219,9 @@ def test_malformed_stream_entries_are_refused_and_counted(redis_keys):
         {"w": "x", "k": "?", "d": "{}"},
         {"w": "x", "k": "p", "d": "[" * 100_000},
         {"w": "x", "k": "p", "d": "\x80" * 10},
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None, "s": 7})},
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
+                                               "s": "h/" * 600})},
     ]
     for entry in bad:
         client.xadd(key, entry)
@@ -389,3 +392,19 @@ def test_link_gate_counts_round_trip_through_jobdir(tmp_path):
     for f in ("h:a.cn", "s:a.cn/x", "s:a.cn/y"):
         assert after.link_model.value(f) == pytest.approx(before.link_model.value(f), abs=1e-3)
     assert after.link_model.value("s:a.cn/y") > 0.5 and after.link_model.value("h:a.cn") == 0
+
+
+@pytest.mark.redis
+def test_a_shared_page_keeps_its_section_for_the_other_workers_vetoes(redis_keys):
+    """[learning] section_negatives in a scale-out: a page another worker fetched carries its
+    section key, so this worker's page model makes it a negative when that section is one of
+    its contrast sections, like its own pages."""
+    client, prefix = redis_keys
+    key = f"{prefix}:learn"
+    other = SharedLearningStream(client, key, worker="other", clock=Clock())
+    other.publish_page(["房价", "楼市"], 0.9, None, "h.example/house")
+    other.publish_page(["比赛", "球队"], 0.9, None)
+    other.sync()
+    page_model = SelfTrainingPageModel()
+    SharedLearningStream(client, key, worker="me", clock=Clock()).sync(page_model)
+    assert [(y, s) for _, y, s in page_model.pages] == [(1, "h.example/house"), (1, None)]
