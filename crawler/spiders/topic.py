@@ -928,9 +928,7 @@ class TopicSpider(scrapy.Spider):
         held = self._sitemaps_held.pop(host, None)
         self._sitemaps_held_at.pop(host, None)
         for sitemap_url, urls in held or ():
-            info = PageInfo(url=sitemap_url, is_seed=True)
-            yield from self.follow(sitemap_url, info, [Link(url=u, anchor="") for u in urls], 0,
-                                   source="sitemap", ranks=discovery.sitemap_ranks(urls))  # fmt: skip
+            yield from self._follow_sitemap(sitemap_url, urls, discovery.sitemap_ranks(urls))
 
     def release_stale_sitemaps(self) -> Iterator[scrapy.Request]:
         """The entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS``, queued now."""
@@ -949,18 +947,21 @@ class TopicSpider(scrapy.Spider):
         host = (request.meta.get(discovery.SITEMAP_HOST) if request is not None else None
                 ) or urlsplit(response.url).hostname or ""  # fmt: skip
         urls = yield from self._read_sitemap(response)
-        if not self.sitemap_interleave:
-            self._sitemap_read(host)
-            if urls:
-                info = PageInfo(url=response.url, is_seed=True)
-                yield from self.follow(response.url, info, [Link(url=u, anchor="") for u in urls],
-                                       0, source="sitemap")  # fmt: skip
-            return
-        if urls:
+        self._sitemap_read(host)
+        if urls and not self.sitemap_interleave:  # queued now, in the sitemap's own order
+            yield from self._follow_sitemap(response.url, urls)
+        elif urls:
             self._sitemaps_held.setdefault(host, []).append((response.url, urls))
             self._sitemaps_held_at.setdefault(host, time.monotonic())
-        self._sitemap_read(host)
         yield from self.release_sitemaps(host)
+
+    def _follow_sitemap(self, sitemap_url: str, urls: list[str],
+                        ranks: dict[str, int] | None = None) -> Iterator[scrapy.Request]:  # fmt: skip
+        """The entries ``urls`` of a sitemap as links without anchor text, queued by their
+        score (less their rank in ``ranks``)."""
+        info = PageInfo(url=sitemap_url, is_seed=True)
+        yield from self.follow(sitemap_url, info, [Link(url=u, anchor="") for u in urls], 0,
+                               source="sitemap", ranks=ranks)  # fmt: skip
 
     def _read_sitemap(self, response: Response) -> Iterator[Any]:
         """Read a sitemap: yields the requests of a sitemap index's sitemaps; returns the

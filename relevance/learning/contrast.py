@@ -144,8 +144,7 @@ class LearnedContrast(LearnedModel):
                 section: str | None = None) -> None:  # fmt: skip
         """A fetched page: its URL, its candidate words, its P_lit against the topic alone and
         the URL of the section its breadcrumb names (``section``; None: it has none)."""
-        host = urlsplit(url).hostname or ""
-        section = self.section_of(url, section)
+        host, section = self._host_and_section(url, section)
         self.seen += 1
         reservoir_put(self.pages, (host, section, frozenset(words[: self.max_words])
                                    - self.topic_words, literal),
@@ -154,9 +153,13 @@ class LearnedContrast(LearnedModel):
     def section_of(self, url: str, section: str | None = None) -> str | None:
         """The section key of a page (:func:`section_key` of the section its breadcrumb
         names, ``section``, else :func:`url_section`); None: it has none."""
+        return self._host_and_section(url, section)[1]
+
+    def _host_and_section(self, url: str, section: str | None) -> tuple[str, str | None]:
+        """A page's host and :meth:`section_of`, from one parse of its URL."""
         host, by_url = _host_section(url)
         by_crumb = section_key(host, section) if section and self.breadcrumbs else None
-        return by_crumb or by_url
+        return host, by_crumb or by_url
 
     @property
     def contrast_keys(self) -> frozenset[str]:
