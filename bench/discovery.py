@@ -19,7 +19,7 @@ original and its copies counted once, that have a corpus document) and precision
 the page-relevance and dedup decisions).
 
 ``--set`` passes Scrapy settings to every crawl (an A/B arm, e.g. ``--set
-TOPICRAWL_SITEMAP_SPREAD=0`` for the sitemaps' own order); ``--tag`` names its databases
+TOPICRAWL_SITEMAP_INTERLEAVE=False`` for the sitemaps' own order); ``--tag`` names its databases
 (``bench/out/discovery-<web>-<mode>[-tag].db``) and ``--family``/``--seed`` pick the web
 (``bench/out/web_discovery`` for family a seed 0, ``web_discovery_<family><seed>`` else), so
 arms and webs can run side by side.
@@ -86,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     extra = dict(kv.split("=", 1) for kv in args.set)
     modes = [None if m == "links" else "sitemaps,feeds" for m in args.modes.split(",")]
-    name_of_web = ("web_discovery" if (args.family, args.seed) == ("a", 0)
-                   else f"web_discovery_{args.family}{args.seed}")  # fmt: skip
-    web = OUT / name_of_web
+    default_web = (args.family, args.seed) == ("a", 0)
+    web = OUT / ("web_discovery" if default_web else f"web_discovery_{args.family}{args.seed}")
+    db_stem = "discovery" if default_web else f"discovery-{args.family}{args.seed}"
+    tag = f"-{args.tag}" if args.tag else ""
     truth = build_web(web, scale=args.scale, seed=args.seed, discovery=True, family=args.family,
                       orphans=args.orphans, documents=True)  # fmt: skip
     domain = next(s["home"] for s in truth["sites"]
@@ -104,10 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             budget = 2 * len(targets)
             for discover in modes:
                 label = discover or "links only"
-                tag = f"-{args.tag}" if args.tag else ""
-                db = OUT / f"discovery-{name}-{'disc' if discover else 'plain'}{tag}.db"
-                if args.family != "a" or args.seed != 0:
-                    db = db.with_name(f"discovery-{args.family}{args.seed}-{db.name[10:]}")
+                db = OUT / f"{db_stem}-{name}-{'disc' if discover else 'plain'}{tag}.db"
                 print(f"crawling {name} ({home}), {label}, budget {budget} ...", flush=True)
                 wall = crawl(server.url, home, args.topic, budget, db, discover, extra)
                 store = Store.from_url(f"sqlite:///{db}")
@@ -141,7 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         args.write.write_text(text + "\n", encoding="utf-8")
-    tag = f"-{args.tag}" if args.tag else ""
     (OUT / f"discovery-{args.family}{args.seed}{tag}.json").write_text(json.dumps([
         {"web": r[0], "discovery": r[2], "recall": r[8].recall, "precision": r[8].precision,
          "found": r[8].found, "articles": r[8].articles, "reached": r[11].found,
