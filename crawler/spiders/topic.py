@@ -1282,6 +1282,23 @@ class TopicSpider(scrapy.Spider):
             recrawled=target is not None,
             duplicate=None,
         )
+        # with leases the worker ends in the idle extension, after a killed worker's pages
+        last = (
+            self.max_pages is not None
+            and self.lease is None
+            and (number >= self.max_pages or self._close_pending)
+        )
+        # pages still in the extraction pool may break and give their budget back
+        closing = last and not self._extracting
+        # the links go to the frontier before the page goes to the store: a kill between the
+        # two leaves a page that is not stored, so the resume fetches it again and finds its
+        # links (the other order stored pages whose links were never queued: lost pages)
+        yield from self.release_stale_sitemaps()
+        if page is not None and not closing:  # the budget's last page: no links
+            work = prepared.work if prepared is not None else None
+            if discovery.FEEDS in self.discover:
+                yield from self._feeds_of(page, None if work is None else work.feeds)
+            yield from self.follow_links(page, info, meta.get("depth", 0), work)
         if unchanged:  # the same text as stored: nothing to store, its links are looked at
             self.release_page(meta)
         else:
@@ -1290,13 +1307,9 @@ class TopicSpider(scrapy.Spider):
                 scorer.hold_rejected(dict(item), judged, html, self.topic.page_threshold)
         if rejudge:
             yield from self.rejudged()
-        # with leases the worker ends in the idle extension, after a killed worker's pages
-        if self.max_pages is not None and self.lease is None and (
-            number >= self.max_pages or self._close_pending
-        ):
-            # pages still in the extraction pool may break and give their budget back
-            if not self._extracting:
-                raise CloseSpider("max_pages")
+        if closing:
+            raise CloseSpider("max_pages")
+        if last:
             self._close_pending = True
         if (
             self.harvest_floor > 0
@@ -1304,13 +1317,6 @@ class TopicSpider(scrapy.Spider):
             and self.harvest_window.rate() < self.harvest_floor
         ):
             raise CloseSpider("harvest_exhausted")
-        yield from self.release_stale_sitemaps()
-        if page is None:
-            return
-        work = prepared.work if prepared is not None else None
-        if discovery.FEEDS in self.discover:
-            yield from self._feeds_of(page, None if work is None else work.feeds)
-        yield from self.follow_links(page, info, meta.get("depth", 0), work)
 
     def rejudged(self) -> Iterator[Any]:
         """``[learning] rejudge`` (calibrated mode): after a retraining of the page model the
@@ -1336,16 +1342,15 @@ class TopicSpider(scrapy.Spider):
             html, text = held.html(), held.text()
             fields = {**rec, "html": html, "text": text, "relevance": p,
                       "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
+            if html is not None:  # its links first, as parse_page's (a document has none)
+                page = HtmlResponse(rec.get("final_url") or held.url,
+                                    body=html.encode("utf-8"), encoding="utf-8")  # fmt: skip
+                info = PageInfo(url=page.url, title=rec.get("title"),
+                                description=rec.get("description"),
+                                keywords=rec.get("keywords"), text=text)  # fmt: skip
+                scorer.set_page_relevance(page.url, p, held.literal)
+                yield from self.follow_links(page, info, rec.get("depth") or 0)
             yield PageItem(**fields)
-            if html is None:  # a document: no links
-                continue
-            page = HtmlResponse(rec.get("final_url") or held.url, body=html.encode("utf-8"),
-                                encoding="utf-8")  # fmt: skip
-            info = PageInfo(url=page.url, title=rec.get("title"),
-                            description=rec.get("description"), keywords=rec.get("keywords"),
-                            text=text)  # fmt: skip
-            scorer.set_page_relevance(page.url, p, held.literal)
-            yield from self.follow_links(page, info, rec.get("depth") or 0)
         buf = scorer.rejudge
         stats.set_value("topicrawl/pages/rejudge_held", len(buf))
         if buf.evicted:
