@@ -441,10 +441,12 @@ class StorePipeline:
 
         A page is accepted when its relevance passed the topic's page threshold (the
         spider), it is not a duplicate (dedup) and its text survives cleaning. Only
-        accepted pages become documents and count in the harvest window. The URL-structure
-        sample (Algorithm 3) also takes relevant duplicates: a copy of an accepted text
-        still shows where its host files the topic, and leaving such copies out would
-        starve the sample of a host that republishes other sites' articles.
+        accepted pages become documents and count in the harvest window. The run's URL
+        history (the URL-structure sample of a resumed crawl, Algorithm 3) also takes
+        relevant duplicates: a copy of an accepted text still shows where its host files the
+        topic, and leaving such copies out would starve the sample of a host that
+        republishes other sites' articles. The running crawl's sample is fed by the spider
+        before the page's links are scored (they are queued before the page comes here).
         """
         spider = self._spider(spider)
         row = item_dict(item)
@@ -480,9 +482,6 @@ class StorePipeline:
             self.journal.append(row)
         if len(self.buffer) >= self.batch_size:
             self.flush()
-        scorer = getattr(spider, "scorer", None)
-        if scorer is not None and (accepted or row.get("_history")):
-            scorer.observe_accepted(row["url"])
         if reason:
             raise DropItem(reason)
         return item

@@ -90,11 +90,12 @@ def test_a_page_s_links_are_queued_before_the_page_goes_to_the_store(tmp_path):
     links = "".join(f'<a href="/politics/{i}.html">政治 新闻 {i}</a>' for i in range(5))
     body = f"<html><title>政治</title><body><p>政治 新闻</p>{links}</body></html>".encode()
     url = "http://news.example.cn/politics/"
-    out = list(spider.parse_page(HtmlResponse(url, body=body, encoding="utf-8",
-                                              request=Request(url))))  # fmt: skip
-    kinds = ["page" if isinstance(x, PageItem) else "link" for x in out if
-             isinstance(x, (PageItem, Request))]  # fmt: skip
-    assert kinds == ["link"] * 5 + ["page"]
+    kinds: list[str] = []  # Algorithm 3's sample takes the relevant page before its links
+    spider.scorer.observe_accepted = lambda u: kinds.append(f"sample {u}")
+    for x in spider.parse_page(HtmlResponse(url, body=body, encoding="utf-8",
+                                            request=Request(url))):  # fmt: skip
+        kinds.append("page" if isinstance(x, PageItem) else "link")
+    assert kinds == [f"sample {url}"] + ["link"] * 5 + ["page"]
     # the budget's last page: stored, its links not followed, the crawl closes
     url = "http://news.example.cn/politics/0.html"
     out = []
@@ -103,3 +104,8 @@ def test_a_page_s_links_are_queued_before_the_page_goes_to_the_store(tmp_path):
                                                 request=Request(url))):  # fmt: skip
             out.append(x)
     assert [type(x) for x in out] == [PageItem]
+    off = "http://news.example.cn/sport/1.html"  # not relevant: not in the sample
+    kinds.clear()
+    list(spider.parse_page(HtmlResponse(off, body=b"<html><title>x</title><body><p>sport</p>"
+                                        b"</body></html>", encoding="utf-8", request=Request(off))))
+    assert kinds == []

@@ -1290,6 +1290,10 @@ class TopicSpider(scrapy.Spider):
         )
         # pages still in the extraction pool may break and give their budget back
         closing = last and not self._extracting
+        # Algorithm 3's sample of accepted URLs takes a relevant page (a duplicate too: a copy
+        # still shows where its host files the topic) before its links are scored
+        if accepted and not unchanged:
+            self.scorer.observe_accepted(item["url"])
         # the links go to the frontier before the page goes to the store: a kill between the
         # two leaves a page that is not stored, so the resume fetches it again and finds its
         # links (the other order stored pages whose links were never queued: lost pages)
@@ -1342,6 +1346,7 @@ class TopicSpider(scrapy.Spider):
             html, text = held.html(), held.text()
             fields = {**rec, "html": html, "text": text, "relevance": p,
                       "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
+            scorer.observe_accepted(fields["url"])
             if html is not None:  # its links first, as parse_page's (a document has none)
                 page = HtmlResponse(rec.get("final_url") or held.url,
                                     body=html.encode("utf-8"), encoding="utf-8")  # fmt: skip
