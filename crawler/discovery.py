@@ -37,10 +37,12 @@ queued again by the link's score (``TOPICRAWL_REQUEUE_MARGIN``).
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
@@ -55,6 +57,76 @@ DISCOVERY = "topicrawl_discovery"
 #: request meta key of a sitemap request: the host whose sitemaps it counts in
 SITEMAP_HOST = "topicrawl_sitemap_host"
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json")
+#: request meta key: the URL under which :class:`DiscoveryJournal` has the request
+JOURNAL_KEY = "topicrawl_discovery_key"
+#: the JOBDIR file of :class:`DiscoveryJournal`
+JOURNAL_FILE = "topicrawl-discovery.tsv"
+_KINDS = ("robots", "sitemap", "feed")
+
+log = logging.getLogger(__name__)
+
+
+class DiscoveryJournal:
+    """The discovery requests of a JOBDIR crawl that are not done yet, kill -9 safe.
+
+    A sitemap is done when its entries are queued, which the hold of
+    ``TOPICRAWL_SITEMAP_INTERLEAVE`` puts off until its host's other sitemaps are read: a
+    crawl killed in between had fetched the sitemap (Scrapy's dupefilter and the fetch-once
+    file remember it) and queued none of its entries, and the resume never found them. Each
+    request is appended here when made (``+ kind url host``) and again when done (``- url``),
+    flushed to the operating system at once; :meth:`open` gives a resume those not done,
+    to request again. The file also names every discovery URL the crawl requested: they are
+    in the fetch-once file like pages, and are not pages to fetch again after a kill."""
+
+    def __init__(self, directory: str | Path):
+        self.path = Path(directory) / JOURNAL_FILE
+        #: every discovery URL the journal names (done or not)
+        self.urls: set[str] = set()
+        self._fh: IO[str] | None = None
+
+    def open(self) -> list[tuple[str, str, str]]:
+        """Read the journal a killed or stopped crawl left: its requests not done, as
+        ``(kind, url, host)`` in the order made; then open it for appending. A line that
+        does not parse (cut by a kill mid-write) is skipped."""
+        pending: dict[str, tuple[str, str, str]] = {}
+        if self.path.exists():
+            with self.path.open(encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    parts = line.rstrip("\n").split("\t")
+                    if parts[0] == "+" and len(parts) == 4 and parts[1] in _KINDS:
+                        pending[parts[2]] = (parts[1], parts[2], parts[3])
+                        self.urls.add(parts[2])
+                    elif parts[0] == "-" and len(parts) == 2:
+                        pending.pop(parts[1], None)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+        return list(pending.values())
+
+    def _write(self, line: str) -> None:
+        if self._fh is None:
+            return
+        try:
+            self._fh.write(line)
+            self._fh.flush()
+        except OSError as exc:  # a full disk: the crawl goes on, a resume may miss entries
+            log.warning("discovery journal %s not written: %s", self.path, exc)
+
+    def requested(self, kind: str, url: str, host: str) -> None:
+        self.urls.add(url)
+        self._write(f"+\t{kind}\t{_field(url)}\t{_field(host)}\n")
+
+    def done(self, url: str) -> None:
+        self._write(f"-\t{_field(url)}\n")
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _field(value: str) -> str:
+    """A value for one tab-separated field (a URL from the web may hold any character)."""
+    return value.replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D")
 
 
 def sitemap_ranks(urls: Iterable[str]) -> dict[str, int]:

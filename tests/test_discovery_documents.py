@@ -323,14 +323,14 @@ def test_documents_over_the_size_cap_are_skipped(extras_web, extras_proxy, polit
 
 
 # -- the spider's discovery steps, without a crawl ---------------------------------------------
-def _spider(tmp_path, **kw):
+def _spider(tmp_path, settings=None, **kw):
     from scrapy.utils.test import get_crawler
 
     from crawler.spiders.topic import TopicSpider
 
     topic = tmp_path / "t.toml"
     topic.write_text('name = "t"\n[words]\n"政治" = 1.0\n', encoding="utf-8")
-    crawler = get_crawler(TopicSpider, KEYWORD)
+    crawler = get_crawler(TopicSpider, {**KEYWORD, **(settings or {})})
     crawler.spider = crawler._create_spider(  # noqa: SLF001
         seeds="http://a.example.cn/", topic=str(topic), **kw
     )
@@ -499,3 +499,55 @@ def test_held_sitemap_entries_are_released_late_or_when_idle(tmp_path):
     with pytest.raises(DontCloseSpider):
         other.spider_idle()
     assert len(queued) == 4 and not other._sitemaps_held  # noqa: SLF001
+
+
+def test_a_resumed_crawl_requests_again_the_sitemaps_it_had_not_done(tmp_path):
+    """JOBDIR, killed while a sitemap's entries were held (its host's other sitemap not read
+    yet): the resume requests both sitemaps again, past the dupefilter and the fetch-once
+    guard, and queues the entries; discovery URLs the killed crawl had sent are not taken for
+    pages to fetch again. Before the discovery journal the held entries were lost."""
+    import asyncio
+
+    from scrapy.http import Response, XmlResponse
+
+    from crawler.middlewares import RECOVERED
+
+    jobdir = {"JOBDIR": str(tmp_path / "job")}
+    killed = _spider(tmp_path, jobdir, discover="sitemaps")
+    robots_request = killed._discovery_request("http://a.example.cn/robots.txt", "robots")  # noqa: SLF001
+    robots = Response(robots_request.url, request=robots_request,
+                      body=b"User-agent: *\nSitemap: http://a.example.cn/s.xml\n")  # fmt: skip
+    (index_request,) = killed.parse_robots(robots)
+    index = XmlResponse(index_request.url, request=index_request, body=(
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>http://a.example.cn/a.xml</loc></sitemap>"
+        b"<sitemap><loc>http://a.example.cn/b.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
+    a, b = killed.parse_sitemap(index)
+    assert list(killed.parse_sitemap(XmlResponse(a.url, request=a,
+                                                 body=_sitemap("guoji", 3)))) == []  # fmt: skip
+    # killed here: nothing closed; a's entries held, b not read
+
+    resumed = _spider(tmp_path, jobdir, discover="sitemaps")
+    page = "http://a.example.cn/guoji/1.html"
+    resumed.recovered_urls = [index.url, a.url, page]  # sent, never stored
+
+    async def start():
+        return [r async for r in resumed.start()]
+
+    out = asyncio.run(start())
+    again = [r for r in out if r.meta.get("topicrawl_discovery")]
+    assert [(r.url, r.meta["topicrawl_discovery"]) for r in again][:2] == [
+        (a.url, "sitemap"), (b.url, "sitemap")]  # fmt: skip
+    assert all(r.dont_filter and r.meta[RECOVERED] == r.url for r in again[:2])
+    assert [r.url for r in out if r.meta.get(RECOVERED) and r.callback == resumed.parse] == [
+        page]  # fmt: skip
+    assert resumed.crawler.stats.get_value("topicrawl/discovery/resumed") == 2
+    a2, b2 = again[:2]
+    assert list(resumed.parse_sitemap(XmlResponse(a2.url, request=a2,
+                                                  body=_sitemap("guoji", 3)))) == []  # fmt: skip
+    queued = list(resumed.parse_sitemap(XmlResponse(b2.url, request=b2,
+                                                    body=_sitemap("yaowen", 2))))  # fmt: skip
+    assert len(queued) == 5
+    # done: a third run has nothing to request again
+    third = _spider(tmp_path, jobdir, discover="sitemaps")
+    assert third._discovery_resumed == []  # noqa: SLF001

@@ -266,8 +266,12 @@ class TopicSpider(scrapy.Spider):
         self.sitemaps_requested: set[str] = set()
         #: per host: sitemaps requested and not read yet; the entries of those read, held
         self._sitemaps_pending: Counter[str] = Counter()
-        self._sitemaps_held: dict[str, list[tuple[str, list[str]]]] = {}
+        self._sitemaps_held: dict[str, list[tuple[str, list[str], str]]] = {}
         self._sitemaps_held_at: dict[str, float] = {}
+        #: JOBDIR: the discovery requests not done yet (crawler.discovery.DiscoveryJournal),
+        #: and those a stopped or killed crawl left, requested again by :meth:`start`
+        self.discovery_journal: discovery.DiscoveryJournal | None = None
+        self._discovery_resumed: list[tuple[str, str, str]] = []
         #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
         self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
@@ -400,6 +404,11 @@ class TopicSpider(scrapy.Spider):
         spider.discovery_max_urls = max(1, s.getint("TOPICRAWL_DISCOVERY_MAX_URLS", 50_000))
         spider.sitemap_interleave = s.getbool("TOPICRAWL_SITEMAP_INTERLEAVE", True)
         spider.sitemap_hold_seconds = s.getfloat("TOPICRAWL_SITEMAP_HOLD_SECONDS", 30.0)
+        if spider.jobdir and spider.discover:
+            journal = spider.discovery_journal = discovery.DiscoveryJournal(spider.jobdir)
+            spider._discovery_resumed = journal.open()
+            crawler.signals.connect(lambda **_: journal.close(), signal=signals.spider_closed,
+                                    weak=False)  # fmt: skip
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.frontier_report, signal=signals.spider_closed)
         if spider.recrawl:
@@ -829,6 +838,22 @@ class TopicSpider(scrapy.Spider):
                     self.trap_guard.allowed(url)
             for request in self._recrawl_requests():
                 yield request
+        journal = self.discovery_journal
+        if journal is not None and self.recovered_urls:  # sitemaps and feeds are no pages
+            self.recovered_urls = [u for u in self.recovered_urls if u not in journal.urls]
+        if self._discovery_resumed:
+            self.crawler.stats.set_value("topicrawl/discovery/resumed",
+                                         len(self._discovery_resumed))  # fmt: skip
+            log.info("%d robots.txt, sitemaps and feeds not done when the crawl stopped are "
+                     "requested again", len(self._discovery_resumed))  # fmt: skip
+        for kind, url, host in self._discovery_resumed:
+            if kind == "sitemap":
+                self.sitemaps_requested.add(url)
+                self._sitemaps_pending[host] += 1
+            elif kind == "feed":
+                self.feeds_requested.add(url)
+            yield self._discovery_request(url, kind, resumed=True,
+                                          **{discovery.SITEMAP_HOST: host} if host else {})
         if self.recovered_urls:  # set by StorePipeline when a JOBDIR crawl resumes
             self.crawler.stats.set_value("topicrawl/pages/recovered", len(self.recovered_urls))
             log.info("%d pages sent to download but never stored are requested again",
@@ -859,18 +884,40 @@ class TopicSpider(scrapy.Spider):
         if discovery.SITEMAPS in self.discover:
             for home in dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}"
                                       for u in self.seeds):  # fmt: skip
-                yield self._discovery_request(f"{home}/robots.txt", "robots")
+                url = f"{home}/robots.txt"
+                if journal is None or url not in journal.urls:  # else: requested before
+                    yield self._discovery_request(url, "robots")
 
     # -- discovery: sitemaps and feeds (crawler.discovery) -------------------------------------
-    def _discovery_request(self, url: str, kind: str, **meta: Any) -> scrapy.Request:
+    def _discovery_request(self, url: str, kind: str, *, resumed: bool = False,
+                           **meta: Any) -> scrapy.Request:  # fmt: skip
+        """A request for a robots.txt, sitemap or feed, in the JOBDIR's discovery journal
+        until done (:meth:`_discovery_done`); ``resumed``: one the journal gave back, which
+        passes the dupefilter and the fetch-once guard (the stopped crawl had sent it)."""
         callback = {"robots": self.parse_robots, "sitemap": self.parse_sitemap,
                     "feed": self.parse_feed}[kind]  # fmt: skip
         self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/requested")
-        return scrapy.Request(
+        if resumed:
+            meta[RECOVERED] = url
+        request = scrapy.Request(
             url, callback=callback, errback=self.on_discovery_error,
-            priority=quantize(1.0) + 2,
+            priority=quantize(1.0) + 2, dont_filter=resumed,
             meta={discovery.DISCOVERY: kind, "dont_obey_robotstxt": kind == "robots", **meta},
         )  # fmt: skip
+        if self.discovery_journal is not None:
+            request.meta[discovery.JOURNAL_KEY] = request.url
+            if not resumed:  # in the journal already
+                host = meta.get(discovery.SITEMAP_HOST, "")
+                self.discovery_journal.requested(kind, request.url, host)
+        return request
+
+    def _discovery_done(self, request: scrapy.Request | None) -> None:
+        """``request``'s robots.txt, sitemap or feed is done: its links and sitemaps are
+        queued (a held sitemap's when released), or it failed."""
+        if self.discovery_journal is not None and request is not None:
+            key = request.meta.get(discovery.JOURNAL_KEY)
+            if key:
+                self.discovery_journal.done(key)
 
     def on_discovery_error(self, failure: Any) -> None:
         self.end_lease(failure)
@@ -879,11 +926,13 @@ class TopicSpider(scrapy.Spider):
         self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
         if kind == "robots" and request is not None:  # no robots.txt: the usual place
             yield from self._sitemap_requests([request.url.replace("/robots.txt", "/sitemap.xml")])
+            self._discovery_done(request)
             return
         if kind == "sitemap" and request is not None:  # its host's other sitemaps go on
             host = request.meta.get(discovery.SITEMAP_HOST, "")
             self._sitemap_read(host)
             yield from self.release_sitemaps(host)
+        self._discovery_done(request)
         log.info("%s %s not fetched: %s", kind, request.url if request else "?",
                  describe_failure(failure))  # fmt: skip
 
@@ -894,6 +943,7 @@ class TopicSpider(scrapy.Spider):
         if not urls:
             urls = [response.urljoin("/sitemap.xml")]
         yield from self._sitemap_requests(urls)
+        self._discovery_done(response.request)
 
     def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[scrapy.Request]:
         """Requests for the sitemaps ``urls`` on allowed hosts, each once; each is counted
@@ -927,8 +977,10 @@ class TopicSpider(scrapy.Spider):
             return
         held = self._sitemaps_held.pop(host, None)
         self._sitemaps_held_at.pop(host, None)
-        for sitemap_url, urls in held or ():
+        for sitemap_url, urls, key in held or ():
             yield from self._follow_sitemap(sitemap_url, urls, discovery.sitemap_ranks(urls))
+            if self.discovery_journal is not None and key:
+                self.discovery_journal.done(key)
 
     def release_stale_sitemaps(self) -> Iterator[scrapy.Request]:
         """The entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS``, queued now."""
@@ -948,11 +1000,14 @@ class TopicSpider(scrapy.Spider):
                 ) or urlsplit(response.url).hostname or ""  # fmt: skip
         urls = yield from self._read_sitemap(response)
         self._sitemap_read(host)
-        if urls and not self.sitemap_interleave:  # queued now, in the sitemap's own order
-            yield from self._follow_sitemap(response.url, urls)
-        elif urls:
-            self._sitemaps_held.setdefault(host, []).append((response.url, urls))
+        if urls and self.sitemap_interleave:  # done when released
+            key = request.meta.get(discovery.JOURNAL_KEY, "") if request is not None else ""
+            self._sitemaps_held.setdefault(host, []).append((response.url, urls, key))
             self._sitemaps_held_at.setdefault(host, time.monotonic())
+        else:
+            if urls:  # queued now, in the sitemap's own order
+                yield from self._follow_sitemap(response.url, urls)
+            self._discovery_done(request)
         yield from self.release_sitemaps(host)
 
     def _follow_sitemap(self, sitemap_url: str, urls: list[str],
@@ -993,6 +1048,7 @@ class TopicSpider(scrapy.Spider):
                                       max_entries=self.discovery_max_urls)  # fmt: skip
         if parsed is None:
             stats.inc_value("topicrawl/discovery/feed/invalid")
+            self._discovery_done(response.request)
             return
         title, entries = parsed
         stats.inc_value("topicrawl/discovery/feed/parsed")
@@ -1001,6 +1057,7 @@ class TopicSpider(scrapy.Spider):
                         text="\n".join(f"{e.title} {e.summary}" for e in entries))  # fmt: skip
         links = [Link(url=response.urljoin(e.url), anchor=e.title) for e in entries]
         yield from self.follow(response.url, info, links, 0, source="feed")
+        self._discovery_done(response.request)
 
     def _feeds_of(self, page: HtmlResponse, urls: list[str] | None = None
                   ) -> Iterator[scrapy.Request]:  # fmt: skip
