@@ -438,6 +438,8 @@ class TrapGuardMiddleware:
     ):
         self.stats = stats
         self.state_file = Path(jobdir) / "topicrawl-trapguard.json" if jobdir else None
+        #: URLs of page items the spider had observed already (:meth:`page_fetched`)
+        self._fed: set[str] = set()
         self.max_url_length = max_url_length
         self.max_path_depth = max_path_depth
         self.max_segment_repeats = max_segment_repeats
@@ -547,11 +549,26 @@ class TrapGuardMiddleware:
             if shape is not None:
                 self.paths.observe(shape, text)
 
+    def page_fetched(self, item: Any) -> None:
+        """The spider's page item, observed (:meth:`observe_page`) before the spider yields
+        the page's links (it yields them before the item, so that a kill between the two loses
+        none: crawler.spiders.topic), so that the page's own text counts in the budget its
+        links are checked against, as when the item came first; the item is not observed
+        again when it passes here."""
+        self.observe_page(item)
+        if len(self._fed) >= 10_000:  # items the engine never passed on (a closed crawl)
+            self._fed.clear()
+        self._fed.add(item.get("url") or "")
+
     def _filter(self, results: Iterable[Any]) -> Iterable[Any]:
         for obj in results:
             if not isinstance(obj, Request):
                 if hasattr(obj, "get"):  # a page item
-                    self.observe_page(obj)
+                    url = obj.get("url") or ""
+                    if url in self._fed:
+                        self._fed.discard(url)
+                    else:
+                        self.observe_page(obj)
             else:
                 reason = self.allowed(obj.url)
                 if reason:

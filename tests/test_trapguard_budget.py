@@ -90,3 +90,21 @@ def test_growth_is_shared_by_all_workers(redis_url):
         assert _admitted(a, urls[5:]) == 0
     finally:
         client.delete(*client.scan_iter(f"{key}*"))
+
+
+def test_a_page_the_spider_fed_counts_once():
+    """The spider yields a page's links before its item (crawler.spiders.topic: a kill
+    between the two loses no link), so it feeds the guard the page first
+    (``page_fetched``): the page's text counts in the budget its own links are checked
+    against, and the item passing the middleware afterwards is not counted again (the same
+    text twice would count as a page without a text of its own)."""
+    guard = TrapGuardMiddleware(CountingStats(), max_query_variants=3, query_variants_per_page=2)
+    articles = [f"http://a.cn/article.php?id={i}" for i in range(9)]
+    for i, text in enumerate(("第一篇 文章", "第二篇文章")):
+        guard.page_fetched(_item(articles[i], text))
+    assert guard.budget("a.cn/article.php") == 5
+    out = list(guard._filter([Request(u) for u in articles[2:8]]
+                             + [_item(articles[0], "第一篇 文章"), _item(articles[1], "第二篇文章")]))  # fmt: skip
+    assert len(out) == 5 + 2  # 5 of the 6 links (the budget), and the items
+    assert guard.budget("a.cn/article.php") == 5  # not lowered by the items passing
+    assert guard.queries.wasted["a.cn/article.php"] == 0

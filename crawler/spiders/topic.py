@@ -1351,6 +1351,8 @@ class TopicSpider(scrapy.Spider):
         # still shows where its host files the topic) before its links are scored
         if accepted and not unchanged:
             self.scorer.observe_accepted(item["url"])
+        if self.trap_guard is not None and not unchanged:  # its text counts for its links
+            self.trap_guard.page_fetched(item)
         # the links go to the frontier before the page goes to the store: a kill between the
         # two leaves a page that is not stored, so the resume fetches it again and finds its
         # links (the other order stored pages whose links were never queued: lost pages)
