@@ -251,17 +251,19 @@ class CalibratedLinkScorer:
         label = self.labels.lookup(page.url) if self.labels else None
         shared = self.shared
         retrained = False
+        lc = self.learned_contrast
+        # the page's host and section key, found once (one parse of its URL)
+        keyed = lc.host_and_section(page.url, page.section) if lc is not None else None
         if self.page_model is not None:
             section = None
-            lc = self.learned_contrast
-            if self.section_negatives and lc is not None:
-                section = lc.section_of(page.url, page.section)
+            if self.section_negatives and lc is not None and keyed is not None:
+                section = keyed[1]
                 self.page_model.negative_sections = lc.contrast_keys
             retrained = self.page_model.observe(words, lit, label, section)
             if shared is not None:
                 shared.publish_page(words, lit, label, section)
-        if self.learned_contrast is not None:
-            self._observe_contrast(page, words, lit, retrained)
+        if keyed is not None:
+            self._observe_contrast(page, words, lit, retrained, keyed)
         if self.link_model is not None and link and link.get("features"):
             outcome = relevance if label is None else float(label)
             prior = float(link.get("prior", 0.5))
@@ -272,7 +274,7 @@ class CalibratedLinkScorer:
             shared.sync(self.page_model, self.link_model)
 
     def _observe_contrast(self, page: PageInfo, words: list[str], lit: float,
-                          retrained: bool) -> None:  # fmt: skip
+                          retrained: bool, keyed: tuple[str, str | None]) -> None:  # fmt: skip
         """The page joins the learned contrast's pages with its P_lit against the topic
         alone; the contrast topics are rebuilt when the page model retrained (without one, or
         while it has not trained yet — no confident negatives — on the page model's schedule:
@@ -280,7 +282,7 @@ class CalibratedLinkScorer:
         lc = self.learned_contrast
         assert lc is not None
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
-        lc.observe(page.url, words, raw, section=page.section)
+        lc.observe_keyed(*keyed, words, raw)
         self._contrast_since += 1
         untrained = self.page_model is None or self.page_model.trainings == 0
         due = untrained and retrain_due(self._contrast_since, lc.seen, 10)

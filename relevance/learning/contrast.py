@@ -139,12 +139,19 @@ class LearnedContrast(LearnedModel):
         #: the last rebuild: every section's (pages, mean P_lit) and the contrast topics
         self.sections: dict[str, tuple[int, float]] = {}
         self.topics: dict[str, dict[str, float]] = {}
+        self._keys: frozenset[str] = frozenset()
+        self._keys_of: dict[str, dict[str, float]] | None = None
 
     def observe(self, url: str, words: Sequence[str], literal: float,
                 section: str | None = None) -> None:  # fmt: skip
         """A fetched page: its URL, its candidate words, its P_lit against the topic alone and
         the URL of the section its breadcrumb names (``section``; None: it has none)."""
-        host, section = self._host_and_section(url, section)
+        self.observe_keyed(*self.host_and_section(url, section), words, literal)
+
+    def observe_keyed(self, host: str, section: str | None, words: Sequence[str],
+                      literal: float) -> None:  # fmt: skip
+        """:meth:`observe` with the page's host and section key found already
+        (:meth:`host_and_section`)."""
         self.seen += 1
         reservoir_put(self.pages, (host, section, frozenset(words[: self.max_words])
                                    - self.topic_words, literal),
@@ -153,9 +160,9 @@ class LearnedContrast(LearnedModel):
     def section_of(self, url: str, section: str | None = None) -> str | None:
         """The section key of a page (:func:`section_key` of the section its breadcrumb
         names, ``section``, else :func:`url_section`); None: it has none."""
-        return self._host_and_section(url, section)[1]
+        return self.host_and_section(url, section)[1]
 
-    def _host_and_section(self, url: str, section: str | None) -> tuple[str, str | None]:
+    def host_and_section(self, url: str, section: str | None) -> tuple[str, str | None]:
         """A page's host and :meth:`section_of`, from one parse of its URL."""
         host, by_url = _host_section(url)
         by_crumb = section_key(host, section) if section and self.breadcrumbs else None
@@ -163,8 +170,11 @@ class LearnedContrast(LearnedModel):
 
     @property
     def contrast_keys(self) -> frozenset[str]:
-        """The sections that are contrast topics since the last :meth:`rebuild`."""
-        return frozenset(self.topics)
+        """The sections that are contrast topics since the last :meth:`rebuild` (made again
+        only when the topics were replaced: the page model asks every page)."""
+        if self._keys_of is not self.topics:
+            self._keys, self._keys_of = frozenset(self.topics), self.topics
+        return self._keys
 
     def contrast_sections(self, sections: Mapping[str, tuple[int, float]]) -> list[str]:
         """The sections of at least ``min_pages`` pages whose mean P_lit is at most ``ratio``
@@ -204,7 +214,7 @@ class LearnedContrast(LearnedModel):
             if host in ref_df and lit >= self.positive:
                 ref_df[host].update(words)
                 ref_n[host] += 1
-        self.topics = {}
+        topics: dict[str, dict[str, float]] = {}
         for s in contrast:
             host = s.split("/", 1)[0]
             if ref_n[host] < self.min_pages:  # the host's topic pages are in the section
@@ -212,8 +222,9 @@ class LearnedContrast(LearnedModel):
             rest = (rest_df, rest_n) if self.against_crawl else (None, 0)
             words = self.distinctive(dfs[s], sizes[s], ref_df[host], ref_n[host], *rest)
             if words:
-                self.topics[s] = {w: 1.0 for w in words}
-        return list(self.topics.values())
+                topics[s] = {w: 1.0 for w in words}
+        self.topics = topics
+        return list(topics.values())
 
     def distinctive(self, df: Mapping[str, int], n: int, ref_df: Mapping[str, int],
                     ref_n: int, rest_df: Mapping[str, int] | None = None,
