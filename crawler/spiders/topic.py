@@ -266,8 +266,8 @@ class TopicSpider(scrapy.Spider):
         self.sitemaps_requested: set[str] = set()
         #: per host: sitemaps requested and not read yet; the entries of those read, held
         self._sitemaps_pending: Counter[str] = Counter()
-        self._sitemaps_held: dict[str, list[tuple[str, list[str], str]]] = {}
-        self._sitemaps_held_at: dict[str, float] = {}
+        #: (since when, monotonic; [(sitemap URL, its entries, its discovery journal key)])
+        self._sitemaps_held: dict[str, tuple[float, list[tuple[str, list[str], str]]]] = {}
         #: JOBDIR: the discovery requests not done yet (crawler.discovery.DiscoveryJournal),
         #: and those a stopped or killed crawl left, requested again by :meth:`start`
         self.discovery_journal: discovery.DiscoveryJournal | None = None
@@ -975,19 +975,18 @@ class TopicSpider(scrapy.Spider):
         goes idle then (:meth:`spider_idle`)."""
         if not force and self._sitemaps_pending.get(host):
             return
-        held = self._sitemaps_held.pop(host, None)
-        self._sitemaps_held_at.pop(host, None)
-        for sitemap_url, urls, key in held or ():
+        _, held = self._sitemaps_held.pop(host, (0.0, []))
+        for sitemap_url, urls, key in held:
             yield from self._follow_sitemap(sitemap_url, urls, discovery.sitemap_ranks(urls))
             if self.discovery_journal is not None and key:
                 self.discovery_journal.done(key)
 
     def release_stale_sitemaps(self) -> Iterator[scrapy.Request]:
         """The entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS``, queued now."""
-        if not self._sitemaps_held_at:
+        if not self._sitemaps_held:
             return
         now = time.monotonic()
-        for host, since in list(self._sitemaps_held_at.items()):
+        for host, (since, _) in list(self._sitemaps_held.items()):
             if now - since >= self.sitemap_hold_seconds:
                 self.crawler.stats.inc_value("topicrawl/discovery/sitemap/released_late")
                 yield from self.release_sitemaps(host, force=True)
@@ -1002,8 +1001,8 @@ class TopicSpider(scrapy.Spider):
         self._sitemap_read(host)
         if urls and self.sitemap_interleave:  # done when released
             key = request.meta.get(discovery.JOURNAL_KEY, "") if request is not None else ""
-            self._sitemaps_held.setdefault(host, []).append((response.url, urls, key))
-            self._sitemaps_held_at.setdefault(host, time.monotonic())
+            self._sitemaps_held.setdefault(host, (time.monotonic(), []))[1].append(
+                (response.url, urls, key))
         else:
             if urls:  # queued now, in the sitemap's own order
                 yield from self._follow_sitemap(response.url, urls)
