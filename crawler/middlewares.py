@@ -549,13 +549,16 @@ class TrapGuardMiddleware:
             if shape is not None:
                 self.paths.observe(shape, text)
 
-    def page_fetched(self, item: Any) -> None:
+    def page_fetched(self, item: Any, *, observe: bool = True) -> None:
         """The spider's page item, observed (:meth:`observe_page`) before the spider yields
         the page's links (it yields them before the item, so that a kill between the two loses
         none: crawler.spiders.topic), so that the page's own text counts in the budget its
         links are checked against, as when the item came first; the item is not observed
-        again when it passes here."""
-        self.observe_page(item)
+        again when it passes here. ``observe`` False: a page observed when it was fetched
+        (a rejected page accepted on re-judgement), only let through: its text a second
+        time would count as a page without a text of its own."""
+        if observe:
+            self.observe_page(item)
         if len(self._fed) >= 10_000:  # items the engine never passed on (a closed crawl)
             self._fed.clear()
         self._fed.add(item.get("url") or "")

@@ -108,3 +108,7 @@ def test_a_page_the_spider_fed_counts_once():
     assert len(out) == 5 + 2  # 5 of the 6 links (the budget), and the items
     assert guard.budget("a.cn/article.php") == 5  # not lowered by the items passing
     assert guard.queries.wasted["a.cn/article.php"] == 0
+    # a page accepted on re-judgement comes again: let through, not counted a second time
+    guard.page_fetched(_item(articles[0], "第一篇 文章"), observe=False)
+    list(guard._filter([_item(articles[0], "第一篇 文章")]))
+    assert guard.queries.wasted["a.cn/article.php"] == 0

@@ -1405,6 +1405,8 @@ class TopicSpider(scrapy.Spider):
             fields = {**rec, "html": html, "text": text, "relevance": p,
                       "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
             scorer.observe_accepted(fields["url"])
+            if self.trap_guard is not None:  # observed when it was fetched
+                self.trap_guard.page_fetched(fields, observe=False)
             if html is not None:  # its links first, as parse_page's (a document has none)
                 page = HtmlResponse(rec.get("final_url") or held.url,
                                     body=html.encode("utf-8"), encoding="utf-8")  # fmt: skip
