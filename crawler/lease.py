@@ -95,6 +95,10 @@ LEASE_POP = "topicrawl_lease_pop"
 #: the meta keys that belong to one worker's pop of an entry, never to the entry itself: a
 #: request queued again or sent back to the frontier goes without them
 WORKER_META = (LEASE, LEASE_POP)
+#: request meta: the callback keeps the request's lease and ends it itself later (a sitemap
+#: whose entries are held until its host's other sitemaps are read: should the worker die
+#: meanwhile, the lease is reclaimed and the sitemap fetched again, its entries with it)
+LEASE_KEPT = "topicrawl_lease_kept"
 #: statuses a requeued request hands to the spider (it follows them through the dupefilter)
 _REDIRECTS = [301, 302, 303, 307, 308]
 
@@ -1051,6 +1055,8 @@ class LeaseMiddleware:
     def _done(self, response: Any = None, request: Any = None, **_: Any) -> None:
         """``response`` (or a dropped ``request``) is done with: its uncounted lease ends."""
         done = response if response is not None else request
+        if done is not None and done.meta.get(LEASE_KEPT):  # the callback ends it later
+            return
         lease_id = self.lease.held_id(done.meta) if done is not None else None
         if lease_id:
             try:

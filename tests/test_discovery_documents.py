@@ -551,3 +551,47 @@ def test_a_resumed_crawl_requests_again_the_sitemaps_it_had_not_done(tmp_path):
     # done: a third run has nothing to request again
     third = _spider(tmp_path, jobdir, discover="sitemaps")
     assert third._discovery_resumed == []  # noqa: SLF001
+
+
+def test_a_held_sitemap_keeps_its_lease_until_its_entries_are_queued(tmp_path):
+    """Scale-out: the lease of a sitemap whose entries are held outlives its callback
+    (LEASE_KEPT: the lease middleware leaves it), and ends when the entries are queued.
+    Should the worker die in between, the lease is reclaimed and the sitemap fetched again
+    by another worker, entries and all (ended with the callback, they were lost with it)."""
+    from scrapy.http import XmlResponse
+
+    from crawler.lease import LEASE, LeaseMiddleware
+
+    class Lease:
+        errors = (ConnectionError,)
+
+        def __init__(self):
+            self.released: list[str] = []
+
+        def held_id(self, meta):
+            return (meta or {}).get(LEASE)
+
+        def release(self, lease_id):
+            self.released.append(lease_id)
+
+    spider = _spider(tmp_path, discover="sitemaps")
+    lease = spider.lease = Lease()
+    middleware = LeaseMiddleware(lease)
+    (index_request,) = spider._sitemap_requests(["http://a.example.cn/sitemap.xml"])  # noqa: SLF001
+    index = XmlResponse(index_request.url, request=index_request, body=(
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>http://a.example.cn/a.xml</loc></sitemap>"
+        b"<sitemap><loc>http://a.example.cn/b.xml</loc></sitemap></sitemapindex>"))  # fmt: skip
+    a, b = spider.parse_sitemap(index)
+    a.meta[LEASE], b.meta[LEASE] = "lease-a", "lease-b"
+    response_a = XmlResponse(a.url, request=a, body=_sitemap("guoji", 3))
+    assert list(middleware.process_spider_output(response_a, spider.parse_sitemap(response_a))) == []
+    assert lease.released == []  # a's entries are held: its lease too
+    response_b = XmlResponse(b.url, request=b, body=_sitemap("yaowen", 2))
+    queued = list(middleware.process_spider_output(response_b, spider.parse_sitemap(response_b)))
+    assert len(queued) == 5
+    assert lease.released == ["lease-a", "lease-b"]  # each once, by the spider
+    # an index (nothing held) ends as any response does, with its callback
+    index.meta[LEASE] = "lease-index"
+    list(middleware.process_spider_output(index, iter(())))
+    assert lease.released[-1] == "lease-index"

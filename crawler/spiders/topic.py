@@ -29,7 +29,7 @@ from scrapy.utils.misc import load_object
 from crawler import discovery
 from crawler.extractpool import PageWork
 from crawler.items import PageItem
-from crawler.lease import LEASE, lease_of
+from crawler.lease import LEASE, LEASE_KEPT, lease_of
 from crawler.middlewares import (
     RECOVERED,
     RequestDeferred,
@@ -63,6 +63,11 @@ LEASE_LOST = -1
 #: ``TopicSpider.take_shared_page``: Redis did not answer within its retry budget (the crawl
 #: is ending with ``redis_unreachable``); the page is left to the resume
 BUDGET_UNREACHABLE = -2
+
+
+def _request_meta(response: Response) -> dict:
+    """The meta of ``response``'s request (empty for a response tied to none)."""
+    return response.request.meta if response.request is not None else {}
 
 
 def meta_url(response: Response) -> str:
@@ -266,8 +271,10 @@ class TopicSpider(scrapy.Spider):
         self.sitemaps_requested: set[str] = set()
         #: per host: sitemaps requested and not read yet; the entries of those read, held
         self._sitemaps_pending: Counter[str] = Counter()
-        #: (since when, monotonic; [(sitemap URL, its entries, its discovery journal key)])
-        self._sitemaps_held: dict[str, tuple[float, list[tuple[str, list[str], str]]]] = {}
+        #: (since when, monotonic; [(sitemap URL, its entries, its request's meta)]): the meta
+        #: names the sitemap's discovery journal key and, in a scale-out, its lease, both
+        #: ended when the entries are queued
+        self._sitemaps_held: dict[str, tuple[float, list[tuple[str, list[str], dict]]]] = {}
         #: JOBDIR: the discovery requests not done yet (crawler.discovery.DiscoveryJournal),
         #: and those a stopped or killed crawl left, requested again by :meth:`start`
         self.discovery_journal: discovery.DiscoveryJournal | None = None
@@ -911,11 +918,11 @@ class TopicSpider(scrapy.Spider):
                 self.discovery_journal.requested(kind, request.url, host)
         return request
 
-    def _discovery_done(self, request: scrapy.Request | None) -> None:
-        """``request``'s robots.txt, sitemap or feed is done: its links and sitemaps are
-        queued (a held sitemap's when released), or it failed."""
-        if self.discovery_journal is not None and request is not None:
-            key = request.meta.get(discovery.JOURNAL_KEY)
+    def _discovery_done(self, meta: dict | None) -> None:
+        """The robots.txt, sitemap or feed of the request ``meta`` is done: its links and
+        sitemaps are queued (a held sitemap's when released), or it failed."""
+        if self.discovery_journal is not None and meta:
+            key = meta.get(discovery.JOURNAL_KEY)
             if key:
                 self.discovery_journal.done(key)
 
@@ -926,13 +933,13 @@ class TopicSpider(scrapy.Spider):
         self.crawler.stats.inc_value(f"topicrawl/discovery/{kind}/failed")
         if kind == "robots" and request is not None:  # no robots.txt: the usual place
             yield from self._sitemap_requests([request.url.replace("/robots.txt", "/sitemap.xml")])
-            self._discovery_done(request)
+            self._discovery_done(request.meta)
             return
         if kind == "sitemap" and request is not None:  # its host's other sitemaps go on
             host = request.meta.get(discovery.SITEMAP_HOST, "")
             self._sitemap_read(host)
             yield from self.release_sitemaps(host)
-        self._discovery_done(request)
+        self._discovery_done(request.meta if request is not None else None)
         log.info("%s %s not fetched: %s", kind, request.url if request else "?",
                  describe_failure(failure))  # fmt: skip
 
@@ -943,7 +950,7 @@ class TopicSpider(scrapy.Spider):
         if not urls:
             urls = [response.urljoin("/sitemap.xml")]
         yield from self._sitemap_requests(urls)
-        self._discovery_done(response.request)
+        self._discovery_done(_request_meta(response))
 
     def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[scrapy.Request]:
         """Requests for the sitemaps ``urls`` on allowed hosts, each once; each is counted
@@ -976,10 +983,10 @@ class TopicSpider(scrapy.Spider):
         if not force and self._sitemaps_pending.get(host):
             return
         _, held = self._sitemaps_held.pop(host, (0.0, []))
-        for sitemap_url, urls, key in held:
+        for sitemap_url, urls, meta in held:
             yield from self._follow_sitemap(sitemap_url, urls, discovery.sitemap_ranks(urls))
-            if self.discovery_journal is not None and key:
-                self.discovery_journal.done(key)
+            self._discovery_done(meta)
+            self._end_lease(meta, sitemap_url)
 
     def release_stale_sitemaps(self) -> Iterator[scrapy.Request]:
         """The entries held longer than ``TOPICRAWL_SITEMAP_HOLD_SECONDS``, queued now."""
@@ -999,14 +1006,16 @@ class TopicSpider(scrapy.Spider):
                 ) or urlsplit(response.url).hostname or ""  # fmt: skip
         urls = yield from self._read_sitemap(response)
         self._sitemap_read(host)
-        if urls and self.sitemap_interleave:  # done when released
-            key = request.meta.get(discovery.JOURNAL_KEY, "") if request is not None else ""
+        meta = request.meta if request is not None else {}
+        if urls and self.sitemap_interleave:  # done when released, its lease kept until then
+            if self.lease is not None and meta.get(LEASE):
+                meta[LEASE_KEPT] = True
             self._sitemaps_held.setdefault(host, (time.monotonic(), []))[1].append(
-                (response.url, urls, key))
+                (response.url, urls, meta))
         else:
             if urls:  # queued now, in the sitemap's own order
                 yield from self._follow_sitemap(response.url, urls)
-            self._discovery_done(request)
+            self._discovery_done(meta)
         yield from self.release_sitemaps(host)
 
     def _follow_sitemap(self, sitemap_url: str, urls: list[str],
@@ -1047,7 +1056,7 @@ class TopicSpider(scrapy.Spider):
                                       max_entries=self.discovery_max_urls)  # fmt: skip
         if parsed is None:
             stats.inc_value("topicrawl/discovery/feed/invalid")
-            self._discovery_done(response.request)
+            self._discovery_done(_request_meta(response))
             return
         title, entries = parsed
         stats.inc_value("topicrawl/discovery/feed/parsed")
@@ -1056,7 +1065,7 @@ class TopicSpider(scrapy.Spider):
                         text="\n".join(f"{e.title} {e.summary}" for e in entries))  # fmt: skip
         links = [Link(url=response.urljoin(e.url), anchor=e.title) for e in entries]
         yield from self.follow(response.url, info, links, 0, source="feed")
-        self._discovery_done(response.request)
+        self._discovery_done(_request_meta(response))
 
     def _feeds_of(self, page: HtmlResponse, urls: list[str] | None = None
                   ) -> Iterator[scrapy.Request]:  # fmt: skip
@@ -1576,14 +1585,18 @@ class TopicSpider(scrapy.Spider):
     def end_lease(self, failure: Any) -> None:
         """A request failed for good: its lease ends (crawler.lease)."""
         request = getattr(failure, "request", None)
-        # (a copy whose lease was popped again leaves the new pop's lease alone)
-        lease_id = (self.lease.held_id(request.meta)
-                    if self.lease is not None and request is not None else None)  # fmt: skip
+        if request is not None:
+            self._end_lease(request.meta, request.url)
+
+    def _end_lease(self, meta: dict, url: str) -> None:
+        """The lease of the request ``meta`` ends, uncounted (a copy whose lease was popped
+        again leaves the new pop's lease alone)."""
+        lease_id = self.lease.held_id(meta) if self.lease is not None else None
         if lease_id:
             try:
                 self.lease.release(lease_id)
             except self.lease.errors as exc:
-                log.debug("lease of %s not released (%s)", request.url, exc)
+                log.debug("lease of %s not released (%s)", url, exc)
 
     def on_error(self, failure: Any) -> None:
         self.end_lease(failure)
