@@ -1221,7 +1221,8 @@ class TopicSpider(scrapy.Spider):
 
     def parse_page(self, response: Response, number: int | None = None, *, taken: bool = False,
                    prepared: Prepared | None = None) -> Iterator[Any]:  # fmt: skip
-        """Extract, score and yield a page (:class:`~crawler.items.PageItem`) and its links.
+        """Extract and score a page; yield its links, then the page
+        (:class:`~crawler.items.PageItem`: stored only once its links are queued).
         ``taken``: :meth:`parse` took the page's ``number`` in the budget (None: over
         budget) already; else it is taken here (:meth:`take_page`). ``prepared``: the page
         decoded and extracted already (by the extraction pool, :meth:`parse`)."""
