@@ -73,7 +73,7 @@ class DiscoveryJournal:
     ``TOPICRAWL_SITEMAP_INTERLEAVE`` puts off until its host's other sitemaps are read: a
     crawl killed in between had fetched the sitemap (Scrapy's dupefilter and the fetch-once
     file remember it) and queued none of its entries, and the resume never found them. Each
-    request is appended here when made (``+ kind url host``) and again when done (``- url``),
+    request is appended here when made (``+ kind url``) and again when done (``- url``),
     flushed to the operating system at once; :meth:`open` gives a resume those not done,
     to request again. The file also names every discovery URL the crawl requested: they are
     in the fetch-once file like pages, and are not pages to fetch again after a kill."""
@@ -84,17 +84,17 @@ class DiscoveryJournal:
         self.urls: set[str] = set()
         self._fh: IO[str] | None = None
 
-    def open(self) -> list[tuple[str, str, str]]:
+    def open(self) -> list[tuple[str, str]]:
         """Read the journal a killed or stopped crawl left: its requests not done, as
-        ``(kind, url, host)`` in the order made; then open it for appending. A line that
-        does not parse (cut by a kill mid-write) is skipped."""
-        pending: dict[str, tuple[str, str, str]] = {}
+        ``(kind, url)`` in the order made; then open it for appending. A line that does not
+        parse (cut by a kill mid-write) is skipped."""
+        pending: dict[str, tuple[str, str]] = {}
         if self.path.exists():
             with self.path.open(encoding="utf-8", errors="replace") as fh:
                 for line in fh:
                     parts = line.rstrip("\n").split("\t")
-                    if parts[0] == "+" and len(parts) == 4 and parts[1] in _KINDS:
-                        pending[parts[2]] = (parts[1], parts[2], parts[3])
+                    if parts[0] == "+" and len(parts) == 3 and parts[1] in _KINDS:
+                        pending[parts[2]] = (parts[1], parts[2])
                         self.urls.add(parts[2])
                     elif parts[0] == "-" and len(parts) == 2:
                         pending.pop(parts[1], None)
@@ -111,9 +111,9 @@ class DiscoveryJournal:
         except OSError as exc:  # a full disk: the crawl goes on, a resume may miss entries
             log.warning("discovery journal %s not written: %s", self.path, exc)
 
-    def requested(self, kind: str, url: str, host: str) -> None:
+    def requested(self, kind: str, url: str) -> None:
         self.urls.add(url)
-        self._write(f"+\t{kind}\t{_field(url)}\t{_field(host)}\n")
+        self._write(f"+\t{kind}\t{_field(url)}\n")
 
     def done(self, url: str) -> None:
         self._write(f"-\t{_field(url)}\n")

@@ -278,7 +278,7 @@ class TopicSpider(scrapy.Spider):
         #: JOBDIR: the discovery requests not done yet (crawler.discovery.DiscoveryJournal),
         #: and those a stopped or killed crawl left, requested again by :meth:`start`
         self.discovery_journal: discovery.DiscoveryJournal | None = None
-        self._discovery_resumed: list[tuple[str, str, str]] = []
+        self._discovery_resumed: list[tuple[str, str]] = []
         #: seed URL -> why it could not be fetched (the no_seed_reachable outcome)
         self.seed_failures: dict[str, str] = {}
         seed_hosts = [urlsplit(s).hostname or "" for s in self.seeds]
@@ -853,14 +853,15 @@ class TopicSpider(scrapy.Spider):
                                          len(self._discovery_resumed))  # fmt: skip
             log.info("%d robots.txt, sitemaps and feeds not done when the crawl stopped are "
                      "requested again", len(self._discovery_resumed))  # fmt: skip
-        for kind, url, host in self._discovery_resumed:
+        for kind, url in self._discovery_resumed:
             if kind == "sitemap":
-                self.sitemaps_requested.add(url)
-                self._sitemaps_pending[host] += 1
+                again = self._sitemap_requests([url], resumed=True)
             elif kind == "feed":
-                self.feeds_requested.add(url)
-            yield self._discovery_request(url, kind, resumed=True,
-                                          **{discovery.SITEMAP_HOST: host} if host else {})
+                again = self._feed_requests([url], resumed=True)
+            else:
+                again = iter([self._discovery_request(url, kind, resumed=True)])
+            for request in again:  # (start is an async generator: no yield from)
+                yield request
         if self.recovered_urls:  # set by StorePipeline when a JOBDIR crawl resumes
             self.crawler.stats.set_value("topicrawl/pages/recovered", len(self.recovered_urls))
             log.info("%d pages sent to download but never stored are requested again",
@@ -914,8 +915,7 @@ class TopicSpider(scrapy.Spider):
         if self.discovery_journal is not None:
             request.meta[discovery.JOURNAL_KEY] = request.url
             if not resumed:  # in the journal already
-                host = meta.get(discovery.SITEMAP_HOST, "")
-                self.discovery_journal.requested(kind, request.url, host)
+                self.discovery_journal.requested(kind, request.url)
         return request
 
     def _discovery_done(self, meta: dict | None) -> None:
@@ -952,16 +952,19 @@ class TopicSpider(scrapy.Spider):
         yield from self._sitemap_requests(urls)
         self._discovery_done(_request_meta(response))
 
-    def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[scrapy.Request]:
+    def _sitemap_requests(self, urls: Iterable[str], *, resumed: bool = False
+                          ) -> Iterator[scrapy.Request]:  # fmt: skip
         """Requests for the sitemaps ``urls`` on allowed hosts, each once; each is counted
-        as pending for its host (:meth:`release_sitemaps`)."""
+        as pending for its host (:meth:`release_sitemaps`). ``resumed``: the discovery
+        journal's (:meth:`_discovery_request`)."""
         for url in urls:
             host = urlsplit(url).hostname or ""
             if url in self.sitemaps_requested or not host_allowed(host, self.host_patterns):
                 continue
             self.sitemaps_requested.add(url)
             self._sitemaps_pending[host] += 1
-            yield self._discovery_request(url, "sitemap", **{discovery.SITEMAP_HOST: host})
+            yield self._discovery_request(url, "sitemap", resumed=resumed,
+                                          **{discovery.SITEMAP_HOST: host})  # fmt: skip
 
     def _sitemap_read(self, host: str) -> None:
         """A sitemap of ``host`` is read (or failed): one pending less."""
@@ -1001,12 +1004,10 @@ class TopicSpider(scrapy.Spider):
     def parse_sitemap(self, response: Response) -> Iterator[Any]:
         """A sitemap index (its sitemaps are fetched) or a sitemap (its URLs are links,
         queued in turn with the host's other sitemaps: :meth:`release_sitemaps`)."""
-        request = response.request
-        host = (request.meta.get(discovery.SITEMAP_HOST) if request is not None else None
-                ) or urlsplit(response.url).hostname or ""  # fmt: skip
+        meta = _request_meta(response)
+        host = meta.get(discovery.SITEMAP_HOST) or urlsplit(response.url).hostname or ""
         urls = yield from self._read_sitemap(response)
         self._sitemap_read(host)
-        meta = request.meta if request is not None else {}
         if urls and self.sitemap_interleave:  # done when released, its lease kept until then
             if self.lease is not None and meta.get(LEASE):
                 meta[LEASE_KEPT] = True
@@ -1071,12 +1072,18 @@ class TopicSpider(scrapy.Spider):
                   ) -> Iterator[scrapy.Request]:  # fmt: skip
         """Requests for the feeds ``page`` announces (``urls``: found by the extraction
         pool's worker already)."""
-        for url in discovery.feed_urls(page) if urls is None else urls:
+        yield from self._feed_requests(discovery.feed_urls(page) if urls is None else urls)
+
+    def _feed_requests(self, urls: Iterable[str], *, resumed: bool = False
+                       ) -> Iterator[scrapy.Request]:  # fmt: skip
+        """Requests for the feeds ``urls`` on allowed hosts, each once (``resumed``: the
+        discovery journal's)."""
+        for url in urls:
             if url in self.feeds_requested:
                 continue
             if host_allowed(urlsplit(url).hostname or "", self.host_patterns):
                 self.feeds_requested.add(url)
-                yield self._discovery_request(url, "feed")
+                yield self._discovery_request(url, "feed", resumed=resumed)
 
     # -- parsing -----------------------------------------------------------------------------
     def decoded(self, response: Response) -> tuple[HtmlResponse, str]:
