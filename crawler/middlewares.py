@@ -67,10 +67,26 @@ SENT_FILE = "topicrawl-fetched.txt"
 RECOVERED = "topicrawl_recovered"
 
 
-def read_sent(jobdir: str | Path | None) -> Iterator[tuple[str, str | None, bool]]:
+#: JOBDIR file of the requests the durable frontier handed to the engine
+#: (:class:`crawler.queues.DurablePriorityQueue`), as they leave it: the engine starts the
+#: downloader middlewares one event-loop turn later, so a kill in between left requests that
+#: were out of the queue and not yet in :data:`SENT_FILE` (lost on resume)
+POPPED_FILE = "topicrawl-popped.txt"
+
+
+def sent_line(fingerprint: str, request: Request) -> str:
+    """The line of :data:`SENT_FILE` and :data:`POPPED_FILE` for ``request``: its
+    fingerprint (hex), its URL, and ``r`` when it is a redirect's target."""
+    hop = " r" if request.meta.get("redirect_urls") else ""
+    return f"{fingerprint} {safe_url_string(request.url)}{hop}\n"
+
+
+def read_sent(jobdir: str | Path | None, name: str = SENT_FILE
+              ) -> Iterator[tuple[str, str | None, bool]]:  # fmt: skip
     """``(fingerprint, URL, redirect target?)`` of each request a JOBDIR crawl sent to
-    download, in order (the URL is None in files of earlier versions)."""
-    path = Path(jobdir) / SENT_FILE if jobdir else None
+    download (``name``: :data:`POPPED_FILE`, handed out by its frontier), in order (the URL
+    is None in files of earlier versions)."""
+    path = Path(jobdir) / name if jobdir else None
     if path is None or not path.exists():
         return
     with path.open(encoding="utf-8") as fh:
@@ -81,8 +97,11 @@ def read_sent(jobdir: str | Path | None) -> Iterator[tuple[str, str | None, bool
 
 
 def read_sent_urls(jobdir: str | Path | None) -> list[str]:
-    """The URLs sent to download in a JOBDIR crawl, in order, without redirect targets."""
-    return list(dict.fromkeys(url for _, url, hop in read_sent(jobdir) if url and not hop))
+    """The URLs sent to download in a JOBDIR crawl, or handed out by its frontier, in order,
+    without redirect targets."""
+    return list(dict.fromkeys(url for name in (SENT_FILE, POPPED_FILE)
+                              for _, url, hop in read_sent(jobdir, name)
+                              if url and not hop))  # fmt: skip
 
 
 def query_variant_budget(base: int, content: int, wasted: int, *, per_page: int) -> int:
@@ -897,8 +916,7 @@ class FetchOnceMiddleware:
                 return True
         self.sent.add(fp)
         if self.file:  # fingerprint, URL, and whether it is a redirect's target
-            hop = " r" if request.meta.get("redirect_urls") else ""
-            self.file.write(f"{fp} {safe_url_string(request.url)}{hop}\n")
+            self.file.write(sent_line(fp, request))
             self.file.flush()
         return False
 

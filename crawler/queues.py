@@ -22,7 +22,7 @@ from scrapy.utils.request import request_from_dict
 
 from crawler.lazy import lazy_class
 from crawler.lease import LEASE, WORKER_META, lease_of
-from crawler.middlewares import RESCORED, rescored_request
+from crawler.middlewares import POPPED_FILE, RESCORED, rescored_request, sent_line
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,32 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
         s = crawler.settings
         self.rescore_margin = s.getfloat("TOPICRAWL_RESCORE_MARGIN", 0.1)
         self.rescore_max = s.getint("TOPICRAWL_RESCORE_MAX", 2)
+        #: the JOBDIR frontier (not the memory one) journals the requests it hands out
+        jobdir = s.get("JOBDIR") if key else None
+        self._popped: Any = None
+        if jobdir:
+            Path(jobdir).mkdir(parents=True, exist_ok=True)
+            self._popped = (Path(jobdir) / POPPED_FILE).open("a", encoding="utf-8")
+
+    def close(self) -> list[int]:
+        if self._popped is not None:
+            self._popped.close()
+            self._popped = None
+        return super().close()
 
     def pop(self) -> Any:
+        """The best request (:meth:`_pop`), written to ``JOBDIR/topicrawl-popped.txt`` as it
+        leaves the queue: the engine sends it to the downloader middlewares, where the
+        fetch-once guard records it as sent, one event-loop turn later, and a kill in between
+        lost it (out of the queue, not sent: not requested again on resume)."""
+        request = self._pop()
+        if request is not None and self._popped is not None:
+            fp = self.crawler.request_fingerprinter.fingerprint(request).hex()
+            self._popped.write(sent_line(fp, request))
+            self._popped.flush()
+        return request
+
+    def _pop(self) -> Any:
         """The best request, re-scored in place (issue 10, calibrated mode): a request whose
         link score fell by more than ``TOPICRAWL_RESCORE_MARGIN`` with the current models
         goes back into this queue with its new priority and the next one is popped — the
