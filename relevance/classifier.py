@@ -180,6 +180,9 @@ class TopicClassifier:
     ) -> TopicClassifier:
         """Fit TF-IDF (sublinear tf, l2) and a logistic regression with inverse
         regularisation ``c`` on the examples (class prior kept: no re-weighting)."""
+        from relevance.sklearnimport import import_sklearn
+
+        import_sklearn()
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 

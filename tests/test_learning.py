@@ -520,3 +520,39 @@ def test_link_gate_is_a_learning_setting():
         parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate = -1\n')
     with pytest.raises(TopicFileError):
         parse_topic('name = "体育"\n[words]\n"比赛" = 1.0\n[learning]\nlink_gate_scope = "a"\n')
+
+
+def test_a_crawl_imports_scikit_learn_without_pandas():
+    """Memory (issue 16): with :func:`relevance.sklearnimport.hide_pandas` (what ``scrapy
+    crawl`` calls) the background import leaves pandas out, the page model still trains and
+    predicts, and pandas stays importable afterwards. Without it, scikit-learn imports pandas
+    (the control: it is installed). Fresh interpreters."""
+    import subprocess
+    import sys
+
+    train = (
+        "from relevance.learning.selftrain import SelfTrainingPageModel, preload_learner\n"
+        "preload_learner().join(120)\n"
+        "m = SelfTrainingPageModel(retrain_every=1000)\n"
+        "for i in range(12):\n"
+        "    m.observe(['体育', '比赛', f'w{i}'], 0.9)\n"
+        "    m.observe(['股票', '市场', f'v{i}'], 0.05)\n"
+        "assert m.retrain(), 'no training'\n"
+        "p, q = m.probability_words([['体育', '比赛'], ['股票', '市场']])\n"
+        "assert p > 0.5 > q, (p, q)\n"
+    )
+    hidden = (
+        "import sys\n"
+        "from relevance.sklearnimport import hide_pandas\n"
+        "hide_pandas()\n" + train + "assert 'pandas' not in sys.modules\n"
+        "import pandas\n"
+        "assert pandas.DataFrame({'a': [1]}).shape == (1, 1)\n"
+        "print('ok')\n"
+    )
+    control = train + "import sys\nassert 'pandas' in sys.modules\nprint('ok')\n"
+    root = Path(__file__).resolve().parents[1]
+    for code in (hidden, control):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                              text=True, timeout=180, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout.strip() == "ok"

@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 
 from relevance.classifier import count_probabilities, term_probabilities
 from relevance.learning.base import LearnedModel, reservoir_put, retrain_due
+from relevance.sklearnimport import import_sklearn
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _import_learner() -> None:
 
 def preload_learner() -> threading.Thread | None:
     """Start importing scikit-learn in a background thread (≈ 1 s of imports: scikit-learn,
-    SciPy's stats, pandas) and return the thread, or None when it is imported or importing
+    SciPy's stats, and pandas unless hidden: :mod:`relevance.sklearnimport`) and return the thread, or None when it is imported or importing
     already. A crawl builds its scorer and sends its first requests meanwhile; the first
     training, many pages later, finds the import done (or waits for it: Python's import
     locks serialise the two). Not a daemon: a process that exits at once waits for the import
@@ -192,6 +193,7 @@ class SelfTrainingPageModel(LearnedModel):
         scikit-learn takes a second or more: a crawl starts it in the background when it
         builds its scorer (:func:`preload_learner`), so that neither the start-up nor the
         first page to trigger a training waits for it."""
+        import_sklearn()
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.feature_extraction.text import TfidfTransformer
         from sklearn.linear_model import LogisticRegression
