@@ -58,10 +58,12 @@ def page_linking(url: str, target: str) -> HtmlResponse:
     return HtmlResponse(url, body=body.encode(), encoding="utf-8")
 
 
-def found(spider: TopicSpider, on: str, target: str, score: float) -> Request:
+def found(spider: TopicSpider, on: str, target: str, score: float) -> Request | None:
+    """The request for ``target`` found on ``on`` (None: none is built, the URL is known)."""
     spider.scorer.scores[target] = score
-    (request,) = spider.follow_links(page_linking(on, target), PageInfo(url=on), 0)
-    return request
+    requests = list(spider.follow_links(page_linking(on, target), PageInfo(url=on), 0))
+    assert len(requests) <= 1
+    return requests[0] if requests else None
 
 
 def test_url_found_again_with_higher_score_is_requeued_once(topic_file):
@@ -70,17 +72,23 @@ def test_url_found_again_with_higher_score_is_requeued_once(topic_file):
     target = HOME + "politics/a.html"
     first = found(spider, HOME + "list1.html", target, 0.2)
     assert (first.priority, first.dont_filter) == (200, False)
-    # lower, equal, or higher by less than the margin: left to the dupefilter
+    # lower, equal, or higher by less than the margin: no request (the dupefilter would
+    # drop it), counted as known
     for score in (0.1, 0.2, 0.29):
-        assert not found(spider, HOME + "list2.html", target, score).dont_filter
+        assert found(spider, HOME + "list2.html", target, score) is None
     assert stats.get_value("topicrawl/links/requeued") is None
+    assert stats.get_value("topicrawl/links/known") == 3
+    assert stats.get_value("topicrawl/links/followed") == 1
     again = found(spider, HOME + "politics/", target + "#top", 0.6)
     assert (again.priority, again.dont_filter) == (600, True)
     assert stats.get_value("topicrawl/links/requeued") == 1
     # the same better score from another page: not re-queued a second time
-    assert not found(spider, HOME + "politics/2.html", target, 0.6).dont_filter
-    assert not found(spider, HOME + "politics/3.html", target, 0.65).dont_filter
+    assert found(spider, HOME + "politics/2.html", target, 0.6) is None
+    assert found(spider, HOME + "politics/3.html", target, 0.65) is None
     assert stats.get_value("topicrawl/links/requeued") == 1
+    # another URL is a first request
+    other = found(spider, HOME + "politics/3.html", HOME + "politics/z.html", 0.1)
+    assert other is not None and not other.dont_filter
 
 
 def test_fetched_url_is_never_requeued(topic_file):
@@ -89,7 +97,7 @@ def test_fetched_url_is_never_requeued(topic_file):
     assert not found(spider, HOME, target, 0.2).dont_filter
     body = b"<html><title>t</title><body>text</body></html>"
     list(spider.parse_page(HtmlResponse(target, body=body, encoding="utf-8", request=Request(target))))
-    assert not found(spider, HOME + "x.html", target, 1.0).dont_filter
+    assert found(spider, HOME + "x.html", target, 1.0) is None
     assert spider.crawler.stats.get_value("topicrawl/links/requeued") is None
 
 

@@ -11,9 +11,9 @@ import asyncio
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -54,6 +54,8 @@ _BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _REDIRECTS = [301, 302, 303, 307, 308]
 #: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
 FETCHED = 1 << 62
+#: URL fingerprints remembered (:meth:`TopicSpider._fingerprint`; ~200 bytes each)
+URL_FINGERPRINTS = 1 << 15
 #: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
 BROKEN_LOGGED = 5
 #: the reactor the extraction pool needs (its pages are awaited as asyncio futures)
@@ -342,6 +344,7 @@ class TopicSpider(scrapy.Spider):
         self.requeue_margin = 0
         #: Best priority issued per request fingerprint; FETCHED once the page was parsed.
         self.best_priority: dict[bytes, int] = {}
+        self._url_fingerprint: Callable[[str], bytes] | None = None
         self._state_restored = False
         #: JOBDIR (from_crawler): the learned state is saved there and restored on resume
         self.jobdir: str | None = None
@@ -809,10 +812,17 @@ class TopicSpider(scrapy.Spider):
                 self._budget_debt -= 1
 
     def _fingerprint(self, request_or_url: scrapy.Request | str) -> bytes:
-        request = request_or_url
-        if isinstance(request, str):
-            request = scrapy.Request(request)
-        return self.crawler.request_fingerprinter.fingerprint(request)
+        """The request fingerprint of a request, or of a GET of a URL (the URLs of the last
+        :data:`URL_FINGERPRINTS` distinct URLs remembered: a site's navigation links recur on
+        every page)."""
+        if isinstance(request_or_url, str):
+            if self._url_fingerprint is None:
+                fingerprinter = self.crawler.request_fingerprinter
+                self._url_fingerprint = lru_cache(maxsize=URL_FINGERPRINTS)(
+                    lambda url: fingerprinter.fingerprint(scrapy.Request(url))
+                )
+            return self._url_fingerprint(request_or_url)
+        return self.crawler.request_fingerprinter.fingerprint(request_or_url)
 
     def _restore_priorities(self) -> None:
         """A resumed crawl (JOBDIR: Scrapy's ``SpiderState`` keeps ``self.state``, set when
@@ -1204,7 +1214,7 @@ class TopicSpider(scrapy.Spider):
 
     def count_fetched(self, response: Response) -> None:
         """A page counted in the budget is fetched: counted, and its URLs (with redirects)
-        never re-queued (:meth:`reprioritised`)."""
+        never re-queued (:meth:`_issue`)."""
         self.crawler.stats.inc_value("topicrawl/pages/fetched")
         if self.requeue_margin:
             self._restore_priorities()
@@ -1538,22 +1548,32 @@ class TopicSpider(scrapy.Spider):
             if guard is not None and (reason := guard.allowed(link.url)):
                 counts[f"topicrawl/links/trap/{reason}"] += 1
                 continue
+            priority = score.priority - (ranks.get(link.url, 0) if ranks else 0)
+            requeue = False
+            if self.requeue_margin:
+                issued = self._issue(link.url, priority)
+                if issued is None:  # the dupefilter would drop it: no request built
+                    counts["topicrawl/links/known"] += 1
+                    continue
+                requeue = issued
+                if requeue:
+                    counts["topicrawl/links/requeued"] += 1
             counts["topicrawl/links/followed"] += 1
-            # the link extractor's URLs are absolute and escaped already: no urljoin again
             if source:
                 counts[f"topicrawl/discovery/{source}/followed"] += 1
             link_score = {"score": score.score, "follow": True, **score.breakdown}
             if source:
                 link_score["source"] = source
-            request = scrapy.Request(
+            # the link extractor's URLs are absolute and escaped already: no urljoin again
+            yield scrapy.Request(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
-                priority=score.priority - (ranks.get(link.url, 0) if ranks else 0),
+                priority=priority,
                 meta={"parent_url": page_url, "anchor": link.anchor,
                       "link_score": link_score},
-            )
-            yield self.reprioritised(request) if self.requeue_margin else request
+                dont_filter=requeue,
+            )  # fmt: skip
 
     def _follow_recovered_redirect(self, response: Response) -> Iterator[scrapy.Request]:
         """A URL requested again after a killed crawl answered with a redirect: follow it as
@@ -1569,26 +1589,31 @@ class TopicSpider(scrapy.Spider):
             url=response.urljoin(location.decode("latin-1")), meta=meta, dont_filter=False
         )
 
-    def reprioritised(self, request: scrapy.Request) -> scrapy.Request:
-        """``request``, marked to pass the dupefilter when its URL was issued before with a
-        priority lower by at least the re-queue margin (and not fetched yet).
+    def _issue(self, url: str, priority: int) -> bool | None:
+        """Whether a link to ``url`` found with ``priority`` is requested: False — first
+        found, a request the dupefilter checks; True — found before with a priority lower by
+        at least the re-queue margin and not fetched yet, a request marked to pass the
+        dupefilter; None — found before at about this priority or fetched: no request at
+        all (the dupefilter would drop it; building it, passing it through the spider
+        middlewares and the scheduler cost a calibrated crawl, which follows every link,
+        about as much as the rest of a link's scoring: docs/scale.md).
 
         Scrapy's dupefilter keeps the priority a URL had when first found; a URL found again
         from a more relevant page (or after Algorithm 3's sample has grown) is enqueued once
         more with its better priority. The old queue entry stays and is dropped at download
         by :class:`crawler.middlewares.FetchOnceMiddleware`, which also keeps a URL from
-        being downloaded twice.
+        being downloaded twice. The priorities are kept by request fingerprint (a GET's
+        fingerprint depends on its URL alone).
         """
-        fp = self._fingerprint(request)
+        fp = self._fingerprint(url)
         best = self.best_priority.get(fp)
         if best is None:
-            self.best_priority[fp] = request.priority
-            return request
-        if best != FETCHED and request.priority >= best + self.requeue_margin:
-            self.best_priority[fp] = request.priority
-            self.crawler.stats.inc_value("topicrawl/links/requeued")
-            return request.replace(dont_filter=True)
-        return request
+            self.best_priority[fp] = priority
+            return False
+        if best != FETCHED and priority >= best + self.requeue_margin:
+            self.best_priority[fp] = priority
+            return True
+        return None
 
     def end_lease(self, failure: Any) -> None:
         """A request failed for good: its lease ends (crawler.lease)."""
