@@ -30,7 +30,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from crawler.middlewares import redis_errors
 from relevance.urls import PerHostStructureSample, StructureSample
@@ -256,6 +256,8 @@ MAX_FEATURE = 200
 MAX_ENTRY = 64 * 1024
 #: longest section key a shared page may carry (relevance.learning.contrast.section_key)
 MAX_SECTION = 1000
+#: longest host name a shared page may carry (DNS: 253 characters)
+MAX_HOST = 253
 MAX_FEATURES = 200
 
 
@@ -266,22 +268,40 @@ def _valid_probability(x: Any) -> float:
 
 
 def page_summary(words: Iterable[str], evidence: float, label: bool | None,
-                 section: str | None = None) -> dict[str, Any]:  # fmt: skip
+                 section: str | None = None, host: str | None = None,
+                 raw: float | None = None) -> dict[str, Any]:  # fmt: skip
     """The pseudo-labelled page a worker shares: its most frequent candidate words (counts),
     its literal evidence, the user's label, if any, and its section key, if known (``[learning]
     section_negatives``: every worker's page model vetoes the pages of its contrast
-    sections, whichever worker fetched them)."""
+    sections, whichever worker fetched them); with ``host`` (and ``raw``, its literal
+    evidence against the topic alone) the page also joins every worker's learned contrast
+    (:class:`relevance.learning.contrast.LearnedContrast`), which finds the web's sections
+    among all the crawl's pages."""
     counts = Counter(w for w in words if len(w) <= MAX_WORD)
     out = {"c": dict(counts.most_common(MAX_SUMMARY_WORDS)), "e": round(float(evidence), 4),
            "y": None if label is None else bool(label)}  # fmt: skip
     if section is not None and len(section) <= MAX_SECTION:
         out["s"] = section
+    if host and len(host) <= MAX_HOST:
+        out["h"] = host
+        out["r"] = round(float(evidence if raw is None else raw), 4)
     return out
 
 
-def parse_page(data: Any) -> tuple[Counter, float, bool | None, str | None]:
-    """Validate a shared page summary (ValueError when malformed): counts, evidence, label,
-    section key."""
+class SharedPage(NamedTuple):
+    """A shared page summary, validated (:func:`parse_page`)."""
+
+    counts: Counter
+    evidence: float
+    label: bool | None
+    section: str | None
+    #: the page's host and literal evidence against the topic alone (None: not sent)
+    host: str | None = None
+    raw: float | None = None
+
+
+def parse_page(data: Any) -> SharedPage:
+    """Validate a shared page summary (ValueError when malformed)."""
     if not isinstance(data, dict) or not isinstance(data.get("c"), dict):
         raise ValueError("not a page summary")
     c = data["c"]
@@ -301,7 +321,13 @@ def parse_page(data: Any) -> tuple[Counter, float, bool | None, str | None]:
     if section is not None and (not isinstance(section, str) or not section
                                 or len(section) > MAX_SECTION):  # fmt: skip
         raise ValueError("bad section")
-    return counts, _valid_probability(data.get("e")), y, section
+    host, raw = data.get("h"), None
+    if host is not None:
+        if (not isinstance(host, str) or not host or len(host) > MAX_HOST
+                or "/" in host or (section is not None and not section.startswith(host + "/"))):  # fmt: skip
+            raise ValueError("bad host")
+        raw = _valid_probability(data.get("r"))
+    return SharedPage(counts, _valid_probability(data.get("e")), y, section, host, raw)
 
 
 def parse_link(data: Any) -> tuple[float, list[str], float]:
@@ -347,8 +373,9 @@ class SharedLearningStream:
             del self.pending[: len(self.pending) - self.max_pending]
 
     def publish_page(self, words: Iterable[str], evidence: float, label: bool | None,
-                     section: str | None = None) -> None:  # fmt: skip
-        self._queue("p", page_summary(words, evidence, label, section))
+                     section: str | None = None, host: str | None = None,
+                     raw: float | None = None) -> None:  # fmt: skip
+        self._queue("p", page_summary(words, evidence, label, section, host, raw))
 
     def publish_link(self, prior: float, features: list[str], label: float) -> None:
         self._queue("l", {"p": round(float(prior), 4), "f": list(features)[:MAX_FEATURES],
@@ -357,8 +384,10 @@ class SharedLearningStream:
     def due(self) -> bool:
         return self.clock() >= self._due
 
-    def sync(self, page_model: Any = None, link_model: Any = None) -> int:
-        """Send the queued examples, apply the others' new ones; returns how many applied."""
+    def sync(self, page_model: Any = None, link_model: Any = None, contrast: Any = None) -> int:
+        """Send the queued examples, apply the others' new ones (pages to the page model and
+        to the learned ``contrast``, link outcomes to the link model); returns how many
+        applied."""
         self._due = self.clock() + self.sync_seconds
         applied = 0
         try:
@@ -374,7 +403,7 @@ class SharedLearningStream:
                 for entry_id, fields in entries:
                     self.last_id = (entry_id.decode() if isinstance(entry_id, bytes)
                                     else str(entry_id))  # fmt: skip
-                    applied += self._apply(fields, page_model, link_model)
+                    applied += self._apply(fields, page_model, link_model, contrast)
                 if len(entries) < self.batch:
                     break
         except (*redis_errors(self.client), ValueError, TypeError, IndexError) as exc:
@@ -385,7 +414,7 @@ class SharedLearningStream:
         self.applied += applied
         return applied
 
-    def _apply(self, fields: Any, page_model: Any, link_model: Any) -> int:
+    def _apply(self, fields: Any, page_model: Any, link_model: Any, contrast: Any = None) -> int:
         try:
             if not isinstance(fields, dict):
                 raise ValueError("not a hash")
@@ -399,9 +428,13 @@ class SharedLearningStream:
                 raise ValueError("bad entry")
             data = json.loads(raw)
             if kind == "p":
-                counts, evidence, label, section = parse_page(data)
+                page = parse_page(data)
                 if page_model is not None:
-                    page_model.observe_counts(counts, evidence, label, section)
+                    page_model.observe_counts(page.counts, page.evidence, page.label,
+                                              page.section)  # fmt: skip
+                if contrast is not None and page.host is not None:
+                    raw = page.evidence if page.raw is None else page.raw
+                    contrast.observe_keyed(page.host, page.section, list(page.counts), raw)
             elif kind == "l":
                 prior, feats, label = parse_link(data)
                 if link_model is not None:

@@ -254,16 +254,18 @@ class CalibratedLinkScorer:
         lc = self.learned_contrast
         # the page's host and section key, found once (one parse of its URL)
         keyed = lc.host_and_section(page.url, page.section) if lc is not None else None
+        raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
         if self.page_model is not None:
             section = None
             if self.section_negatives and lc is not None and keyed is not None:
                 section = keyed[1]
                 self.page_model.negative_sections = lc.contrast_keys
             retrained = self.page_model.observe(words, lit, label, section)
-            if shared is not None:
-                shared.publish_page(words, lit, label, section)
+            if shared is not None:  # with its host and section for the others' contrast
+                host, key = keyed if keyed is not None else (None, None)
+                shared.publish_page(words, lit, label, key, host, raw)
         if keyed is not None:
-            self._observe_contrast(page, words, lit, retrained, keyed)
+            self._observe_contrast(words, raw, retrained, keyed)
         if self.link_model is not None and link and link.get("features"):
             outcome = relevance if label is None else float(label)
             prior = float(link.get("prior", 0.5))
@@ -271,17 +273,16 @@ class CalibratedLinkScorer:
             if shared is not None:
                 shared.publish_link(prior, link["features"], outcome)
         if shared is not None and shared.due():  # the other workers' pages and outcomes
-            shared.sync(self.page_model, self.link_model)
+            shared.sync(self.page_model, self.link_model, lc)
 
-    def _observe_contrast(self, page: PageInfo, words: list[str], lit: float,
-                          retrained: bool, keyed: tuple[str, str | None]) -> None:  # fmt: skip
+    def _observe_contrast(self, words: list[str], raw: float, retrained: bool,
+                          keyed: tuple[str, str | None]) -> None:  # fmt: skip
         """The page joins the learned contrast's pages with its P_lit against the topic
-        alone; the contrast topics are rebuilt when the page model retrained (without one, or
-        while it has not trained yet — no confident negatives — on the page model's schedule:
-        every 10 pages, at least a quarter of the pages seen)."""
+        alone (``raw``); the contrast topics are rebuilt when the page model retrained
+        (without one, or while it has not trained yet — no confident negatives — on the page
+        model's schedule: every 10 pages, at least a quarter of the pages seen)."""
         lc = self.learned_contrast
         assert lc is not None
-        raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
         lc.observe_keyed(*keyed, words, raw)
         self._contrast_since += 1
         untrained = self.page_model is None or self.page_model.trainings == 0

@@ -222,6 +222,15 @@ def test_malformed_stream_entries_are_refused_and_counted(redis_keys):
         {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None, "s": 7})},
         {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
                                                "s": "h/" * 600})},
+        # a host that is not one, too long, or not the host of the page's section
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
+                                               "h": "a.cn/x", "r": 0.5})},
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
+                                               "h": "a" * 300, "r": 0.5})},
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
+                                               "h": "a.cn", "s": "b.cn/x", "r": 0.5})},
+        {"w": "x", "k": "p", "d": json.dumps({"c": {"词": 1}, "e": 0.9, "y": None,
+                                               "h": "a.cn", "r": 2})},
     ]
     for entry in bad:
         client.xadd(key, entry)
@@ -408,3 +417,30 @@ def test_a_shared_page_keeps_its_section_for_the_other_workers_vetoes(redis_keys
     page_model = SelfTrainingPageModel()
     SharedLearningStream(client, key, worker="me", clock=Clock()).sync(page_model)
     assert [(y, s) for _, y, s in page_model.pages] == [(1, "h.example/house"), (1, None)]
+
+
+@pytest.mark.redis
+def test_a_shared_page_joins_every_worker_s_learned_contrast(redis_keys):
+    """A scale-out's learned contrast sees every worker's pages (with N workers each saw 1/N
+    of them, so a sibling section reached the contrast's minimum of pages N times later): a
+    page another worker fetched comes with its host, section key and literal evidence
+    against the topic alone, and this worker's contrast finds the section from them."""
+    from relevance.learning.contrast import LearnedContrast
+
+    client, prefix = redis_keys
+    key = f"{prefix}:learn"
+    other = SharedLearningStream(client, key, worker="other", clock=Clock())
+    for i in range(6):
+        other.publish_page(["比赛", "球队", f"s{i}"], 0.9, None, "h.example/sports",
+                           "h.example", 0.8)  # fmt: skip
+        other.publish_page(["房价", "楼市", f"h{i}"], 0.3, None, "h.example/house",
+                           "h.example", 0.05)  # fmt: skip
+    other.publish_page(["旧"], 0.5, None)  # from a worker that sends no host: page model only
+    other.sync()
+    page_model, contrast = SelfTrainingPageModel(), LearnedContrast(["体育"])
+    me = SharedLearningStream(client, key, worker="me", clock=Clock())
+    assert me.sync(page_model, None, contrast) == 13
+    assert page_model.seen == 13 and contrast.seen == 12
+    contrast.rebuild()
+    assert set(contrast.sections) == {"h.example/sports", "h.example/house"}
+    assert list(contrast.topics) == ["h.example/house"]

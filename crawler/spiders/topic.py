@@ -502,7 +502,8 @@ class TopicSpider(scrapy.Spider):
         sh = getattr(self.scorer, "shared", None)
         if sh is not None:
             sh.sync(getattr(self.scorer, "page_model", None),
-                    getattr(self.scorer, "link_model", None))  # fmt: skip
+                    getattr(self.scorer, "link_model", None),
+                    getattr(self.scorer, "learned_contrast", None))  # fmt: skip
 
     def restore_learned(self) -> None:
         """A resumed JOBDIR crawl starts from the learned models and URL sample it saved."""
