@@ -198,6 +198,10 @@ def run_workers(n: int, args, web: Path, truth: dict, proxy: str, sharing: bool 
         "all_pages_per_s": len(times) / max(1e-9, (times[-1] - times[0]).total_seconds()),
         "documents": len(docs),
         "precision": len(on) / len(docs) if docs else 0.0,
+        # the corpus documents that are not on-topic, with their page relevance (a look at
+        # what a worker count accepted that another did not)
+        "off_topic": sorted((p.url, round(p.relevance or 0.0, 3)) for p in pages
+                            if p.url in docs - targets),  # fmt: skip
         "recall": len(on) / len(targets),
         "worker_cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         "pg_cpu_s": pg.total(),
