@@ -55,7 +55,7 @@ _REDIRECTS = [301, 302, 303, 307, 308]
 #: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
 FETCHED = 1 << 62
 #: URL fingerprints remembered (:meth:`TopicSpider._fingerprint`; ~200 bytes each)
-URL_FINGERPRINTS = 1 << 15
+URL_FINGERPRINTS = 1 << 14
 #: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
 BROKEN_LOGGED = 5
 #: the reactor the extraction pool needs (its pages are awaited as asyncio futures)
