@@ -6,6 +6,7 @@
     python bench/topics.py combine [--family a] [--seeds 0,1]            # P_lit + P_model rule
     python bench/topics.py replay [--family a] [--seeds 0,1] [--variants ",contrast=."] [--dump]
                                   # a crawl's fetched pages again, through [learning] variants
+    python bench/topics.py final [--family b] [--seeds 1,2] [--out DIR]  # judged again at the end
     python bench/topics.py split [--family b] [--seeds 1,2] [--verbose]  # recall lost where
     python bench/topics.py calibrate [--crawls "b:1,2;a:0"]   # the acceptance's calibration map
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
@@ -569,6 +570,91 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- final: the fetched pages judged again with the crawl's last models ------------------------
+#: the decisions :func:`final_decisions` compares: at fetch (the crawl's), the accepted kept only
+#: if the last models keep them (revoke), every fetched page by the last models (final), and
+#: accepted by either (union: what ``[learning] rejudge`` aims at)
+FINAL_RULES = ("fetch", "revoke", "final", "union")
+
+
+def final_decisions(pages: list[dict], topic: Any, truth: dict, category: str,
+                    sections: dict[str, str | None] | None = None) -> dict[str, list[int]]:  # fmt: skip
+    """Replay ``pages`` as the spider judges them (:func:`replay`'s order and scorer), then
+    score every one again with the models as they are at the end; per rule of
+    :data:`FINAL_RULES` the counts [true positives, false positives, false negatives] over
+    the fetched pages (on-topic = an article of ``category``)."""
+    from relevance.calibrated import CalibratedLinkScorer
+    from relevance.linkscore import PageInfo
+
+    scorer = CalibratedLinkScorer.from_topic(topic)
+    th = topic.page_threshold
+    infos, first, seen = [], [], set()
+    for p in pages:
+        if p["url"] in seen:
+            continue
+        seen.add(p["url"])
+        info = PageInfo(url=p["url"], title=p["title"], description=p["description"],
+                        keywords=p["keywords"], text=p["text"], is_seed=p["seed"],
+                        section=(sections or {}).get(p["url"]))  # fmt: skip
+        rel, _, _ = scorer.page_scores(info)
+        scorer.observe_page(info, rel, None)
+        infos.append(info)
+        first.append(scorer.acceptance(rel) >= th)
+    counts = {rule: [0, 0, 0] for rule in FINAL_RULES}
+    for info, at_fetch in zip(infos, first, strict=True):
+        last = scorer.acceptance(scorer.page_scores(info)[0]) >= th
+        t = truth["pages"].get(info.url) or {}
+        on = t.get("kind") == "article" and t.get("category") == category
+        decided = {"fetch": at_fetch, "revoke": at_fetch and last, "final": last,
+                   "union": at_fetch or last}  # fmt: skip
+        for rule, accepted in decided.items():
+            if accepted or on:
+                counts[rule][0 if accepted and on else 1 if accepted else 2] += 1
+    return counts
+
+
+def cmd_final(args: argparse.Namespace) -> int:
+    """Page precision / recall of each rule of :data:`FINAL_RULES` on recorded crawls, per
+    crawl and pooled, and the paired difference of each rule against the crawl's own
+    decisions (mean ± standard error over the crawls)."""
+    global OUT
+    from relevance.topic import load_topic
+
+    if args.out:
+        OUT = Path(args.out)
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    pooled = {rule: [0, 0, 0] for rule in FINAL_RULES}
+    diffs: dict[str, list[tuple[float, float]]] = {rule: [] for rule in FINAL_RULES}
+
+    def pr(c: list[int]) -> tuple[float, float]:
+        return c[0] / max(1, c[0] + c[1]), c[0] / max(1, c[0] + c[2])
+
+    for (seed, cat), db in sorted(crawl_dbs(args.family, parse_seeds(args.seeds), cats,
+                                            args.run).items()):  # fmt: skip
+        _, truth = ensure_web(args.family, seed)
+        counts = final_decisions(replay_pages(db), load_topic(topic_paths()[cat]), truth, cat,
+                                 web_sections(args.family, seed))  # fmt: skip
+        base = pr(counts["fetch"])
+        for rule, c in counts.items():
+            pooled[rule] = [a + b for a, b in zip(pooled[rule], c, strict=True)]
+            p, r = pr(c)
+            diffs[rule].append((p - base[0], r - base[1]))
+        print(f"{args.family}{seed} {cat} " + "  ".join(
+            f"{rule} P {pr(c)[0]:.3f} R {pr(c)[1]:.3f}" for rule, c in counts.items()), flush=True)
+    for rule in FINAL_RULES:
+        p, r = pr(pooled[rule])
+        d = diffs[rule]
+        n = len(d)
+        if not n:
+            continue
+        se = [statistics.stdev(x[i] for x in d) / n**0.5 if n > 1 else float("nan") for i in (0, 1)]
+        print(f"{rule:7s} pooled P {p:.3f} R {r:.3f} (tp {pooled[rule][0]}, fp {pooled[rule][1]}, "
+              f"fn {pooled[rule][2]}); against fetch, mean of {n} crawls: P "
+              f"{statistics.mean(x[0] for x in d):+.3f} ± {se[0]:.3f}, R "
+              f"{statistics.mean(x[1] for x in d):+.3f} ± {se[1]:.3f}")  # fmt: skip
+    return 0
+
+
 # -- split: where a crawl's recall and precision are lost -------------------------------------
 def split_crawl(db: Path, truth: dict, category: str, threshold: float) -> dict:
     """Where one crawl lost corpus recall and precision: the on-topic groups (a target and
@@ -1030,6 +1116,14 @@ def main(argv: list[str] | None = None) -> int:
     cb.add_argument("--run", default="topicrawl", help="the run label of the --test crawls")
     cb.add_argument("--fit-run", default="topicrawl", help="the run label of the --crawls")
     cb.set_defaults(func=cmd_calibrate)
+    fi = sub.add_parser("final", help="the fetched pages judged again with the last models")
+    fi.add_argument("--family", default="b")
+    fi.add_argument("--seeds", default="1")
+    fi.add_argument("--categories", default="")
+    fi.add_argument("--run", default="topicrawl")
+    fi.add_argument("--out", default="", help="the bench/out directory holding the crawls "
+                    "and webs (default: this checkout's)")
+    fi.set_defaults(func=cmd_final)
     sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
     sp.add_argument("--family", default="b")
     sp.add_argument("--seeds", default="1")
