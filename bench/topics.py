@@ -486,14 +486,14 @@ def web_sections(family: str, seed: int) -> dict[str, str | None]:
 
 
 def replay(pages: list[dict], topic: Any, truth: dict, category: str,
-           sections: dict[str, str | None] | None = None) -> list[dict]:  # fmt: skip
-    """Score and observe ``pages`` in order with a fresh calibrated scorer of ``topic``, as
-    the spider does (score, judge at the page threshold, then train); per page its P, P_lit,
-    P_model, on-topic flag and category."""
+           sections: dict[str, str | None] | None = None, scorer: Any = None) -> list[dict]:  # fmt: skip
+    """Score and observe ``pages`` in order with a fresh calibrated scorer of ``topic`` (or
+    ``scorer``), as the spider does (score, judge at the page threshold, then train); per page
+    its P, P_lit, P_model, on-topic flag, category and ``PageInfo``."""
     from relevance.calibrated import CalibratedLinkScorer
     from relevance.linkscore import PageInfo
 
-    scorer = CalibratedLinkScorer.from_topic(topic)
+    scorer = scorer or CalibratedLinkScorer.from_topic(topic)
     out, seen = [], set()
     for p in pages:
         if p["url"] in seen:
@@ -505,7 +505,7 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str,
         rel, lit, model = scorer.page_scores(info)
         scorer.observe_page(info, rel, None)
         t = truth["pages"].get(p["url"]) or {}
-        out.append({"url": p["url"], "p": rel, "lit": lit, "model": model,
+        out.append({"url": p["url"], "info": info, "p": rel, "lit": lit, "model": model,
                     "on": t.get("kind") == "article" and t.get("category") == category,
                     "kind": t.get("kind", "?"), "category": t.get("category") or "-",
                     "accepted": scorer.acceptance(rel) >= topic.page_threshold})  # fmt: skip
@@ -584,27 +584,13 @@ def final_decisions(pages: list[dict], topic: Any, truth: dict, category: str,
     :data:`FINAL_RULES` the counts [true positives, false positives, false negatives] over
     the fetched pages (on-topic = an article of ``category``)."""
     from relevance.calibrated import CalibratedLinkScorer
-    from relevance.linkscore import PageInfo
 
     scorer = CalibratedLinkScorer.from_topic(topic)
     th = topic.page_threshold
-    infos, first, seen = [], [], set()
-    for p in pages:
-        if p["url"] in seen:
-            continue
-        seen.add(p["url"])
-        info = PageInfo(url=p["url"], title=p["title"], description=p["description"],
-                        keywords=p["keywords"], text=p["text"], is_seed=p["seed"],
-                        section=(sections or {}).get(p["url"]))  # fmt: skip
-        rel, _, _ = scorer.page_scores(info)
-        scorer.observe_page(info, rel, None)
-        infos.append(info)
-        first.append(scorer.acceptance(rel) >= th)
     counts = {rule: [0, 0, 0] for rule in FINAL_RULES}
-    for info, at_fetch in zip(infos, first, strict=True):
-        last = scorer.acceptance(scorer.page_scores(info)[0]) >= th
-        t = truth["pages"].get(info.url) or {}
-        on = t.get("kind") == "article" and t.get("category") == category
+    for row in replay(pages, topic, truth, category, sections, scorer):
+        at_fetch, on = row["accepted"], row["on"]
+        last = scorer.acceptance(scorer.page_scores(row["info"])[0]) >= th
         decided = {"fetch": at_fetch, "revoke": at_fetch and last, "final": last,
                    "union": at_fetch or last}  # fmt: skip
         for rule, accepted in decided.items():
