@@ -139,19 +139,41 @@ def ld(obj) -> str:
 @pytest.mark.parametrize(
     ("head", "expected"),
     [
-        ('<meta property="og:type" content="article"><meta property="article:section" '
-         'content=" 娱乐  八卦 ">', "娱乐 八卦"),  # fmt: skip
+        (
+            '<meta property="og:type" content="article"><meta property="article:section" '
+            'content=" 娱乐  八卦 ">',
+            "娱乐 八卦",
+        ),
         ('<meta name="ColumnName" content="政务动态">', "政务动态"),  # Chinese government sites
-        (ld({"@context": "https://schema.org", "@type": "NewsArticle", "articleSection": "财经"}),
-         "财经"),  # fmt: skip
+        (
+            ld(
+                {"@context": "https://schema.org", "@type": "NewsArticle", "articleSection": "财经"}
+            ),
+            "财经",
+        ),
         (ld({"@type": "NewsArticle", "articleSection": ["", "科技", "互联网"]}), "科技"),
-        (ld({"@context": "https://schema.org", "@graph": [{"@type": "WebPage"},
-             {"@type": "Article", "articleSection": "体育"}]}), "体育"),  # fmt: skip
-        (ld([{"@type": "BreadcrumbList"}, {"@type": "NewsArticle", "articleSection": "时尚"}]),
-         "时尚"),  # fmt: skip
+        (
+            ld(
+                {
+                    "@context": "https://schema.org",
+                    "@graph": [
+                        {"@type": "WebPage"},
+                        {"@type": "Article", "articleSection": "体育"},
+                    ],
+                }
+            ),
+            "体育",
+        ),
+        (
+            ld([{"@type": "BreadcrumbList"}, {"@type": "NewsArticle", "articleSection": "时尚"}]),
+            "时尚",
+        ),
         # JSON-LD as sites often write it: a trailing comma, an upper-case type
-        ('<script type="application/LD+JSON">{"@type": "NewsArticle", "articleSection": "房产",}'
-         "</script>", "房产"),  # fmt: skip
+        (
+            '<script type="application/LD+JSON">{"@type": "NewsArticle", "articleSection": "房产",}'
+            "</script>",
+            "房产",
+        ),
         (f'<meta property="article:section" content="{"长" * 100}">', "长" * MAX_SECTION_LABEL),
     ],
 )
