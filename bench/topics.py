@@ -877,7 +877,11 @@ def variant_topic(path: Path, run: str) -> Path:
     slug = "".join(ch if ch.isalnum() or ch in ".=" else "_" for ch in run.split(":", 1)[1])
     out = path.parent / "variants" / f"{path.stem}-{slug}.toml"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(path.read_text("utf-8") + "\n[learning]\n" + "\n".join(lines) + "\n", "utf-8")
+    # written whole, then renamed: crawl commands started together write the same variant,
+    # and a crawl must never read another's half-written file
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(path.read_text("utf-8") + "\n[learning]\n" + "\n".join(lines) + "\n", "utf-8")
+    os.replace(tmp, out)
     return out
 
 

@@ -11,7 +11,8 @@ same for every topic:
   combine`` (:mod:`relevance.combine`; "mean": (1 − w)·P_lit + w·P_model, w = ``[learning]
   weight``). P_lit is taken against contrast topics (:mod:`relevance.evidence`): the topic
   file's ``[learning] contrast`` lists and those learned from the web's sections (a page's
-  breadcrumb, else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`);
+  breadcrumb, with ``section_meta`` else its menu's current item or its metadata's section,
+  else its URL directory: ``learn_contrast``, :mod:`relevance.learning.contrast`);
   with ``section_negatives`` the pages of those learned contrast sections are the page model's
   negatives (co-training: the section view labels the text view). Before the model has its first training (too few confident pages of either
   class), and for a text with no word it knows, P_lit alone. A page is accepted at ``[page]
@@ -168,8 +169,8 @@ class CalibratedLinkScorer:
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
-                breadcrumbs=lc.contrast_breadcrumbs, against_crawl=lc.contrast_against_crawl,
-                seed=seed or 0)  # fmt: skip
+                breadcrumbs=lc.contrast_breadcrumbs, meta=lc.section_meta,
+                against_crawl=lc.contrast_against_crawl, seed=seed or 0)  # fmt: skip
         scorer.section_negatives = lc.section_negatives
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
@@ -253,7 +254,8 @@ class CalibratedLinkScorer:
         retrained = False
         lc = self.learned_contrast
         # the page's host and section key, found once (one parse of its URL)
-        keyed = lc.host_and_section(page.url, page.section) if lc is not None else None
+        keyed = (lc.host_and_section(page.url, page.section, page.section_nav,
+                                     page.section_label) if lc is not None else None)  # fmt: skip
         raw = self._raw[1] if self._raw is not None and self._raw[0] == page.url else lit
         if self.page_model is not None:
             section = None

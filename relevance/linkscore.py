@@ -31,6 +31,10 @@ class PageInfo:
     is_seed: bool = False
     #: the URL of the section the page's breadcrumb names (topicrawl.extract.breadcrumb_section)
     section: str | None = None
+    #: the URL of its menu's current item (topicrawl.extract.nav_section)
+    section_nav: str | None = None
+    #: the section its metadata states, a label (topicrawl.extract.meta_section)
+    section_label: str | None = None
 
 
 class Link(NamedTuple):

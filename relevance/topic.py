@@ -135,6 +135,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     contrast_breadcrumbs = true        #   a page's section is the last section link of its
                                        #   breadcrumb (当前位置：首页 > 体育 > 正文) when it
                                        #   has one (false: the URL directory only)
+    section_meta = false               #   a page without a breadcrumb: the section its menu
+                                       #   marks current (li.active), else the one its
+                                       #   metadata states (article:section, JSON-LD
+                                       #   articleSection), before its URL directory
     contrast_against_crawl = false     #   a contrast word must also stand out against the
                                        #   crawl's pages outside the contrast sections
     section_negatives = true           #   the pages of those contrast sections are the
@@ -265,6 +269,7 @@ class LearningConfig:
     learn_contrast: bool = True
     contrast_ratio: float = 0.7
     contrast_breadcrumbs: bool = True
+    section_meta: bool = False
     contrast_against_crawl: bool = False
     section_negatives: bool = True
     calibrate_accept: bool = False
@@ -442,6 +447,7 @@ _TABLES: dict[str, _Spec] = {
         "learn_contrast": (bool, None),
         "contrast_ratio": ((int, float), (0.0, 1.0)),
         "contrast_breadcrumbs": (bool, None),
+        "section_meta": (bool, None),
         "contrast_against_crawl": (bool, None),
         "section_negatives": (bool, None),
         "calibrate_accept": (bool, None),

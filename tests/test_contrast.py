@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relevance.calibrated import CalibratedLinkScorer, contrast_weights
-from relevance.learning.contrast import LearnedContrast, section_key, url_section
+from relevance.learning.contrast import LearnedContrast, label_key, section_key, url_section
 from relevance.linkscore import PageInfo
 from relevance.topic import parse_topic
 from topicrawl.errors import TopicFileError
@@ -296,3 +296,66 @@ def test_section_negatives_are_on_by_default_and_validated():
     assert CalibratedLinkScorer.from_topic(off).section_negatives is False
     with pytest.raises(TopicFileError, match="section_negatives"):
         parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\nsection_negatives = 3\n')
+
+
+# -- [learning] section_meta: the menu's current item and the metadata's section --------------
+def test_label_key_starts_with_the_host_and_is_no_url_section():
+    assert label_key("m.test", " 娱乐  八卦 ") == "m.test/§娱乐 八卦"
+    assert label_key("m.test", "Sports") == label_key("m.test", "SPORTS") == "m.test/§sports"
+    assert label_key("m.test", "  ") is None
+    assert len(label_key("m.test", "x" * 5000) or "") == 200
+
+
+def test_section_precedence_breadcrumb_menu_label_url():
+    on = LearnedContrast(SPORT, meta=True)
+    off = LearnedContrast(SPORT)  # the default: breadcrumb, else URL directory
+    crumb, menu = "http://m.test/channel/3/", "http://m.test/c/yl/"
+    url = "http://m.test/a/3f9c"
+    assert on.section_of(url, crumb, menu, "娱乐") == "m.test/channel/3"
+    assert on.section_of(url, None, menu, "娱乐") == "m.test/c/yl"
+    assert on.section_of(url, None, "http://m.test/", "娱乐") == "m.test/§娱乐"  # home: none
+    assert on.section_of(url, None, None, None) == "m.test/a"
+    assert off.section_of(url, None, menu, "娱乐") == "m.test/a"
+    assert off.section_of(url, crumb, menu, "娱乐") == "m.test/channel/3"
+
+
+def test_metadata_sections_give_contrast_where_neither_urls_nor_breadcrumbs_name_one():
+    learned = {}
+    for meta in (True, False):
+        m = LearnedContrast(SPORT, ratio=0.5, min_pages=5, top=10, meta=meta)
+        for i in range(8):  # a blog: every post under /posts/, its category in its head
+            for j, (lab, words, lit) in enumerate((("体育", SPORT_PAGE, 0.9),
+                                                   ("影视", FILM_PAGE, 0.2))):  # fmt: skip
+                m.observe(f"http://b.test/posts/a-{i}{j}/", words, lit, label=lab)
+        m.rebuild()
+        learned[meta] = set(m.topics)
+    assert learned[True] == {"b.test/§影视"}
+    assert learned[False] == set()  # one mixed URL directory: no section structure
+
+
+def test_the_scorer_takes_the_menu_and_metadata_sections_with_section_meta():
+    words = "".join(f'"{w}" = 1\n' for w in SPORT)
+    text = f'name = "体育"\n[words]\n{words}[learning]\nretrain_every = 5\n'
+    assert parse_topic(text).learning.section_meta is False  # off by default
+    learned = {}
+    for meta in ("true", "false"):
+        s = CalibratedLinkScorer.from_topic(parse_topic(f"{text}section_meta = {meta}\n"))
+        s.extract = s.evidence.words = str.split
+        assert s.learned_contrast is not None and s.learned_contrast.meta is (meta == "true")
+        for i in range(12):
+            for sec, title, body in (("ty", "比赛 球队", " ".join(SPORT_PAGE) * 2),
+                                     ("yl", "电影 首映", " ".join(FILM_PAGE))):  # fmt: skip
+                page = PageInfo(url=f"http://m.test/a/{sec}{i}", title=title, text=body,
+                                section_nav=f"http://m.test/c/{sec}/")  # fmt: skip
+                s.observe_page(page, s.page_relevance(page), None)
+                page = PageInfo(url=f"http://b.test/posts/{sec}{i}/", title=title, text=body,
+                                section_label=sec)  # fmt: skip
+                s.observe_page(page, s.page_relevance(page), None)
+        learned[meta] = set(s.learned_contrast.topics)
+    assert learned["true"] == {"m.test/c/yl", "b.test/§yl"}
+    assert learned["false"] == set()
+
+
+def test_section_meta_is_validated():
+    with pytest.raises(TopicFileError, match="section_meta"):
+        parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\nsection_meta = 3\n')

@@ -1312,6 +1312,8 @@ class TopicSpider(scrapy.Spider):
             text=extracted.text,
             is_seed=bool(meta.get("seed")),
             section=extracted.section,
+            section_nav=extracted.section_nav,
+            section_label=extracted.section_label,
         )
         parts_of = getattr(self.scorer, "page_relevance_parts", None)
         if parts_of is not None:  # the score and its parts (exported with the corpus)

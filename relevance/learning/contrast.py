@@ -11,7 +11,13 @@ topic does not have. :class:`LearnedContrast` finds them among the pages the cra
   whose article URLs name no section (``/article.php?id=7``, ``/a/3f9c…``) commonly have one;
   without a breadcrumb, its host and the first directory of its URL path
   (``news.example.com/sports`` of ``/sports/2019/04/11/938061.html``; :func:`url_section`);
-  a URL without a directory (``/article.php?id=7``) has none. A host needs two sections of
+  a URL without a directory (``/article.php?id=7``) has none. With ``meta`` (``[learning]
+  section_meta``), a page without a breadcrumb takes the section its menu marks current
+  (:func:`topicrawl.extract.nav_section`, keyed as a breadcrumb link), else the one its
+  metadata states (OpenGraph ``article:section``, JSON-LD ``articleSection``:
+  :func:`topicrawl.extract.meta_section`, a label keyed ``host/§label`` by
+  :func:`label_key`), before its URL directory — the sections of sites whose URLs and
+  pages name them nowhere else (``/a/3f9c…``, ``/posts/author-3/``). A host needs two sections of
   at least ``min_pages`` fetched pages, or it has no section structure: one group alone is
   the host's template, whose words are on every page of the host, the topic's pages too.
 * **their evidence**: the mean literal topic-word probability P_lit (against the topic
@@ -99,6 +105,22 @@ def section_key(host: str, section_url: str) -> str | None:
     return f"{host}{where}{query}"[:MAX_SECTION_KEY]
 
 
+#: the mark between the host and a metadata label in a section key (no URL path has it
+#: unescaped, so a label's key is never a URL section's)
+LABEL_MARK = "§"
+
+
+def label_key(host: str, label: str) -> str | None:
+    """The section key of a page of ``host`` whose metadata states the section ``label``
+    (``news.example.com/§娱乐``): the host, :data:`LABEL_MARK` and the label with blanks
+    collapsed and case folded, cut at :data:`MAX_SECTION_KEY` characters; None for a blank
+    label."""
+    label = " ".join(label.split()).casefold()
+    if not label:
+        return None
+    return f"{host}/{LABEL_MARK}{label}"[:MAX_SECTION_KEY]
+
+
 class LearnedContrast(LearnedModel):
     """The fetched pages' sections and the contrast topics they yield."""
 
@@ -118,6 +140,7 @@ class LearnedContrast(LearnedModel):
         max_pages: int = 2000,
         max_words: int = 600,
         breadcrumbs: bool = True,
+        meta: bool = False,
         against_crawl: bool = False,
         seed: int = 0,
     ):
@@ -129,6 +152,8 @@ class LearnedContrast(LearnedModel):
         self.max_pages, self.max_words = max_pages, max_words
         #: a page's section is the one its breadcrumb names, when it has one
         self.breadcrumbs = breadcrumbs
+        #: without a breadcrumb, the section its menu marks current, else its metadata's
+        self.meta = meta
         #: a contrast word must also stand out against the crawl's pages outside the sections
         self.against_crawl = against_crawl
         self._rng = random.Random(seed)
@@ -143,10 +168,11 @@ class LearnedContrast(LearnedModel):
         self._keys_of: dict[str, dict[str, float]] | None = None
 
     def observe(self, url: str, words: Sequence[str], literal: float,
-                section: str | None = None) -> None:  # fmt: skip
+                section: str | None = None, nav: str | None = None,
+                label: str | None = None) -> None:  # fmt: skip
         """A fetched page: its URL, its candidate words, its P_lit against the topic alone and
-        the URL of the section its breadcrumb names (``section``; None: it has none)."""
-        self.observe_keyed(*self.host_and_section(url, section), words, literal)
+        the sections it names (:meth:`host_and_section`)."""
+        self.observe_keyed(*self.host_and_section(url, section, nav, label), words, literal)
 
     def observe_keyed(self, host: str, section: str | None, words: Sequence[str],
                       literal: float) -> None:  # fmt: skip
@@ -157,16 +183,24 @@ class LearnedContrast(LearnedModel):
                                    - self.topic_words, literal),
                       self.seen, self.max_pages, self._rng)  # fmt: skip
 
-    def section_of(self, url: str, section: str | None = None) -> str | None:
-        """The section key of a page (:func:`section_key` of the section its breadcrumb
-        names, ``section``, else :func:`url_section`); None: it has none."""
-        return self.host_and_section(url, section)[1]
+    def section_of(self, url: str, section: str | None = None, nav: str | None = None,
+                   label: str | None = None) -> str | None:  # fmt: skip
+        """The section key of a page (:meth:`host_and_section`); None: it has none."""
+        return self.host_and_section(url, section, nav, label)[1]
 
-    def host_and_section(self, url: str, section: str | None) -> tuple[str, str | None]:
-        """A page's host and :meth:`section_of`, from one parse of its URL."""
+    def host_and_section(self, url: str, section: str | None, nav: str | None = None,
+                         label: str | None = None) -> tuple[str, str | None]:  # fmt: skip
+        """A page's host and section key, from one parse of its URL: :func:`section_key` of
+        the section its breadcrumb names (``section``, with ``breadcrumbs``); with ``meta``,
+        else of its menu's current item (``nav``), else :func:`label_key` of the section its
+        metadata states (``label``); else :func:`url_section`."""
         host, by_url = _host_section(url)
-        by_crumb = section_key(host, section) if section and self.breadcrumbs else None
-        return host, by_crumb or by_url
+        key = section_key(host, section) if section and self.breadcrumbs else None
+        if key is None and self.meta:
+            key = section_key(host, nav) if nav else None
+            if key is None and label:
+                key = label_key(host, label)
+        return host, key or by_url
 
     @property
     def contrast_keys(self) -> frozenset[str]:
