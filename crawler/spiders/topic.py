@@ -1552,13 +1552,12 @@ class TopicSpider(scrapy.Spider):
                 counts[f"topicrawl/links/trap/{reason}"] += 1
                 continue
             priority = score.priority - (ranks.get(link.url, 0) if ranks else 0)
-            requeue = False
+            requeue: bool | None = False
             if self.requeue_margin:
-                issued = self._issue(link.url, priority)
-                if issued is None:  # the dupefilter would drop it: no request built
+                requeue = self._issue(link.url, priority)
+                if requeue is None:  # the dupefilter would drop it: no request built
                     counts["topicrawl/links/known"] += 1
                     continue
-                requeue = issued
                 if requeue:
                     counts["topicrawl/links/requeued"] += 1
             counts["topicrawl/links/followed"] += 1

@@ -66,11 +66,12 @@ def _import_learner() -> None:
 
 def preload_learner() -> threading.Thread | None:
     """Start importing scikit-learn in a background thread (≈ 1 s of imports: scikit-learn,
-    SciPy's stats, and pandas unless hidden: :mod:`relevance.sklearnimport`) and return the thread, or None when it is imported or importing
-    already. A crawl builds its scorer and sends its first requests meanwhile; the first
-    training, many pages later, finds the import done (or waits for it: Python's import
-    locks serialise the two). Not a daemon: a process that exits at once waits for the import
-    instead of tearing down a half-imported C extension."""
+    SciPy's stats, and pandas unless hidden: :mod:`relevance.sklearnimport`) and return the
+    thread, or None when it is imported or importing already. A crawl builds its scorer and
+    sends its first requests meanwhile; the first training, many pages later, finds the
+    import done (or waits for it: Python's import locks serialise the two). Not a daemon: a
+    process that exits at once waits for the import instead of tearing down a half-imported
+    C extension."""
     global _preload
     with _preload_lock:
         if _preload is not None or "sklearn.linear_model" in sys.modules:
