@@ -39,3 +39,4 @@ class PageItem(scrapy.Item):
     content_type = scrapy.Field()  # media type: text/html, application/pdf …
     recrawled = scrapy.Field()  # True: a stored page fetched again that changed (recrawl)
     duplicate = scrapy.Field()  # dict {"of": url, "method": str, "score": float} or None
+    rejudged = scrapy.Field()  # "final": the page judged again at the crawl's end, else unset

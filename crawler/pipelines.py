@@ -451,11 +451,17 @@ class StorePipeline:
         spider = self._spider(spider)
         row = item_dict(item)
         dup = row.get("duplicate")
+        # judged again at the crawl's end (relevance.learning.final): counted when fetched
+        final = row.pop("rejudged", None) == "final"
+        late = final and bool(row.get("accepted"))  # else: it leaves the corpus
         reason = None
         if dup:
             row["_history"] = bool(row.get("accepted"))
             row["accepted"] = False
             reason = f"duplicate of {dup['of']} ({dup['method']}, {dup['score']:.3f})"
+        elif final and not late:
+            reason = f"left the corpus at the final re-judgement (relevance {row['relevance']:.3f})"
+            self._inc("topicrawl/dropped/final_revoked")
         elif not row.get("accepted"):
             reason = f"off-topic (relevance {row.get('relevance') or 0:.3f})"
             self._inc("topicrawl/dropped/off_topic")
@@ -473,10 +479,17 @@ class StorePipeline:
             else:
                 row["_document"] = (text, meta)
         accepted = bool(row.get("accepted"))
-        self._inc("topicrawl/pages/accepted" if accepted else "topicrawl/pages/not_accepted")
-        window = getattr(spider, "harvest_window", None)
-        if window is not None:
-            window.add(accepted)
+        if not final:
+            self._inc("topicrawl/pages/accepted" if accepted else "topicrawl/pages/not_accepted")
+            window = getattr(spider, "harvest_window", None)
+            if window is not None:
+                window.add(accepted)
+            stored = getattr(spider, "page_stored", None)
+            if stored is not None:
+                stored(row["url"], accepted)
+        elif accepted or not late:  # the decision changed: one page moves between the counts
+            self._inc("topicrawl/pages/accepted", 1 if accepted else -1)
+            self._inc("topicrawl/pages/not_accepted", -1 if accepted else 1)
         self.buffer.append(row)
         if self.journal is not None:
             self.journal.append(row)

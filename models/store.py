@@ -516,7 +516,8 @@ class Store:
 
     # -- pages -----------------------------------------------------------------------------
     def save_pages(self, run_id: int, items: Iterable[dict[str, Any]]) -> dict[str, int]:
-        """Upsert pages by (run, url); returns url -> page id."""
+        """Upsert pages by (run, url); returns url -> page id. A row without HTML keeps the
+        stored HTML (a page judged again at the crawl's end is sent without it)."""
         rows = []
         for item in items:
             row = {"run_id": run_id, "url": item["url"], "html_z": compress(item.get("html"))}
@@ -537,7 +538,8 @@ class Store:
             stmt = self._insert(Page).values(rows)
             stmt = stmt.on_conflict_do_update(
                 index_elements=["run_id", "url"],
-                set_={c: stmt.excluded[c] for c in (*PAGE_FIELDS, "html_z")},
+                set_={**{c: stmt.excluded[c] for c in PAGE_FIELDS},
+                      "html_z": func.coalesce(stmt.excluded.html_z, Page.__table__.c.html_z)},
             )
             session.execute(stmt)
             urls = [r["url"] for r in rows]

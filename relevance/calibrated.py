@@ -45,6 +45,7 @@ from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.base import retrain_due
 from relevance.learning.contrast import LearnedContrast
+from relevance.learning.final import Change, FinalJudgement
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.rejudge import HeldPage, RejudgeBuffer
@@ -103,6 +104,9 @@ class CalibratedLinkScorer:
         #: (``[learning] rejudge``; relevance.learning.rejudge), None: off
         self.rejudge: RejudgeBuffer | None = None
         self._rejudged_at = 0  # the page model's trainings at the last re-judgement
+        #: the fetched pages judged again with the last models at the crawl's end
+        #: (``[learning] final_judgement``; relevance.learning.final), None: off
+        self.final: FinalJudgement | None = None
         #: contrast topics learned from the fetched pages (``[learning] learn_contrast``;
         #: relevance.learning.contrast), None: off; the topic file's own contrast lists
         self.learned_contrast: LearnedContrast | None = None
@@ -175,6 +179,8 @@ class CalibratedLinkScorer:
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
+        if lc.final_judgement > 0:
+            scorer.final = FinalJudgement(lc.final_judgement)
         return scorer
 
     # -- texts ------------------------------------------------------------------------------
@@ -338,6 +344,37 @@ class CalibratedLinkScorer:
             return [(self._mix(lit, p), p) for lit, p in zip(literals, models, strict=True)]
 
         return self.rejudge.rejudge(score, self.accept_cut(threshold))
+
+    # -- the final re-judgement (relevance.learning.final) ----------------------------------------
+    def final_candidate(self, page_url: str, relevant: bool, threshold: float) -> bool | None:
+        """Whether the page scored last (``page_url``) is held for the final re-judgement:
+        None (not held: off, or rejected with literal evidence no page model could lift to
+        ``threshold`` whatever the contrast topics, combine(P_lit against the topic alone, 1)
+        below it), False (held without its HTML: accepted) or True (held with it)."""
+        if self.final is None or self.final.done:
+            return None
+        if relevant:
+            return False
+        if self._last is None or self._last[0] != page_url:
+            return None
+        raw = self._raw[1] if self._raw is not None and self._raw[0] == page_url else self._last[3]
+        return True if self._mix(raw, 1.0) >= self.accept_cut(threshold) else None
+
+    def final_changes(self, threshold: float) -> list[Change]:
+        """Judge the held pages again with the models as they are now, once: the pages whose
+        decision at ``threshold`` (:meth:`acceptance`) changes (empty when off or done)."""
+        if self.final is None:
+            return []
+
+        def rescore(page: Any) -> tuple[float, dict[str, float], bool]:
+            r = page.record
+            info = PageInfo(url=r.get("final_url") or r["url"], title=r.get("title"),
+                            description=r.get("description"), keywords=r.get("keywords"),
+                            text=page.text())  # fmt: skip
+            p, parts = self.page_relevance_parts(info)
+            return p, parts, self.acceptance(p) >= threshold
+
+        return self.final.judge(rescore)
 
     def set_page_relevance(self, url: str, relevance: float, literal: float) -> None:
         """The relevance of the page whose links :meth:`score_links` scores next (a page

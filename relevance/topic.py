@@ -121,6 +121,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     rejudge = 0                        # rejected pages kept and judged again after each
                                        #   retraining of the page model (0: off)
     rejudge_literal = 0.4              #   only those with P_lit at least this
+    final_judgement = 20000            # the first N fetched pages judged again with the
+                                       #   last models when the crawl ends: a page whose
+                                       #   decision changes leaves or joins the corpus
+                                       #   (relevance.learning.final; 0: off)
     contrast = ""                      # other topics' word lists the pages may belong to
                                        #   instead: a directory of topic files (all but
                                        #   this topic's name) or files, comma-separated
@@ -264,6 +268,7 @@ class LearningConfig:
     anchor_context_use: str = "prior"
     rejudge: int = 0
     rejudge_literal: float = 0.4
+    final_judgement: int = 20_000
     contrast: str = ""
     contrast_weight: float = 0.5
     learn_contrast: bool = True
@@ -442,6 +447,7 @@ _TABLES: dict[str, _Spec] = {
         "anchor_context_use": (str, None),
         "rejudge": (int, (0, 1_000_000)),
         "rejudge_literal": ((int, float), (0.0, 1.0)),
+        "final_judgement": (int, (0, 10_000_000)),
         "contrast": (str, None),
         "contrast_weight": ((int, float), (0.0, 100.0)),
         "learn_contrast": (bool, None),

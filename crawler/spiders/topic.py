@@ -663,6 +663,16 @@ class TopicSpider(scrapy.Spider):
                 for request in self.release_sitemaps(host, force=True):
                     engine.crawl(request)
             raise DontCloseSpider
+        # the frontier ran dry: the final re-judgement's items go to the pipelines, the
+        # crawl ends at the next idle check (relevance.learning.final)
+        changed = list(self.final_judged())
+        if changed:
+            from scrapy.utils.defer import deferred_from_coro
+
+            scraper = self.crawler.engine.scraper
+            for item in changed:
+                deferred_from_coro(scraper.start_itemproc_async(item, response=None))
+            raise DontCloseSpider
         stats = self.crawler.stats
         if stats.get_value("topicrawl/pages/fetched", 0) or not self.seed_failures:
             return
@@ -1331,6 +1341,9 @@ class TopicSpider(scrapy.Spider):
         # relevant pages go on to dedup and cleaning; the store pipeline decides "accepted"
         accepted = self.judge_page(response.url, relevance, relevance_parts)
         stats.inc_value("topicrawl/pages/relevant" if accepted else "topicrawl/pages/irrelevant")
+        # [learning] final_judgement: held (with its HTML when it may join the corpus later)
+        final_html = (self.scorer.final_candidate(response.url, accepted, self.topic.page_threshold)
+                      if self.final_judgement and not unchanged else None)  # fmt: skip
         # learned models (calibrated mode): the page trains the page model and labels the
         # link that led to it (relevance.calibrated.CalibratedLinkScorer.observe_page)
         observe = getattr(self.scorer, "observe_page", None)
@@ -1394,12 +1407,17 @@ class TopicSpider(scrapy.Spider):
         if unchanged:  # the same text as stored: nothing to store, its links are looked at
             self.release_page(meta)
         else:
+            if final_html is not None:  # before the store reports what it made of it
+                scorer.final.hold(dict(item), accepted, html=html if final_html else None)
             yield item
             if judged is not None:  # after the output middlewares (its WARC place is set)
                 scorer.hold_rejected(dict(item), judged, html, self.topic.page_threshold)
+            if final_html is not None:  # its WARC place, set by the output middlewares
+                scorer.final.refresh(item)
         if rejudge:
             yield from self.rejudged()
         if closing:
+            yield from self.final_judged()
             raise CloseSpider("max_pages")
         if last:
             self._close_pending = True
@@ -1408,7 +1426,62 @@ class TopicSpider(scrapy.Spider):
             and self.harvest_window.full
             and self.harvest_window.rate() < self.harvest_floor
         ):
+            yield from self.final_judged()
             raise CloseSpider("harvest_exhausted")
+
+    @property
+    def final_judgement(self) -> bool:
+        """``[learning] final_judgement`` applies: calibrated mode, one process (the
+        scale-out's workers end in the idle extension: not yet), no host prior (its
+        thresholds are per host), not a recrawl."""
+        return (getattr(self.scorer, "final", None) is not None and self.lease is None
+                and self.pages_redis is None and self.host_prior is None
+                and not self.recrawl)  # fmt: skip
+
+    def final_judged(self) -> Iterator[PageItem]:
+        """``[learning] final_judgement`` (calibrated mode; relevance.learning.final): when the
+        crawl ends (its budget spent, its harvest exhausted, its frontier dry) every held page
+        is judged again with the last models, once. A page whose decision changes becomes an
+        item again (``rejudged = "final"``), with its new relevance and ``accepted`` and
+        ``relevance_parts.final_from`` (its relevance at fetch): a page in the corpus now
+        rejected leaves it (the store deletes its document), a page rejected as off-topic now
+        accepted joins it through dedup, cleaning and the store. The budget counted each
+        page when it was fetched; no link is followed."""
+        if not self.final_judgement:
+            return
+        scorer: Any = self.scorer
+        final = scorer.final
+        if final is None or final.done:
+            return
+        held = len(final)
+        started = time.monotonic()
+        changes = scorer.final_changes(self.topic.page_threshold)
+        stats = self.crawler.stats
+        for key, value in (("judged", final.judged), ("revoked", final.revoked),
+                           ("accepted", final.accepted), ("unheld", final.unheld),
+                           ("unknown", final.unknown)):  # fmt: skip
+            stats.set_value(f"topicrawl/final/{key}", value)
+        log.info("final re-judgement: %d of %d held pages judged again with the last models in "
+                 "%.1f s; %d left the corpus, %d joined it (through dedup and cleaning)%s",
+                 final.judged, held, time.monotonic() - started, final.revoked, final.accepted,
+                 f"; {final.unheld} pages over the cap not judged again" if final.unheld
+                 else "")  # fmt: skip
+        for change in changes:
+            page = change.page
+            parts = dict(change.parts)
+            parts["final_from"] = float(page.record.get("relevance") or 0.0)
+            yield PageItem(**{**page.record, "html": page.html(), "text": page.text(),
+                              "relevance": change.relevance, "relevance_parts": parts,
+                              "accepted": change.accepted, "duplicate": None,
+                              "rejudged": "final"})  # fmt: skip
+
+    def page_stored(self, url: str, in_corpus: bool) -> None:
+        """The store pipeline's outcome of a page (a document, or not): the final
+        re-judgement revokes only pages in the corpus (relevance.learning.final)."""
+        if self.final_judgement:
+            final = self.scorer.final
+            if final is not None:
+                final.outcome(url, in_corpus)
 
     def rejudged(self) -> Iterator[Any]:
         """``[learning] rejudge`` (calibrated mode): after a retraining of the page model the
