@@ -573,8 +573,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 # -- final: the fetched pages judged again with the crawl's last models ------------------------
 #: the decisions :func:`final_decisions` compares: at fetch (the crawl's), the accepted kept only
 #: if the last models keep them (revoke), every fetched page by the last models (final), and
-#: accepted by either (union: what ``[learning] rejudge`` aims at)
-FINAL_RULES = ("fetch", "revoke", "final", "union")
+#: accepted by either (union: what ``[learning] rejudge`` aims at); final-mM: final, but a page
+#: accepted at fetch is revoked only when its last acceptance is under the threshold by M
+FINAL_RULES = ("fetch", "revoke", "final", "union", "final-m0.05", "final-m0.1", "final-m0.2")
 
 
 def final_decisions(pages: list[dict], topic: Any, truth: dict, category: str,
@@ -590,13 +591,82 @@ def final_decisions(pages: list[dict], topic: Any, truth: dict, category: str,
     counts = {rule: [0, 0, 0] for rule in FINAL_RULES}
     for row in replay(pages, topic, truth, category, sections, scorer):
         at_fetch, on = row["accepted"], row["on"]
-        last = scorer.acceptance(scorer.page_scores(row["info"])[0]) >= th
+        now = scorer.acceptance(scorer.page_scores(row["info"])[0])
+        last = now >= th
         decided = {"fetch": at_fetch, "revoke": at_fetch and last, "final": last,
                    "union": at_fetch or last}  # fmt: skip
+        for m in (0.05, 0.1, 0.2):  # revoked only when the last P is under th by the margin
+            decided[f"final-m{m}"] = (now >= th - m) if at_fetch else last
         for rule, accepted in decided.items():
             if accepted or on:
                 counts[rule][0 if accepted and on else 1 if accepted else 2] += 1
     return counts
+
+
+def corpus_before_and_after_final(db: Path, truth: dict, category: str) -> dict[str, tuple]:
+    """Corpus (precision, recall) of a crawl with the final re-judgement as it ended, and as
+    it was before the re-judgement (the same crawl: its documents, less the pages that joined
+    at the end, plus the pages that left; the pages judged again carry
+    ``relevance_parts.final_from``). Recall by duplicate group, as :func:`bench.harvest.measure`."""
+    from models.store import Store
+
+    store = Store.from_url(f"sqlite:///{db}")
+    try:
+        run = store.list_runs()[-1]
+        docs = {d.url for d in store.iter_documents(run.id)}
+        # (url, now accepted, judged lower than at fetch)
+        moved = [(p.url, p.accepted, (p.relevance or 0.0) < p.relevance_parts["final_from"])
+                 for p in store.iter_pages(run.id)
+                 if p.relevance_parts and "final_from" in p.relevance_parts]  # fmt: skip
+    finally:
+        store.close()
+    joined = {u for u, accepted, _ in moved if accepted and u in docs}
+    # judged lower and out: it left the corpus (only pages in it are revoked); judged higher
+    # and out: a late acceptance dedup or cleaning dropped
+    left = {u for u, accepted, lower in moved if lower and not accepted}
+    seeds = truth["seeds"]["portal"]
+    hosts = {urlsplit(s).hostname for s in seeds}
+    from sitegen.build import topic_targets
+
+    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    groups: dict[str, set[str]] = {}
+    for url in targets:
+        groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
+
+    def pr(corpus: set[str]) -> tuple[float, float, int]:
+        on = corpus & targets
+        hit = sum(1 for members in groups.values() if members & on)
+        return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
+
+    return {"fetch": pr((docs - joined) | left), "final": pr(docs),
+            "moved": (len(left), len(joined))}
+
+
+def cmd_final_effect(args: argparse.Namespace) -> int:
+    """The built final re-judgement measured within each crawl: corpus precision and recall
+    before and after it (paired in the same crawl, so the crawl's order is not noise)."""
+    global OUT
+    if args.out:
+        OUT = Path(args.out)
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    diffs = []
+    for (seed, cat), db in sorted(crawl_dbs(args.family, parse_seeds(args.seeds), cats,
+                                            args.run).items()):  # fmt: skip
+        _, truth = ensure_web(args.family, seed)
+        r = corpus_before_and_after_final(db, truth, cat)
+        (p0, r0, n0), (p1, r1, n1) = r["fetch"], r["final"]
+        diffs.append((p1 - p0, r1 - r0))
+        print(f"{args.family}{seed} {cat} before P {p0:.3f} R {r0:.3f} ({n0} docs)  after "
+              f"P {p1:.3f} R {r1:.3f} ({n1} docs)  left {r['moved'][0]} joined {r['moved'][1]}",
+              flush=True)  # fmt: skip
+    n = len(diffs)
+    if n > 1:
+        for i, name in enumerate(("precision", "recall")):
+            d = [x[i] for x in diffs]
+            print(f"{name}: after - before, mean of {n} crawls {statistics.mean(d):+.4f} ± "
+                  f"{statistics.stdev(d) / n**0.5:.4f}; better in {sum(x > 0 for x in d)}, "
+                  f"worse in {sum(x < 0 for x in d)}")  # fmt: skip
+    return 0
 
 
 def cmd_final(args: argparse.Namespace) -> int:
@@ -1114,6 +1184,15 @@ def main(argv: list[str] | None = None) -> int:
     fi.add_argument("--out", default="", help="the bench/out directory holding the crawls "
                     "and webs (default: this checkout's)")
     fi.set_defaults(func=cmd_final)
+    fe = sub.add_parser("final-effect", help="corpus before and after the built final "
+                        "re-judgement, within each recorded crawl")
+    fe.add_argument("--family", default="b")
+    fe.add_argument("--seeds", default="1")
+    fe.add_argument("--categories", default="")
+    fe.add_argument("--run", default="topicrawl")
+    fe.add_argument("--out", default="", help="the bench/out directory holding the crawls")
+    fe.set_defaults(func=cmd_final_effect)
+
     sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
     sp.add_argument("--family", default="b")
     sp.add_argument("--seeds", default="1")

@@ -121,7 +121,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     rejudge = 0                        # rejected pages kept and judged again after each
                                        #   retraining of the page model (0: off)
     rejudge_literal = 0.4              #   only those with P_lit at least this
-    final_judgement = 20000            # the first N fetched pages judged again with the
+    final_judgement = 0                # the first N fetched pages judged again with the
                                        #   last models when the crawl ends: a page whose
                                        #   decision changes leaves or joins the corpus
                                        #   (relevance.learning.final; 0: off)
@@ -268,7 +268,7 @@ class LearningConfig:
     anchor_context_use: str = "prior"
     rejudge: int = 0
     rejudge_literal: float = 0.4
-    final_judgement: int = 20_000
+    final_judgement: int = 0
     contrast: str = ""
     contrast_weight: float = 0.5
     learn_contrast: bool = True
