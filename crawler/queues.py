@@ -97,6 +97,10 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
         s = crawler.settings
         self.rescore_margin = s.getfloat("TOPICRAWL_RESCORE_MARGIN", 0.1)
         self.rescore_max = s.getint("TOPICRAWL_RESCORE_MAX", 2)
+        #: the dispatch floor (calibrated mode): a request scored under it waits while this
+        #: many requests or more are in flight (0: off)
+        self.dispatch_floor = s.getfloat("TOPICRAWL_DISPATCH_FLOOR", 0.0)
+        self.dispatch_in_flight = s.getint("TOPICRAWL_DISPATCH_IN_FLIGHT", 2)
         #: the JOBDIR frontier (not the memory one) journals the requests it hands out
         jobdir = s.get("JOBDIR") if key else None
         self._popped: Any = None
@@ -141,10 +145,36 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
                                      max_deferrals=self.rescore_max)  # fmt: skip
             if again is None:
                 request.meta[RESCORED] = True
+                if self._waits(request):
+                    self.push(request)
+                    return None
                 return request
             self.push(again)
             self.crawler.stats.inc_value("topicrawl/links/deferred")
         return super().pop()
+
+
+    def _waits(self, request: Any) -> bool:
+        """The best request waits (``TOPICRAWL_DISPATCH_FLOOR``): its link score is under the
+        floor and at least ``TOPICRAWL_DISPATCH_IN_FLIGHT`` requests are being downloaded or
+        parsed, whose pages may bring better links. Fetched at once, such a request spends
+        the budget on a page the crawl's models think unlikely on-topic; the engine asks
+        again as each response comes in, and with fewer in flight the request goes."""
+        if self.dispatch_floor <= 0 or request.priority >= self.dispatch_floor * 1000:
+            return False
+        link = request.meta.get("link_score")
+        if not isinstance(link, dict) or link.get("seed") or request.meta.get("retry_times"):
+            return False  # a seed, a retry, a request not scored as a link: not held back
+        engine = getattr(self.crawler, "engine", None)
+        if engine is None:
+            return False
+        busy = len(getattr(engine.downloader, "active", ()))
+        slot = getattr(engine.scraper, "slot", None)
+        busy += len(getattr(slot, "active", ())) if slot is not None else 0
+        if busy < self.dispatch_in_flight:
+            return False
+        self.crawler.stats.inc_value("topicrawl/links/waited")
+        return True
 
 
 # -- the shared frontier of the scale-out (scrapy-redis) ----------------------------------------

@@ -357,6 +357,49 @@ def test_frontier_rescores_in_place_as_it_pops():
     assert mw.process_request(first) is None  # re-scored by the frontier: not again
 
 
+def test_frontier_holds_back_a_weak_link_while_pages_are_in_flight():
+    """``TOPICRAWL_DISPATCH_FLOOR``: the best request scored under the floor waits while at
+    least ``TOPICRAWL_DISPATCH_IN_FLIGHT`` requests are downloaded or parsed; it goes when
+    fewer are; a request over the floor and a seed go at once."""
+    from scrapy import Request
+    from scrapy.settings import Settings
+    from scrapy.squeues import LifoMemoryQueue
+
+    from crawler.queues import DurablePriorityQueue
+
+    stats = {}
+    downloading, parsing = set(), set()
+    crawler = SimpleNamespace(
+        settings=Settings({"TOPICRAWL_DISPATCH_FLOOR": 0.5, "TOPICRAWL_DISPATCH_IN_FLIGHT": 2}),
+        spider=SimpleNamespace(scorer=SimpleNamespace(rescore=lambda link, anchor: None)),
+        stats=SimpleNamespace(inc_value=lambda k: stats.__setitem__(k, stats.get(k, 0) + 1)),
+        engine=SimpleNamespace(downloader=SimpleNamespace(active=downloading),
+                               scraper=SimpleNamespace(slot=SimpleNamespace(active=parsing))),
+    )  # fmt: skip
+    q = DurablePriorityQueue(crawler, LifoMemoryQueue, "")
+
+    def link(url: str, p: float) -> Request:
+        return Request(url, priority=round(p * 1000),
+                       meta={"link_score": {"url": url, "p": p, "features": ["h:a"]}})  # fmt: skip
+
+    q.push(link("http://a.cn/good", 0.7))
+    q.push(link("http://a.cn/weak", 0.3))
+    downloading.add("r1")
+    parsing.add("r2")  # two in flight
+    assert q.pop().url == "http://a.cn/good"  # over the floor: goes
+    assert q.pop() is None and len(q) == 1  # under it: waits, still queued
+    assert stats == {"topicrawl/links/waited": 1}
+    parsing.clear()  # one in flight: the weak link goes
+    assert q.pop().url == "http://a.cn/weak" and q.pop() is None
+    parsing.add("r2")
+    q.push(Request("http://b.cn/", priority=100, meta={"link_score": {"seed": True}}))
+    assert q.pop().url == "http://b.cn/"  # a seed is not held back
+    off = DurablePriorityQueue(SimpleNamespace(**{**vars(crawler), "settings": Settings()}),
+                               LifoMemoryQueue, "")  # fmt: skip
+    off.push(link("http://a.cn/weak", 0.3))
+    assert off.pop().url == "http://a.cn/weak"  # off by default
+
+
 def test_topic_learn_writes_the_model_into_the_topic(tmp_path):
     from models.store import Store
     from topicrawl.cli import main
