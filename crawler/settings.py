@@ -376,3 +376,9 @@ LOG_LEVEL = "INFO"
 # score fell by more than the margin it goes back with the new priority, at most N times
 TOPICRAWL_RESCORE_MARGIN = 0.1
 TOPICRAWL_RESCORE_MAX = 2
+# the best queued link waits while at least N requests are in flight when its score is under
+# the floor: their pages may bring better links (crawler.queues.DurablePriorityQueue._waits;
+# docs/benchmarks/topics.md, "Weak links held back"). Off: more harvest and recall for a
+# page budget, but a network-bound crawl runs several times slower (0.6 for a budget-bound crawl)
+TOPICRAWL_DISPATCH_FLOOR = 0.0
+TOPICRAWL_DISPATCH_IN_FLIGHT = 2
