@@ -438,6 +438,23 @@ def combine_report(rows: list[dict], args: argparse.Namespace) -> None:
 
 
 # -- replay: a crawl's pages again, in its fetch order, through the calibrated scorer ----------
+def use_out(out: str) -> None:
+    """Read recorded crawls and webs from the bench/out directory ``out`` ("": this
+    checkout's)."""
+    global OUT
+    if out:
+        OUT = Path(out)
+
+
+def portal_targets(truth: dict, category: str) -> set[str]:
+    """The on-topic articles of ``category`` on the web's portal hosts (the seeds' hosts):
+    what a benchmark crawl of the portal web is measured against."""
+    from sitegen.build import topic_targets
+
+    hosts = {urlsplit(s).hostname for s in truth["seeds"]["portal"]}
+    return {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+
+
 def crawl_dbs(family: str, seeds: list[int], cats: list[str], run: str = "topicrawl") -> dict:
     """The latest crawl database of ``run`` per (seed, category) under bench/out/topics-runs."""
     slug = "".join(ch if ch.isalnum() or ch in ".-" else "_" for ch in run)
@@ -624,11 +641,7 @@ def corpus_before_and_after_final(db: Path, truth: dict, category: str) -> dict[
     # judged lower and out: it left the corpus (only pages in it are revoked); judged higher
     # and out: a late acceptance dedup or cleaning dropped
     left = {u for u, accepted, lower in moved if lower and not accepted}
-    seeds = truth["seeds"]["portal"]
-    hosts = {urlsplit(s).hostname for s in seeds}
-    from sitegen.build import topic_targets
-
-    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    targets = portal_targets(truth, category)
     groups: dict[str, set[str]] = {}
     for url in targets:
         groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
@@ -645,9 +658,7 @@ def corpus_before_and_after_final(db: Path, truth: dict, category: str) -> dict[
 def cmd_final_effect(args: argparse.Namespace) -> int:
     """The built final re-judgement measured within each crawl: corpus precision and recall
     before and after it (paired in the same crawl, so the crawl's order is not noise)."""
-    global OUT
-    if args.out:
-        OUT = Path(args.out)
+    use_out(args.out)
     cats = args.categories.split(",") if args.categories else list(CATEGORIES)
     diffs = []
     for (seed, cat), db in sorted(crawl_dbs(args.family, parse_seeds(args.seeds), cats,
@@ -673,11 +684,9 @@ def cmd_final(args: argparse.Namespace) -> int:
     """Page precision / recall of each rule of :data:`FINAL_RULES` on recorded crawls, per
     crawl and pooled, and the paired difference of each rule against the crawl's own
     decisions (mean ± standard error over the crawls)."""
-    global OUT
     from relevance.topic import load_topic
 
-    if args.out:
-        OUT = Path(args.out)
+    use_out(args.out)
     cats = args.categories.split(",") if args.categories else list(CATEGORIES)
     pooled = {rule: [0, 0, 0] for rule in FINAL_RULES}
     diffs: dict[str, list[tuple[float, float]]] = {rule: [] for rule in FINAL_RULES}
@@ -722,10 +731,8 @@ def split_crawl(db: Path, truth: dict, category: str, threshold: float) -> dict:
     import datetime as _dt
 
     from models.store import Store
-    from sitegen.build import topic_targets
 
-    hosts = {urlsplit(s).hostname for s in truth["seeds"]["portal"]}
-    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    targets = portal_targets(truth, category)
     group_of = {u: truth["pages"][u].get("dup_group") or u for u in targets}
     groups = set(group_of.values())
     store = Store.from_url(f"sqlite:///{db}")
@@ -972,7 +979,6 @@ def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_d
     from bench.baselines import BREADTH_FIRST_SETTINGS, KEYWORD_SETTINGS, ORACLE_SETTINGS
     from bench.harvest import CrawlSpec, measure, run_crawl
     from relevance.topic import load_topic
-    from sitegen.build import topic_targets
 
     out, truth = ensure_web(family, seed)
     topic = str(variant_topic(topic_paths()[category], run))
@@ -980,8 +986,7 @@ def crawl_one(family: str, seed: int, category: str, run: str, proxy: str, run_d
                 "oracle": ORACLE_SETTINGS}.get(run, {})  # fmt: skip
     settings = {**settings, **(extra or {})}
     seeds = truth["seeds"]["portal"]
-    hosts = {urlsplit(s).hostname for s in seeds}
-    targets = {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
+    targets = portal_targets(truth, category)
     budget = 2 * len(targets)
     slug = "".join(ch if ch.isalnum() or ch in ".-" else "_" for ch in run)  # a file name
     label = f"{family}{seed}-{CATEGORIES[category][0]}-{slug}"
@@ -1176,28 +1181,25 @@ def main(argv: list[str] | None = None) -> int:
     cb.add_argument("--run", default="topicrawl", help="the run label of the --test crawls")
     cb.add_argument("--fit-run", default="topicrawl", help="the run label of the --crawls")
     cb.set_defaults(func=cmd_calibrate)
-    fi = sub.add_parser("final", help="the fetched pages judged again with the last models")
-    fi.add_argument("--family", default="b")
-    fi.add_argument("--seeds", default="1")
-    fi.add_argument("--categories", default="")
-    fi.add_argument("--run", default="topicrawl")
-    fi.add_argument("--out", default="", help="the bench/out directory holding the crawls "
-                    "and webs (default: this checkout's)")
-    fi.set_defaults(func=cmd_final)
-    fe = sub.add_parser("final-effect", help="corpus before and after the built final "
-                        "re-judgement, within each recorded crawl")
-    fe.add_argument("--family", default="b")
-    fe.add_argument("--seeds", default="1")
-    fe.add_argument("--categories", default="")
-    fe.add_argument("--run", default="topicrawl")
-    fe.add_argument("--out", default="", help="the bench/out directory holding the crawls")
-    fe.set_defaults(func=cmd_final_effect)
+    def recorded_crawls(p: argparse.ArgumentParser, out: bool = True) -> argparse.ArgumentParser:
+        """The arguments naming recorded crawls (:func:`crawl_dbs`)."""
+        p.add_argument("--family", default="b")
+        p.add_argument("--seeds", default="1")
+        p.add_argument("--categories", default="")
+        p.add_argument("--run", default="topicrawl")
+        if out:
+            p.add_argument("--out", default="", help="the bench/out directory holding the "
+                           "crawls and webs (default: this checkout's)")  # fmt: skip
+        return p
 
-    sp = sub.add_parser("split", help="where crawls lost recall (fetching or acceptance)")
-    sp.add_argument("--family", default="b")
-    sp.add_argument("--seeds", default="1")
-    sp.add_argument("--categories", default="")
-    sp.add_argument("--run", default="topicrawl")
+    recorded_crawls(sub.add_parser("final", help="the fetched pages judged again with the "
+                                   "last models")).set_defaults(func=cmd_final)  # fmt: skip
+    recorded_crawls(sub.add_parser("final-effect", help="corpus before and after the built "
+                                   "final re-judgement, within each recorded crawl")
+                    ).set_defaults(func=cmd_final_effect)  # fmt: skip
+
+    sp = recorded_crawls(sub.add_parser("split", help="where crawls lost recall (fetching or "
+                                        "acceptance)"), out=False)  # fmt: skip
     sp.add_argument("--verbose", action="store_true", help="every rejected on-topic page")
     sp.set_defaults(func=cmd_split)
     c = sub.add_parser("crawl", help="crawl each category's portal web (the benchmark)")

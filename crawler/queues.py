@@ -153,7 +153,6 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
             self.crawler.stats.inc_value("topicrawl/links/deferred")
         return super().pop()
 
-
     def _waits(self, request: Any) -> bool:
         """The best request waits (``TOPICRAWL_DISPATCH_FLOOR``): its link score is under the
         floor and at least ``TOPICRAWL_DISPATCH_IN_FLIGHT`` requests are being downloaded or

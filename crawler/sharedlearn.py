@@ -295,7 +295,7 @@ class SharedPage(NamedTuple):
     evidence: float
     label: bool | None
     section: str | None
-    #: the page's host and literal evidence against the topic alone (None: not sent)
+    #: the page's host and literal evidence against the topic alone (both None, or both set)
     host: str | None = None
     raw: float | None = None
 
@@ -432,9 +432,9 @@ class SharedLearningStream:
                 if page_model is not None:
                     page_model.observe_counts(page.counts, page.evidence, page.label,
                                               page.section)  # fmt: skip
-                if contrast is not None and page.host is not None:
-                    raw = page.evidence if page.raw is None else page.raw
-                    contrast.observe_keyed(page.host, page.section, list(page.counts), raw)
+                if contrast is not None and page.host is not None:  # (then raw is set)
+                    contrast.observe_keyed(page.host, page.section, list(page.counts),
+                                           page.raw)  # fmt: skip
             elif kind == "l":
                 prior, feats, label = parse_link(data)
                 if link_model is not None:

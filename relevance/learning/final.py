@@ -27,12 +27,11 @@ can leave it, only a page rejected as off-topic (not a duplicate) can join it.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from relevance.learning.rejudge import KEPT_FIELDS
+from relevance.learning.rejudge import KEPT_FIELDS, pack, unpack
 
 #: what the store made of a page: not reported yet, in the corpus, not in it
 UNKNOWN, IN_CORPUS, NOT_IN_CORPUS = None, True, False
@@ -58,10 +57,10 @@ class FinalPage:
         return len(self.text_z) + len(self.html_z or b"") + 512
 
     def text(self) -> str:
-        return zlib.decompress(self.text_z).decode("utf-8")
+        return unpack(self.text_z) or ""
 
     def html(self) -> str | None:
-        return None if self.html_z is None else zlib.decompress(self.html_z).decode("utf-8")
+        return unpack(self.html_z)
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,6 @@ class Change:
     relevance: float
     parts: dict[str, float]
     accepted: bool
-
-
-def _pack(s: str | None) -> bytes | None:
-    return None if s is None else zlib.compress(s.encode("utf-8"), 6)
 
 
 class FinalJudgement:
@@ -105,8 +100,8 @@ class FinalJudgement:
             return False
         url = record["url"]
         page = FinalPage(record={k: record.get(k) for k in KEPT_FIELDS}, relevant=relevant,
-                         text_z=_pack(record.get("text") or "") or b"",
-                         html_z=_pack(html))  # fmt: skip
+                         text_z=pack(record.get("text") or "") or b"",
+                         html_z=pack(html))  # fmt: skip
         old = self.pages.get(url)
         if old is None and (len(self.pages) >= self.max_pages
                             or self.bytes + page.size > self.max_bytes):  # fmt: skip

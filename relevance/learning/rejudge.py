@@ -65,14 +65,20 @@ class HeldPage:
         return len(self.text_z) + len(self.html_z or b"") + 8 * len(self.words[0]) + 512
 
     def text(self) -> str:
-        return zlib.decompress(self.text_z).decode("utf-8")
+        return unpack(self.text_z) or ""
 
     def html(self) -> str | None:
-        return None if self.html_z is None else zlib.decompress(self.html_z).decode("utf-8")
+        return unpack(self.html_z)
 
 
-def _pack(s: str | None) -> bytes | None:
+def pack(s: str | None) -> bytes | None:
+    """A text held in memory: zlib-compressed UTF-8 (None stays None)."""
     return None if s is None else zlib.compress(s.encode("utf-8"), 6)
+
+
+def unpack(z: bytes | None) -> str | None:
+    """The text of :func:`pack`."""
+    return None if z is None else zlib.decompress(z).decode("utf-8")
 
 
 class RejudgeBuffer:
@@ -112,8 +118,8 @@ class RejudgeBuffer:
             words=bag(words[: self.max_words]),
             literal=float(literal),
             record={k: record.get(k) for k in KEPT_FIELDS},
-            text_z=_pack(record.get("text") or "") or b"",
-            html_z=_pack(html),
+            text_z=pack(record.get("text") or "") or b"",
+            html_z=pack(html),
         )
         if held.size > self.max_bytes:
             return False
