@@ -99,12 +99,14 @@ class FinalJudgement:
         if self.done:
             return False
         url = record["url"]
+        old = self.pages.get(url)
+        if old is None and len(self.pages) >= self.max_pages:  # full: nothing compressed
+            self.unheld += 1
+            return False
         page = FinalPage(record={k: record.get(k) for k in KEPT_FIELDS}, relevant=relevant,
                          text_z=pack(record.get("text") or "") or b"",
                          html_z=pack(html))  # fmt: skip
-        old = self.pages.get(url)
-        if old is None and (len(self.pages) >= self.max_pages
-                            or self.bytes + page.size > self.max_bytes):  # fmt: skip
+        if old is None and self.bytes + page.size > self.max_bytes:
             self.unheld += 1
             return False
         if old is not None:  # the same URL judged again (a rejudged page): the last judgement
