@@ -185,6 +185,17 @@ def _header(headers: Any, name: bytes) -> str | None:
     return value.decode("latin-1")[:256] if value else None
 
 
+def judged_again(record: dict[str, Any], html: str | None, text: str | None, relevance: float,
+                 parts: dict[str, float], *, accepted: bool, origin: str) -> dict[str, Any]:
+    """The fields of a held page judged again (``[learning] rejudge`` or
+    ``final_judgement``) as an item: its stored record with its HTML and text, the new
+    relevance and decision, no duplicate yet (dedup decides again), and its relevance at
+    fetch kept as ``relevance_parts["<origin>_from"]``."""
+    parts = {**parts, f"{origin}_from": float(record.get("relevance") or 0.0)}
+    return {**record, "html": html, "text": text, "relevance": relevance,
+            "relevance_parts": parts, "accepted": accepted, "duplicate": None}  # fmt: skip
+
+
 class Prepared(NamedTuple):
     """A page decoded by the spider and extracted by the extraction pool (``work``: the
     worker's links and feeds too; None when it was extracted inline), or a document's text
@@ -1468,12 +1479,9 @@ class TopicSpider(scrapy.Spider):
                  else "")  # fmt: skip
         for change in changes:
             page = change.page
-            parts = dict(change.parts)
-            parts["final_from"] = float(page.record.get("relevance") or 0.0)
-            yield PageItem(**{**page.record, "html": page.html(), "text": page.text(),
-                              "relevance": change.relevance, "relevance_parts": parts,
-                              "accepted": change.accepted, "duplicate": None,
-                              "rejudged": "final"})  # fmt: skip
+            fields = judged_again(page.record, page.html(), page.text(), change.relevance,
+                                  change.parts, accepted=change.accepted, origin="final")  # fmt: skip
+            yield PageItem(**fields, rejudged="final")
 
     def page_stored(self, url: str, in_corpus: bool) -> None:
         """The store pipeline's outcome of a page (a document, or not): the final
@@ -1499,14 +1507,12 @@ class TopicSpider(scrapy.Spider):
             stats.inc_value("topicrawl/pages/rejudged_accepted")
             rec = held.record
             parts = dict(rec.get("relevance_parts") or {})
-            parts["rejudged_from"] = float(rec.get("relevance") or 0.0)
             if model is not None:
                 parts["model"] = float(model)
             if "accept" in parts:  # [learning] calibrate_accept: the new P(page)'s
                 parts["accept"] = float(scorer.acceptance(p))
             html, text = held.html(), held.text()
-            fields = {**rec, "html": html, "text": text, "relevance": p,
-                      "relevance_parts": parts, "accepted": True, "duplicate": None}  # fmt: skip
+            fields = judged_again(rec, html, text, p, parts, accepted=True, origin="rejudged")
             scorer.observe_accepted(fields["url"])
             if self.trap_guard is not None:  # observed when it was fetched
                 self.trap_guard.page_fetched(fields, observe=False)
