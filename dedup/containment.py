@@ -546,7 +546,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.reattribute = int(reattribute)
         #: the last query's pairs the guard alone refused: (its features, [(stored id, the
         #: stored document's posting-sampled hashes beyond the query)])
-        self._refused: tuple[Sample, list[tuple[str, list[int]]]] | None = None
+        self._refused: tuple[Sample, list[tuple[str | None, str | None, list[int]]]] | None = None
         self.candidate_mode, self.span = candidates, int(span)
         self.span_share, self.span_cap = float(span_share), int(span_cap)
         #: whether this index finds candidates by span keys (None: not read yet)
@@ -647,7 +647,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         that are longer than the query (reverse). On an index without span keys:
         :meth:`bound_candidates`."""
         if self._short(feats):
-            return self._short_query_candidates(feats) | self._long_candidates(feats)
+            # measured on letters too (its whole hashes known): the loose bound, as below
+            loose = 0.5 if _has_full(feats) else None
+            return self._short_query_candidates(feats, loose) | self._long_candidates(feats)
         if self._small(feats) and self.spans_on():
             # a small text's few span keys are broken by a few edits (a 126-letter source
             # has 3): its reverse candidates are also read from its posting sets, loosely
@@ -684,7 +686,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         share of its posting-sampled hashes (a small document, measured on letters: one
         edited letter breaks ``k`` shingles, so the samples' bound does not hold; every
         candidate is verified)."""
-        if not self.reverse or (share is not None and feats.length < self.min_contained):
+        if not self.reverse or (share is not None and feats.length < self.min_contained
+                                and not self._short(feats)):  # fmt: skip
             return set()
         prefix = self.key("p", "")
         hits = self.storage.smembers_count(
@@ -757,7 +760,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
                 self.storage.sadd(self._need_key, str(max(0, need)))
-            elif self._short(feats) and len(feats.hashes) < self.min_sample:
+            elif self._stored_short_doc(feats):
                 self.storage.hset(self.key("short"), doc_id, feats.to_json())
                 self.storage.sadd_many(self._short_keys(feats), doc_id)
             else:
@@ -865,6 +868,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
         rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
         sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
+        if rest and self.min_short and self.storage.hlen(self.key("short")):
+            # a short document holds material too (an article of 70 letters spliced whole)
+            shorts = self.storage.smembers_many(_hex_keys(self.key("q", ""), rest))
+            sets = [a | b for a, b in zip(sets, shorts, strict=True)]
         return rest, [bool(members - {doc_id}) for members in sets]
 
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
@@ -891,8 +898,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 matches.append(Match(d, sc, self.name, replaces=True))
             elif unheld:
                 refused.append((d, None, unheld))
-        self._refused = (feats, refused)
+        self._note_refused(feats, refused)
         return matches
+
+    def _note_refused(self, feats: Sample, refused: list) -> None:
+        """Keep the pairs the guard refused for the query ``feats`` until the cascade stores
+        it (:meth:`recheck_reprints`), with those already noted for it: a query can be refused
+        both ways (a short stored text it holds, then a stored page that holds it)."""
+        if self._refused is not None and self._refused[0] is feats:
+            refused = [*self._refused[1], *(r for r in refused if r not in self._refused[1])]
+        self._refused = (feats, refused)
 
     def _spliced_pair(self, short: Sample, page_id: str | None, page: Sample
                       ) -> tuple[bool, list[int]]:  # fmt: skip
@@ -952,6 +967,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return bool(self.min_short and self.spliced) and self.min_short <= n and (
             n < self.min_sample or feats.length < self.min_contained)
 
+    def _stored_short_doc(self, feats: Sample) -> bool:
+        """Whether :meth:`add_features` stores ``feats`` among the short documents."""
+        return self._short(feats) and len(feats.hashes) < self.min_sample
+
     def _short_keys(self, feats: Sample) -> list[str]:
         """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
         prefix = self.key("q", "")
@@ -977,7 +996,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 out.append((-hits[d], -c, d))
             elif unheld:
                 refused.append((None, d, unheld))
-        self._refused = (feats, refused)
+        self._note_refused(feats, refused)
         return [Match(d, -neg, self.name) for _, neg, d in sorted(out)]
 
     def recheck_reprints(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
@@ -1008,6 +1027,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             cut = len(posting)  # the waiting sets' keys from the posting keys just written
             fields = sorted(self.storage.smembers_count(
                 waiting + k[cut:] for k in self._hash_keys(feats)))  # fmt: skip
+        elif self._stored_short_doc(feats) and self.storage.hlen(pend):
+            # a short document holds material too (:meth:`_beyond`)
+            posting = (h for h in feats.hashes if h % self.posting_m == 0)
+            keys = _hex_keys(self.key("w", ""), posting)
+            fields = sorted(self.storage.smembers_count(keys))
         for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
                               strict=True):  # fmt: skip
             if raw is None:  # forgotten (its waiting sets are cleaned with it)
