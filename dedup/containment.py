@@ -456,6 +456,41 @@ def cleaned(text: str, title: str = "") -> str:
     return "\n".join(_related_block(kept, removed))
 
 
+#: what the cleaner's in-line cuts look for (a quick test before their patterns)
+_CUT_MARKS = ("编者按", "转自", "来源", "來源", "稿源", "编辑", "編輯", "责编", "返回")
+
+
+def inline_cut(body: str) -> str | None:
+    """``body`` (a :func:`cleaned` text) with the cleaner's cuts *within* a line, as
+    :meth:`postprocess.clean.Cleaner.clean` makes them: a "back to the front page" tail, a
+    reprint note at a paragraph's head, and source and editor fields at its tail or inside a
+    merged table cell (``Cleaner._trim_editor``); None when nothing is cut. The letters of
+    a small document are measured on it (see :meth:`ContainmentDetector.features`)."""
+    if not any(mark in body for mark in _CUT_MARKS):
+        return None
+    from collections import Counter
+
+    from postprocess.clean import _NAV_TAIL
+
+    removed: Counter[str] = Counter()
+    out, changed = [], False
+    for line in body.split("\n"):
+        cut = line
+        if len(cut) > 20 and _NAV_TAIL.search(cut):
+            cut = _NAV_TAIL.sub("", cut)
+        if len(cut) > 40:
+            cut = _CLEANER._trim_editor(cut, removed)
+        changed = changed or cut != line
+        out.append(cut)
+    return "\n".join(out) if changed else None
+
+
+def _letters_of(s: Sample, k: int) -> int:
+    """The letters the text of ``s`` is measured on: its whole hashes' (the in-line cuts
+    made, for a small document), else its length."""
+    return len(s.full) + k - 1 if _has_full(s) else s.length
+
+
 @register("containment")
 class ContainmentDetector(PostingIndexDetector[Sample]):
     """Stored documents contained in the query (see the module docstring); the match score is
@@ -580,8 +615,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans),
-                       h)  # fmt: skip
+        sample = frozenset(h[h % self.m == 0].tolist())
+        full = h
+        if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
+            # a small document's letters without a reprint note or source and editor
+            # fields glued to a paragraph (a table cell): the letters decide a pair only
+            # under the guard, so the samples, which decide alone, keep them
+            full = shingle_hashes(letter_codes(cut.lower()), self.k)
+        feats = Sample(sample, length, tuple(spans), full)
         self._last = (text, title, feats)
         return feats
 
@@ -929,8 +970,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         ok = share >= self.spliced
         if ok and self._short(short):
             if letters:  # on letters (both texts' hashes known)
-                part = covered(short.full, page.full, self.k) * short.length
-                beyond = (1.0 - covered(page.full, short.full, self.k)) * page.length
+                part = covered(short.full, page.full, self.k) * _letters_of(short, self.k)
+                beyond = (1.0 - covered(page.full, short.full, self.k)) * _letters_of(page, self.k)
             else:  # its part of the page: c(short, page) of its sample
                 part = self._contained(short, page) * len(short.hashes)
                 beyond = len(page.hashes - short.hashes)

@@ -20,6 +20,7 @@ from dedup.containment import (
     ContainmentDetector,
     Sample,
     _letter_table,
+    _letters_of,
     _read_dropped,
     containment,
     covered,
@@ -995,6 +996,30 @@ def test_a_short_source_finds_its_page_when_an_edit_breaks_its_posting_keys():
     assert c.check_and_add("page", Doc(page)) == Decision()
     d = c.check_and_add("src", Doc(SHORT))
     assert d.replaced is not None and d.replaced.doc_id == "page" and d.replaced.replaces
+
+
+@pytest.mark.parametrize("order", ["source first", "page first"])
+def test_a_short_source_in_one_line_with_a_reprint_note_and_fields_pairs(order):
+    """Fails before (test web a2, both orders): a table-layout page holds a 38-letter source
+    in one line with a reprint note before it and the source and editor fields after it; the
+    cleaner cuts them within the line (``Cleaner._trim_editor``), containment's line rules did
+    not, so they counted as the page's material no document holds, more than the source.
+    A small document's letters are now measured with those cuts made (its samples, which
+    decide a pair without the guard, keep them)."""
+    line = " ".join(("编者按：本文转载自网络，文章观点仅代表作者本人，不代表本站立场。", SHORT,
+                     "来源：网络 责任编辑：黄强", "【延伸阅读】", DONOR[0], OTHER[0]))  # fmt: skip
+    c = Cascade(MemoryStorage(), ["containment"])
+    det = c.detectors[-1]
+    page = det.features(Doc(line))
+    assert page.length - _letters_of(page, det.k) > 30  # the note and fields: out of the letters
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    pair = [("src", SHORT), ("page", line)]
+    for doc_id, body in pair if order == "source first" else pair[::-1]:
+        d = c.check_and_add(doc_id, Doc(body))
+    hit = d.duplicate if order == "source first" else d.replaced
+    assert hit is not None and hit.doc_id == pair[0 if order == "source first" else 1][0]
+    assert hit.method == "containment"
 
 
 def test_letters_are_computed_only_for_pairs_the_samples_refuse(monkeypatch):
