@@ -91,13 +91,19 @@ moves the record only while it still names that original).
 
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
-``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
+``containment:q:<hash>``), so it is no candidate for the longer documents' rules,
 and it pairs, in either direction, only under a stronger guard: the page's material beyond
 it is held by other documents (share ≥ ``spliced``) *and* the part no document holds is no
 larger than the short text's part of the page (the page is a copy of what most of it is).
 An original met after its short first half (its second half held by none) and a commentary
 page of another article that spliced the short text whole (that article's text, unheld, is
-larger) do not pair.
+larger) do not pair. A short document *holds* material for every guard (since 2026-11-27:
+a page that spliced a 102-letter article whole, test web a55), and storing one re-checks the
+pairs waiting for its hashes; a short query's reverse candidates are the documents holding
+half of its posting-sampled hashes (each verified on letters: an edit in the page broke
+one of a 51-letter source's few, test web b43); and a page refused against a short document
+it holds stays remembered for the re-check when its own reverse query runs after (test web
+a43).
 
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
@@ -122,7 +128,11 @@ of an ``n``-letter source's shingles: under 0.8 for any source under ~120 letter
 b17: a 73-letter source, 0.77 of its shingles, 0.99 of its letters), while a passage cut
 costs its letters in both measures, so a half page still holds half of its original. The
 queried page's hashes are at hand (its features); the stored ones cost 4 bytes per letter,
-for small documents only (a 128-hash sample is ~512 letters). A pair the samples accept
+for small documents only (a 128-hash sample is ~512 letters). A small document's letters
+are those of its text with the cleaner's cuts *within* a line made (:func:`inline_cut`: a
+reprint note at a paragraph's head, source and editor fields glued to it, as in a
+table-layout cell holding the whole article; test web a2), its samples are not: the letters
+decide a pair only under the guard below, the samples alone. A pair the samples accept
 stays accepted; a forward pair that only the letters accept needs the reverse direction's
 evidence (the page's material beyond the stored document held by other documents, share ≥
 ``spliced``): forgiving edits also lets an original met after its own edited first half
@@ -909,11 +919,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
         rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
         sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
-        if rest and self.min_short and self.storage.hlen(self.key("short")):
+        held = [bool(members - {doc_id}) for members in sets]
+        if not all(held) and self.min_short and self.storage.hlen(self.key("short")):
             # a short document holds material too (an article of 70 letters spliced whole)
-            shorts = self.storage.smembers_many(_hex_keys(self.key("q", ""), rest))
-            sets = [a | b for a, b in zip(sets, shorts, strict=True)]
-        return rest, [bool(members - {doc_id}) for members in sets]
+            more = [h for h, x in zip(rest, held, strict=True) if not x]
+            shorts = self.storage.smembers_many(_hex_keys(self.key("q", ""), more))
+            by = {h: bool(members - {doc_id}) for h, members in zip(more, shorts, strict=True)}
+            held = [x or by[h] for h, x in zip(rest, held, strict=True)]
+        return rest, held
 
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
         """The share of the stored document's posting-sampled shingles *not* in the query that
