@@ -100,8 +100,8 @@ page of another article that spliced the short text whole (that article's text, 
 larger) do not pair. A short document *holds* material for every guard (since 2026-11-27:
 a page that spliced a 102-letter article whole, test web a55), and storing one re-checks the
 pairs waiting for its hashes; a short query's reverse candidates are the documents holding
-half of its posting-sampled hashes (each verified on letters: an edit in the page broke
-one of a 51-letter source's few, test web b43); and a page refused against a short document
+half of its posting-sampled hashes (each verified on letters: edits in the page broke
+two of a 51-letter source's four, test web b43); and a page refused against a short document
 it holds stays remembered for the re-check when its own reverse query runs after (test web
 a43).
 

@@ -983,8 +983,8 @@ def _short_edited() -> str:
 
 
 def test_a_short_source_finds_its_page_when_an_edit_breaks_its_posting_keys():
-    """Fails before (test web b43, URL order): the commentary page, stored first, lost one of
-    the short source's few posting-sampled shingles to an edited letter, so the source's
+    """Fails before (test web b43, URL order): the commentary page, stored first, lost two of
+    the short source's four posting-sampled shingles to edited letters, so the source's
     reverse candidates (the stored documents holding all but a fifth of its sample's posting
     keys) left it out; a short query's reverse candidates now need half of them, as a small
     document's, and are verified on letters."""
