@@ -344,7 +344,10 @@ def main(argv: list[str] | None = None) -> int:
                          "documents, development webs since; a29-a36 and b29-b36 held out "
                          "for the letter measure of small documents, development webs since; "
                          "a37-a44 and b37-b44 held out for the small queries' posting "
-                         "candidates and the short guard on letters, run once)")  # fmt: skip
+                         "candidates and the short guard on letters, run once; a1-a56 and "
+                         "b1-b56 are all development webs now; a62-a69 and b62-b69 held out "
+                         "for the short documents' holders and the in-line cuts of "
+                         "2026-11-27, run once)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

@@ -91,13 +91,19 @@ moves the record only while it still names that original).
 
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
-``containment:q:<hash>``), so it is no candidate or holder for the longer documents' rules,
+``containment:q:<hash>``), so it is no candidate for the longer documents' rules,
 and it pairs, in either direction, only under a stronger guard: the page's material beyond
 it is held by other documents (share ≥ ``spliced``) *and* the part no document holds is no
 larger than the short text's part of the page (the page is a copy of what most of it is).
 An original met after its short first half (its second half held by none) and a commentary
 page of another article that spliced the short text whole (that article's text, unheld, is
-larger) do not pair.
+larger) do not pair. A short document *holds* material for every guard (since 2026-11-27:
+a page that spliced a 102-letter article whole, test web a55), and storing one re-checks the
+pairs waiting for its hashes; a short query's reverse candidates are the documents holding
+half of its posting-sampled hashes (each verified on letters: edits in the page broke
+two of a 51-letter source's four, test web b43); and a page refused against a short document
+it holds stays remembered for the re-check when its own reverse query runs after (test web
+a43).
 
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
@@ -122,7 +128,11 @@ of an ``n``-letter source's shingles: under 0.8 for any source under ~120 letter
 b17: a 73-letter source, 0.77 of its shingles, 0.99 of its letters), while a passage cut
 costs its letters in both measures, so a half page still holds half of its original. The
 queried page's hashes are at hand (its features); the stored ones cost 4 bytes per letter,
-for small documents only (a 128-hash sample is ~512 letters). A pair the samples accept
+for small documents only (a 128-hash sample is ~512 letters). A small document's letters
+are those of its text with the cleaner's cuts *within* a line made (:func:`inline_cut`: a
+reprint note at a paragraph's head, source and editor fields glued to it, as in a
+table-layout cell holding the whole article; test web a2), its samples are not: the letters
+decide a pair only under the guard below, the samples alone. A pair the samples accept
 stays accepted; a forward pair that only the letters accept needs the reverse direction's
 evidence (the page's material beyond the stored document held by other documents, share ≥
 ``spliced``): forgiving edits also lets an original met after its own edited first half
@@ -456,6 +466,41 @@ def cleaned(text: str, title: str = "") -> str:
     return "\n".join(_related_block(kept, removed))
 
 
+#: what the cleaner's in-line cuts look for (a quick test before their patterns)
+_CUT_MARKS = ("编者按", "转自", "来源", "來源", "稿源", "编辑", "編輯", "责编", "返回")
+
+
+def inline_cut(body: str) -> str | None:
+    """``body`` (a :func:`cleaned` text) with the cleaner's cuts *within* a line, as
+    :meth:`postprocess.clean.Cleaner.clean` makes them: a "back to the front page" tail, a
+    reprint note at a paragraph's head, and source and editor fields at its tail or inside a
+    merged table cell (``Cleaner._trim_editor``); None when nothing is cut. The letters of
+    a small document are measured on it (see :meth:`ContainmentDetector.features`)."""
+    if not any(mark in body for mark in _CUT_MARKS):
+        return None
+    from collections import Counter
+
+    from postprocess.clean import _NAV_TAIL
+
+    removed: Counter[str] = Counter()
+    out, changed = [], False
+    for line in body.split("\n"):
+        cut = line
+        if len(cut) > 20 and _NAV_TAIL.search(cut):
+            cut = _NAV_TAIL.sub("", cut)
+        if len(cut) > 40:
+            cut = _CLEANER._trim_editor(cut, removed)
+        changed = changed or cut != line
+        out.append(cut)
+    return "\n".join(out) if changed else None
+
+
+def _letters_of(s: Sample, k: int) -> int:
+    """The letters the text of ``s`` is measured on: its whole hashes' (the in-line cuts
+    made, for a small document), else its length."""
+    return len(s.full) + k - 1 if _has_full(s) else s.length
+
+
 @register("containment")
 class ContainmentDetector(PostingIndexDetector[Sample]):
     """Stored documents contained in the query (see the module docstring); the match score is
@@ -546,7 +591,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.reattribute = int(reattribute)
         #: the last query's pairs the guard alone refused: (its features, [(stored id, the
         #: stored document's posting-sampled hashes beyond the query)])
-        self._refused: tuple[Sample, list[tuple[str, list[int]]]] | None = None
+        self._refused: tuple[Sample, list[tuple[str | None, str | None, list[int]]]] | None = None
         self.candidate_mode, self.span = candidates, int(span)
         self.span_share, self.span_cap = float(span_share), int(span_cap)
         #: whether this index finds candidates by span keys (None: not read yet)
@@ -580,8 +625,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        feats = Sample(frozenset(h[h % self.m == 0].tolist()), length, tuple(spans),
-                       h)  # fmt: skip
+        sample = frozenset(h[h % self.m == 0].tolist())
+        full = h
+        if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
+            # a small document's letters without a reprint note or source and editor
+            # fields glued to a paragraph (a table cell): the letters decide a pair only
+            # under the guard, so the samples, which decide alone, keep them
+            full = shingle_hashes(letter_codes(cut.lower()), self.k)
+        feats = Sample(sample, length, tuple(spans), full)
         self._last = (text, title, feats)
         return feats
 
@@ -647,7 +698,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         that are longer than the query (reverse). On an index without span keys:
         :meth:`bound_candidates`."""
         if self._short(feats):
-            return self._short_query_candidates(feats) | self._long_candidates(feats)
+            # measured on letters too (its whole hashes known): the loose bound, as below
+            loose = 0.5 if _has_full(feats) else None
+            return self._short_query_candidates(feats, loose) | self._long_candidates(feats)
         if self._small(feats) and self.spans_on():
             # a small text's few span keys are broken by a few edits (a 126-letter source
             # has 3): its reverse candidates are also read from its posting sets, loosely
@@ -684,7 +737,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         share of its posting-sampled hashes (a small document, measured on letters: one
         edited letter breaks ``k`` shingles, so the samples' bound does not hold; every
         candidate is verified)."""
-        if not self.reverse or (share is not None and feats.length < self.min_contained):
+        if not self.reverse or (share is not None and feats.length < self.min_contained
+                                and not self._short(feats)):  # fmt: skip
             return set()
         prefix = self.key("p", "")
         hits = self.storage.smembers_count(
@@ -757,7 +811,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
                 self.storage.sadd(self._need_key, str(max(0, need)))
-            elif self._short(feats) and len(feats.hashes) < self.min_sample:
+            elif self._stored_short_doc(feats):
                 self.storage.hset(self.key("short"), doc_id, feats.to_json())
                 self.storage.sadd_many(self._short_keys(feats), doc_id)
             else:
@@ -865,7 +919,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
         rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
         sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
-        return rest, [bool(members - {doc_id}) for members in sets]
+        held = [bool(members - {doc_id}) for members in sets]
+        if not all(held) and self.min_short and self.storage.hlen(self.key("short")):
+            # a short document holds material too (an article of 70 letters spliced whole)
+            more = [h for h, x in zip(rest, held, strict=True) if not x]
+            shorts = self.storage.smembers_many(_hex_keys(self.key("q", ""), more))
+            by = {h: bool(members - {doc_id}) for h, members in zip(more, shorts, strict=True)}
+            held = [x or by[h] for h, x in zip(rest, held, strict=True)]
+        return rest, held
 
     def spliced_share(self, doc_id: str, query: Sample, stored: Sample) -> float:
         """The share of the stored document's posting-sampled shingles *not* in the query that
@@ -891,8 +952,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 matches.append(Match(d, sc, self.name, replaces=True))
             elif unheld:
                 refused.append((d, None, unheld))
-        self._refused = (feats, refused)
+        self._note_refused(feats, refused)
         return matches
+
+    def _note_refused(self, feats: Sample, refused: list) -> None:
+        """Keep the pairs the guard refused for the query ``feats`` until the cascade stores
+        it (:meth:`recheck_reprints`), with those already noted for it: a query can be refused
+        both ways (a short stored text it holds, then a stored page that holds it)."""
+        if self._refused is not None and self._refused[0] is feats:
+            refused = [*self._refused[1], *(r for r in refused if r not in self._refused[1])]
+        self._refused = (feats, refused)
 
     def _spliced_pair(self, short: Sample, page_id: str | None, page: Sample
                       ) -> tuple[bool, list[int]]:  # fmt: skip
@@ -914,8 +983,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         ok = share >= self.spliced
         if ok and self._short(short):
             if letters:  # on letters (both texts' hashes known)
-                part = covered(short.full, page.full, self.k) * short.length
-                beyond = (1.0 - covered(page.full, short.full, self.k)) * page.length
+                part = covered(short.full, page.full, self.k) * _letters_of(short, self.k)
+                beyond = (1.0 - covered(page.full, short.full, self.k)) * _letters_of(page, self.k)
             else:  # its part of the page: c(short, page) of its sample
                 part = self._contained(short, page) * len(short.hashes)
                 beyond = len(page.hashes - short.hashes)
@@ -952,6 +1021,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return bool(self.min_short and self.spliced) and self.min_short <= n and (
             n < self.min_sample or feats.length < self.min_contained)
 
+    def _stored_short_doc(self, feats: Sample) -> bool:
+        """Whether :meth:`add_features` stores ``feats`` among the short documents."""
+        return self._short(feats) and len(feats.hashes) < self.min_sample
+
     def _short_keys(self, feats: Sample) -> list[str]:
         """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
         prefix = self.key("q", "")
@@ -977,7 +1050,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 out.append((-hits[d], -c, d))
             elif unheld:
                 refused.append((None, d, unheld))
-        self._refused = (feats, refused)
+        self._note_refused(feats, refused)
         return [Match(d, -neg, self.name) for _, neg, d in sorted(out)]
 
     def recheck_reprints(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
@@ -1008,6 +1081,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             cut = len(posting)  # the waiting sets' keys from the posting keys just written
             fields = sorted(self.storage.smembers_count(
                 waiting + k[cut:] for k in self._hash_keys(feats)))  # fmt: skip
+        elif self._stored_short_doc(feats) and self.storage.hlen(pend):
+            # a short document holds material too (:meth:`_beyond`)
+            posting = (h for h in feats.hashes if h % self.posting_m == 0)
+            keys = _hex_keys(self.key("w", ""), posting)
+            fields = sorted(self.storage.smembers_count(keys))
         for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
                               strict=True):  # fmt: skip
             if raw is None:  # forgotten (its waiting sets are cleaned with it)

@@ -20,6 +20,7 @@ from dedup.containment import (
     ContainmentDetector,
     Sample,
     _letter_table,
+    _letters_of,
     _read_dropped,
     containment,
     covered,
@@ -907,6 +908,113 @@ def test_a_short_source_in_a_table_cell_with_its_fields_pairs_on_letters(order):
     for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
         assert c.check_and_add(doc_id, Doc(body)) == Decision()
     pair = [("src", SHORT), ("page", page)]
+    for doc_id, body in pair if order == "source first" else pair[::-1]:
+        d = c.check_and_add(doc_id, Doc(body))
+    hit = d.duplicate if order == "source first" else d.replaced
+    assert hit is not None and hit.doc_id == pair[0 if order == "source first" else 1][0]
+    assert hit.method == "containment"
+
+
+# -- 2026-11-27: short documents hold material, refused pairs kept, short queries' candidates
+
+#: A second short article (under ``min_sample`` hashes, indexed apart), spliced whole into a
+#: commentary page of SHORT (test web a55: a 71-letter source whose page spliced a 102-letter
+#: article and a sentence of a longer one).
+SHORT2 = "新浪娱乐讯，由尔冬升执导的香港电影将于四月公映，日前影片的部分剧照曝光，可以窥见主角落泪的场景。"
+
+
+def test_a_short_document_holds_material_spliced_into_a_page():
+    """Fails before (test web a55, both orders): the page's material beyond its short source
+    is a short article spliced whole and a sentence of a long one; the short article, indexed
+    apart, was no holder of it, so what no document held (its part) outweighed the source."""
+    c = Cascade(MemoryStorage(), ["containment"])
+    det = c.detectors[-1]
+    assert det.min_short <= len(det.features(Doc(SHORT2)).hashes) < det.min_sample
+    for doc_id, body in (("short2", SHORT2), ("other", text(*OTHER)), ("src", SHORT)):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    page = text(SHORT, "【网友评论】", SHORT2, OTHER[0])
+    d = c.check_and_add("page", Doc(page))
+    assert d.duplicate is not None and d.duplicate.doc_id == "src"
+    c2 = Cascade(MemoryStorage(), ["containment"], options={"containment": {"min_short": 0}})
+    for doc_id, body in (("short2", SHORT2), ("other", text(*OTHER)), ("src", SHORT)):
+        c2.check_and_add(doc_id, Doc(body))
+    assert c2.check_and_add("page", Doc(page)).duplicate is None  # short documents off
+
+
+@pytest.mark.parametrize("holder", ["long", "short"])
+def test_a_page_refused_against_its_short_source_is_rechecked(holder):
+    """Fails before (test web a43, URL order): a commentary page holding a stored short source,
+    met before the articles it spliced, is refused by the short guard (what no document holds
+    is larger than the source); the pair was forgotten when the page's reverse query ran
+    after it, so no later document settled it. It is now remembered, and the page retired as
+    the source's duplicate once a spliced article is stored (a long one, or a short one)."""
+    # the page splices part of the article (whole, the article would be contained in it)
+    part, spliced = ((text(*DONOR[:2]), text(*DONOR)) if holder == "long"
+                     else (SHORT2, text(SHORT2, "不过影片上映仅限东南亚和香港地区，内地观众与这部电影无缘，影迷只能等待网络版本。")))  # fmt: skip
+    c = Cascade(MemoryStorage(), ["containment"])
+    det = c.detectors[-1]
+    assert (len(det.features(Doc(spliced)).hashes) < det.min_sample) is (holder == "short")
+    assert c.check_and_add("other", Doc(text(*OTHER))) == Decision()
+    assert c.check_and_add("src", Doc(SHORT)) == Decision()
+    page = text(SHORT, "【网友评论】", part, OTHER[0])
+    assert c.check_and_add("page", Doc(page)) == Decision()  # refused: remembered
+    d = c.check_and_add("spliced", Doc(spliced))
+    assert d.duplicate is None and d.replaced is None
+    assert [(m.doc_id, original) for m, original in d.deferred] == [("page", "src")]
+
+
+def _short_edited() -> str:
+    """SHORT with two inserted characters, chosen (the first positions in a fixed order) so
+    that the copy holds under ``threshold`` of SHORT's sampled hashes that are posting keys
+    (the posting bound of a short query) but half of them or more, and ≥ 0.8 of its letters
+    (test web b43: a 51-letter source whose page edits three letters)."""
+    h0 = shingle_hashes(letter_codes(SHORT))
+    src = set(h0[h0 % 4 == 0].tolist())
+    post = {x for x in src if x % 8 == 0}
+    for i in range(4, len(SHORT) - 4):
+        for j in range(i + 8, len(SHORT) - 4):
+            copy = SHORT[:i] + "了" + SHORT[i:j] + "的" + SHORT[j:]
+            h = shingle_hashes(letter_codes(copy))
+            held = len(post & set(h.tolist()))
+            if held < len(post) - 0.2 * len(src) and held >= 0.5 * len(post):
+                if covered(h0, h) >= 0.8:
+                    return copy
+    raise AssertionError("no such copy")  # (the search is deterministic: it finds one)
+
+
+def test_a_short_source_finds_its_page_when_an_edit_breaks_its_posting_keys():
+    """Fails before (test web b43, URL order): the commentary page, stored first, lost two of
+    the short source's four posting-sampled shingles to edited letters, so the source's
+    reverse candidates (the stored documents holding all but a fifth of its sample's posting
+    keys) left it out; a short query's reverse candidates now need half of them, as a small
+    document's, and are verified on letters."""
+    copy = _short_edited()
+    c = Cascade(MemoryStorage(), ["containment"])
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    page = text(copy, "【网友评论】", DONOR[0], OTHER[0])
+    assert c.check_and_add("page", Doc(page)) == Decision()
+    d = c.check_and_add("src", Doc(SHORT))
+    assert d.replaced is not None and d.replaced.doc_id == "page" and d.replaced.replaces
+
+
+@pytest.mark.parametrize("order", ["source first", "page first"])
+def test_a_short_source_in_one_line_with_a_reprint_note_and_fields_pairs(order):
+    """Fails before (test web a2, both orders): a table-layout page holds a 38-letter source
+    in one line with a reprint note before it and the source and editor fields after it; the
+    cleaner cuts them within the line (``Cleaner._trim_editor``), containment's line rules did
+    not, so they counted as the page's material no document holds, more than the source.
+    A small document's letters are now measured with those cuts made (its samples, which
+    decide a pair without the guard, keep them)."""
+    line = " ".join(("编者按：本文转载自网络，文章观点仅代表作者本人，不代表本站立场。", SHORT,
+                     "来源：网络 责任编辑：黄强", "【延伸阅读】", DONOR[0], OTHER[0]))  # fmt: skip
+    c = Cascade(MemoryStorage(), ["containment"])
+    det = c.detectors[-1]
+    page = det.features(Doc(line))
+    assert page.length - _letters_of(page, det.k) > 30  # the note and fields: out of the letters
+    for doc_id, body in (("donor", text(*DONOR)), ("other", text(*OTHER))):
+        assert c.check_and_add(doc_id, Doc(body)) == Decision()
+    pair = [("src", SHORT), ("page", line)]
     for doc_id, body in pair if order == "source first" else pair[::-1]:
         d = c.check_and_add(doc_id, Doc(body))
     hit = d.duplicate if order == "source first" else d.replaced
