@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 
 from relevance.classifier import count_probabilities, term_probabilities
 from relevance.learning.base import LearnedModel, reservoir_put, retrain_due
-from relevance.sklearnimport import import_sklearn
+from relevance.sklearnimport import import_sklearn, one_blas_thread
 
 logger = logging.getLogger(__name__)
 
@@ -251,14 +251,15 @@ class SelfTrainingPageModel(LearnedModel):
         model = LogisticRegression(
             C=self.c, max_iter=2000, class_weight=self.class_weight, solver="liblinear"
         )
-        model.fit(x[:n], y, sample_weight=w)
-        for _ in range(self.em_steps if unlabelled and self.em_lambda > 0 else 0):
-            p = model.predict_proba(x[n:])[:, 1]
-            y2 = np.concatenate([y, (p >= 0.5).astype(int)])
-            w2 = np.concatenate([w, self.em_lambda * np.abs(2 * p - 1) + 1e-6])
-            if len(set(y2.tolist())) < 2:
-                break
-            model.fit(x, y2, sample_weight=w2)
+        with one_blas_thread():
+            model.fit(x[:n], y, sample_weight=w)
+            for _ in range(self.em_steps if unlabelled and self.em_lambda > 0 else 0):
+                p = model.predict_proba(x[n:])[:, 1]
+                y2 = np.concatenate([y, (p >= 0.5).astype(int)])
+                w2 = np.concatenate([w, self.em_lambda * np.abs(2 * p - 1) + 1e-6])
+                if len(set(y2.tolist())) < 2:
+                    break
+                model.fit(x, y2, sample_weight=w2)
         idf, coef = tfidf.idf_, model.coef_.ravel()
         self.terms = {names[j]: (float(idf[j]), float(coef[j])) for j in range(len(names))
                       if coef[j] != 0.0}  # fmt: skip
