@@ -53,7 +53,7 @@ def one_blas_thread() -> Any:
     dependency. liblinear calls BLAS level-1 routines (dot products, norms) on vectors of
     the model's size, and OpenBLAS splits those over its threads from about 10,000 words
     on: the crawl's thread then spins waiting for the other core, 0.1–2.9 s of CPU a
-    training instead of 0.04–0.07 s (docs/scale.md, 2026-11-27, session 34), while the
+    training instead of 0.04–0.10 s (docs/scale.md, 2026-11-27, session 34), while the
     extraction worker waits for that core. One thread also makes the model the same on
     any number of cores (the threaded sums differ in their last bits: ≈ 1e-13)."""
     from threadpoolctl import threadpool_limits
