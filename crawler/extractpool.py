@@ -253,11 +253,6 @@ class ExtractionPool:
 
     #: replacements of a dead pool before it is switched off
     MAX_RESTARTS = 3
-    #: pages a worker has in the executor at once (one in the worker, the rest queued for
-    #: it); the others of ``capacity`` wait their turn on the crawl's side, so that a
-    #: :meth:`call` (the cleaner's, waited for on Scrapy's thread) waits behind at most
-    #: these, not behind every page in the pool (docs/scale.md, session 34)
-    SUBMITTED = 4
     #: seconds from the pool's start that a page waits for its first warm-up (then inline)
     WARM_WAIT = 30.0
 
@@ -276,7 +271,6 @@ class ExtractionPool:
         self.workers = max(1, workers)
         self.timeout = timeout
         self.capacity = self.workers * max(1, pending)
-        self.submitted = self.workers * self.SUBMITTED
         self.max_restarts = max_restarts
         self.stats = stats
         self.function = function
@@ -290,7 +284,6 @@ class ExtractionPool:
         self._started = 0.0
         self._ready_logged = False
         self._bound: asyncio.Semaphore | None = None
-        self._window: asyncio.Semaphore | None = None
         self._alone: asyncio.Lock | None = None
         self._bound_loop: asyncio.AbstractEventLoop | None = None
         #: the current pool's pages, oldest first, and since when the oldest is the oldest
@@ -497,7 +490,6 @@ class ExtractionPool:
         loop = asyncio.get_running_loop()
         if self._bound is None or self._bound_loop is not loop:
             self._bound, self._alone = asyncio.Semaphore(self.capacity), asyncio.Lock()
-            self._window = asyncio.Semaphore(self.submitted)
             self._bound_loop = loop
         assert self._alone is not None
         return self._bound, self._alone
@@ -538,15 +530,6 @@ class ExtractionPool:
 
     async def _run(self, body: bytes, url: str, *, alone: bool = False,
                    function: Callable[[bytes, str], Any] | None = None) -> Any:  # fmt: skip
-        """The page submitted to the executor once it has a :attr:`SUBMITTED` turn, and its
-        result."""
-        window = self._window
-        assert window is not None  # made by _slots, which extract calls first
-        async with window:
-            return await self._submit(body, url, alone=alone, function=function)
-
-    async def _submit(self, body: bytes, url: str, *, alone: bool,
-                      function: Callable[[bytes, str], Any] | None) -> Any:  # fmt: skip
         executor = self._executor
         if executor is None:  # switched off (or closed) since the page came
             if alone:

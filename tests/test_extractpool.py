@@ -55,14 +55,6 @@ def hang_on_bad(body: bytes, url: str):
     return extract_page(body.decode(), url)
 
 
-def started_at(body: bytes, url: str) -> float:
-    """When the worker started on it (the machine's monotonic clock, the same in every
-    process), after a tenth of a second's work."""
-    start = time.monotonic()
-    time.sleep(0.1)
-    return start
-
-
 def wait_ready(pool: ExtractionPool, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not pool.ready:
@@ -346,29 +338,6 @@ def test_pages_over_the_pools_capacity_are_the_callers():
         assert pool.stats.get_value("topicrawl/extract/inline_busy") == 6
     finally:
         pool.close()
-
-
-def test_a_call_waits_behind_the_submitted_pages_not_the_whole_pool():
-    """The cleaner's call, waited for on Scrapy's thread, runs after at most SUBMITTED
-    pages a worker, however many pages are in the pool; the pages still come out."""
-    pool = ExtractionPool(1, pending=32, stats=stats(), function=started_at)
-    pool.start()
-
-    async def scenario() -> tuple[float, list]:
-        tasks = [asyncio.create_task(pool.extract(PAGE, f"http://a.cn/{i}.html"))
-                 for i in range(12)]  # fmt: skip
-        await asyncio.sleep(0.05)  # all 12 in the pool
-        loop = asyncio.get_running_loop()
-        called = await loop.run_in_executor(None, pool.call, started_at, b"", "call")
-        return called, await asyncio.gather(*tasks)
-
-    try:
-        wait_ready(pool)
-        called, pages = run(scenario())
-    finally:
-        pool.close()
-    assert called is not None and None not in pages
-    assert sum(t < called for t in pages) <= ExtractionPool.SUBMITTED < 12
 
 
 def test_close_leaves_no_process_and_a_script_is_not_run_again(tmp_path):
