@@ -120,6 +120,103 @@ def test_self_training_labels_learns_and_round_trips(tmp_path):
         SelfTrainingPageModel.load(path)
 
 
+def _random_bags(rng, n, vocab):
+    from collections import Counter
+
+    from relevance.learning.selftrain import bag_of_counts
+
+    return [bag_of_counts(Counter(rng.choice(vocab) for _ in range(rng.randrange(0, 60))))
+            for _ in range(n)]  # fmt: skip
+
+
+def test_word_matrix_is_dict_vectorizers_matrix():
+    """The training's matrix is the one scikit-learn's DictVectorizer made of the pages'
+    {word: count} dicts before: the same words, shape, dtype and arrays, index for index."""
+    import random
+    from collections import Counter
+
+    import numpy as np
+    from sklearn.feature_extraction import DictVectorizer
+
+    from relevance.learning.selftrain import bag_counts, word_matrix
+
+    rng = random.Random(3)
+    vocab = [w for t in ON + OFF for w in t.split()] + [f"词{i}" for i in range(300)]
+    bags = _random_bags(rng, 120, vocab)
+    fixed = Counter(["球迷", "教练", "球迷", "银行"])
+    names, x = word_matrix([*bags, (fixed.keys(), fixed.values())])
+    dv = DictVectorizer()
+    ref = dv.fit_transform([bag_counts(b) for b in bags] + [dict(fixed)])
+    assert names == dv.feature_names_
+    assert x.shape == ref.shape and x.dtype == ref.dtype == np.float64
+    assert x.has_sorted_indices and ref.has_sorted_indices
+    for a, b in ((x.indptr, ref.indptr), (x.indices, ref.indices), (x.data, ref.data)):
+        assert np.array_equal(a, b)
+
+
+def test_self_training_trains_what_dict_vectorizer_trained(monkeypatch):
+    """The same model, term for term and bit for bit, as with DictVectorizer's matrix."""
+    import random
+
+    from sklearn.feature_extraction import DictVectorizer
+
+    from relevance.learning import selftrain
+
+    on_words = [w for t in ON for w in t.split()] + [f"甲{i}" for i in range(80)]
+    off_words = [w for t in OFF for w in t.split()] + [f"乙{i}" for i in range(80)]
+
+    def train() -> SelfTrainingPageModel:
+        m = SelfTrainingPageModel(retrain_every=10_000, seed=1)
+        m.add_examples([["球迷", "教练", "甲1"]], [True], weight=0.5)
+        r = random.Random(11)
+        for _ in range(150):
+            side = r.random()
+            vocab = on_words if side < 0.5 else off_words
+            words_ = [r.choice(vocab) for _ in range(r.randrange(1, 40))]
+            words_ += [r.choice(on_words + off_words) for _ in range(r.randrange(0, 8))]
+            m.observe(words_, 0.9 if side < 0.3 else 0.05 if side > 0.7 else 0.4)
+        assert m.retrain()
+        return m
+
+    new = train()
+
+    def reference(docs):
+        dv = DictVectorizer()
+        x = dv.fit_transform([dict(zip(w, c, strict=True)) for w, c in docs])
+        return dv.feature_names_, x
+
+    monkeypatch.setattr(selftrain, "word_matrix", reference)
+    old = train()
+    assert new.terms == old.terms and len(new.terms) > 50
+    assert new.intercept == old.intercept
+
+
+def test_self_training_fits_with_one_blas_thread(monkeypatch):
+    """liblinear's BLAS calls run on one thread whatever the process's BLAS threads (OpenBLAS
+    splitting them over two cores cost 0.1-2.9 s of the crawl's thread a training)."""
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen: list[int] = []
+    fit = LogisticRegression.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogisticRegression, "fit", recording_fit)
+    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
+    for t in ON + ON:
+        m.observe(words(t), 0.95)
+    for t in OFF + OFF:
+        m.observe(words(t), 0.02)
+    m.observe(words("教练 球迷 客场"), 0.5)
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert m.retrain()
+        assert any(i["num_threads"] == 2 for i in threadpool_info() if i["user_api"] == "blas")
+    assert seen and set(seen) == {1}
+
+
 def test_self_training_waits_for_both_classes():
     m = SelfTrainingPageModel(retrain_every=1000)
     for t in ON * 5:
