@@ -89,6 +89,15 @@ when the page came) and that covers more of its sample than its original takes o
 record (:meth:`ContainmentDetector.reattributions`, ``Decision.reattributed``; the store
 moves the record only while it still names that original).
 
+**Revival of a dropped source** (``revive``, 64 sources; 0 = off). A source met after its
+commentary page but before the articles the page spliced in is paired with the page by
+SpotSigs and dropped as its duplicate while the guard sees nothing spliced (test webs b20,
+a69, URL order). The source, its :class:`Doc` and the page's material no other document held
+are remembered (``containment:rv``, ``containment:rw:<hash>``); when a document stored later
+makes the guard hold, the cascade retires the page as the source's duplicate and indexes the
+source (:meth:`ContainmentDetector.revivals`, ``Decision.revived``; the store takes the
+source back into the corpus).
+
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
 ``containment:q:<hash>``), so it is no candidate for the longer documents' rules,
@@ -518,7 +527,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
     an index keeps the factor it was started with, see :meth:`spans_on`);
     ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``reattribute``
-    (256 dropped pages remembered for re-attribution; 0 = off), ``min_short`` (6
+    (256 dropped pages remembered for re-attribution; 0 = off), ``revive`` (64 dropped
+    sources remembered for revival, with their text; 0 = off), ``min_short`` (6
     hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off),
     ``full_under`` (128 hashes: a document with a smaller sample keeps every shingle hash and
     its pairs are measured on letters, :func:`covered`; 0 = off).
