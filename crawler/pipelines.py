@@ -201,8 +201,9 @@ class StorePipeline:
         """Dedup found that a page dropped earlier (``new_url``, recorded as a duplicate of
         ``old_url``) is the original of the page it was dropped for (a source met after its
         commentary page): after the batch, the dropped page is cleaned from its stored HTML
-        and text and taken back into the corpus (:meth:`models.store.Store.revive_pages`);
-        ``old_url`` leaves it through :meth:`document_replaced`, signalled just before."""
+        and text and taken back into the corpus, and then ``old_url`` leaves it as its
+        duplicate (:meth:`models.store.Store.revive_pages`; a page the cleaner drops stays
+        out and ``old_url`` stays in)."""
         self.replaced.append({"url": new_url, "of": old_url, "method": method, "score": score,
                               "revive": True})  # fmt: skip
 

@@ -37,10 +37,10 @@ and the :data:`duplicate_reattributed` signal is sent with ``old_url`` (the drop
 ``score`` (the store pipeline should then re-attribute its duplicate record). A page dropped
 earlier as the duplicate of a stored page that the new page showed to be its original
 (``Decision.revived``: a source met after its commentary page, before the articles that page
-spliced in) is counted as ``topicrawl/dedup/revived/<method>``: :data:`document_replaced` is
-sent for the stored page (``new_url`` the dropped page), then :data:`document_revived`
-(``old_url`` the stored page, ``new_url`` the dropped page, ``method``, ``score``; the store
-pipeline should take the dropped page back into the corpus).
+spliced in) is counted as ``topicrawl/dedup/revived/<method>`` and :data:`document_revived`
+is sent (``old_url`` the stored page, ``new_url`` the dropped page, ``method``, ``score``):
+the store pipeline should take the dropped page back into the corpus and then take the stored
+page out as its duplicate.
 Items without text, and items already marked not accepted, pass through unchecked. When the
 index backend fails (``StorageError``, e.g. Redis down), pages are checked against a local
 in-memory copy of the cascade (:class:`dedup.cascade.LocalFallback`), counted as
@@ -100,8 +100,9 @@ duplicate_reattributed = object()
 #: Scrapy signal sent when a page dropped earlier as the duplicate of a stored page turns out
 #: to be that page's original (``Decision.revived``: a source met after its commentary page,
 #: before the articles the page spliced in): ``new_url`` (the dropped page) should be taken
-#: back into the corpus; ``old_url`` (the page it was dropped for) is sent as replaced by it
-#: (:data:`document_replaced`) just before.
+#: back into the corpus, and then ``old_url`` (the page it was dropped for) taken out as its
+#: duplicate (no :data:`document_replaced` is sent for it: the store keeps it when the
+#: dropped page cannot be taken back).
 document_revived = object()
 
 TEXT_MODES = ("main", "visible")
@@ -466,8 +467,7 @@ class DedupPipeline:
         gone += list(decision.deferred)
         for m, of in gone:
             self._announce("replaced", document_replaced, m, spider, new_url=of)
-        for m, page in decision.revived:  # the stored page out, the dropped source back in
-            self._announce("replaced", document_replaced, m, spider, new_url=page)
+        for m, page in decision.revived:  # the dropped source back in, the stored page out
             self._announce("revived", document_revived, m, spider, new_url=page)
         for m, previous in decision.reattributed:
             self._announce("reattributed", duplicate_reattributed, m, spider, new_url=url,

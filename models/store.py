@@ -798,9 +798,12 @@ class Store:
         indexed). A page is taken back only while it is not in the corpus and its duplicate
         record still names ``of``: its stored HTML and text go through ``clean`` (the store
         pipeline's cleaning: ``(text, meta, reason dropped)``), and a page the cleaner keeps
-        is accepted, gets its document and URL-history row, and loses its duplicate record.
-        One transaction; returns the URLs taken back. ``waiting`` receives the rows whose page
-        has no row yet (a scale-out), to be tried again."""
+        is accepted, gets its document and URL-history row, and loses its duplicate record;
+        then ``of`` leaves the corpus as its duplicate (:meth:`reject_pages`,
+        :meth:`add_duplicates`; ``method``, ``score``). A page the cleaner drops is left
+        dropped and ``of`` stays in the corpus (one copy kept either way). One transaction;
+        returns the URLs taken back. ``waiting`` receives the rows whose page has no row yet
+        (a scale-out), to be tried again, and the rejects of an ``of`` not written yet."""
         rows = [r for r in rows if isinstance(r.get("url"), str) and isinstance(r.get("of"), str)]
         if not rows:
             return []
@@ -830,6 +833,13 @@ class Store:
                 self.save_documents(run_id, [{"page_id": page_id, "text": text, "meta": meta}])
                 self.add_history(run_id, [page.url])
                 revived.append(page.url)
+                # the page it was dropped for leaves the corpus as its duplicate
+                out = {"url": r["of"], "of": page.url, "method": str(r.get("method") or ""),
+                       "score": float(r.get("score") or 0.0)}  # fmt: skip
+                if self.reject_pages(run_id, [r["of"]]):
+                    absent.append(out)  # not written yet: a reject that waits
+                else:
+                    self.add_duplicates(run_id, [out])
             return revived, absent
 
         revived, absent = self._write(go)
