@@ -34,7 +34,12 @@ its source, as ``bench/neardup_zh.py`` and the test web's ground truth now label
    guard this page made hold, out as a duplicate of the original it holds) counts as that
    commentary copy caught, or as a false match outside its group. A dropped page whose
    duplicate record a later page takes over (``Decision.reattributed``: its better original,
-   met after it) is counted under its new original instead of the old one.
+   met after it) is counted under its new original instead of the old one. A dropped source
+   taken back (``Decision.revived``: the stored page it was dropped for shown to be its
+   reprint with extras once the articles that page spliced in are indexed) is applied as the
+   store pipeline applies it: the source joins the corpus, its duplicate record is undone,
+   and the stored page leaves the corpus as the source's duplicate (counted as a copy caught,
+   as a replacement is).
 
     python bench/neardup_real.py --out bench/out/neardup_real
     python bench/neardup_zh.py --out bench/out/neardup_zh
@@ -124,7 +129,8 @@ def local_web(
         cascade = Cascade(MemoryStorage(), methods, options=options)
         out = {"cascade": name, "pages": len(pages), "copies": 0, "caught": 0, "false": 0,
                "commentary": len(commentary), "commentary_caught": 0, "by_method": {},
-               "replaced": 0, "retired": 0, "reattributed": 0, "misses": []}  # fmt: skip
+               "replaced": 0, "retired": 0, "reattributed": 0, "revived": 0,
+               "misses": []}  # fmt: skip
         seen_groups: set[str] = set()
         kept: set[str] = set()  # the pages the index holds (the corpus)
         #: each page out of the corpus: its duplicate record's counts (what a re-attribution
@@ -177,6 +183,19 @@ def local_web(
                       f"{dup.score:.2f})")  # fmt: skip
             elif g in seen_groups and decision.replaced is None:
                 out["misses"].append(f"missed: {url}")
+            # dropped sources taken back (Decision.revived), as the store pipeline does: the
+            # stored page they were dropped for is out as their duplicate, the source is in
+            for ret, page in getattr(decision, "revived", ()):
+                kept.discard(ret.doc_id)
+                kept.add(page)
+                old, _copy = record.pop(page, ({}, True))
+                for k, v in old.items():
+                    out[k] -= v
+                out["revived"] += 1
+                out["misses"].append(f"revived: {page}, {ret.doc_id} out")
+                out["by_method"][ret.method] = out["by_method"].get(ret.method, 0) + 1
+                count(ret.doc_id, page, True, f"{ret.doc_id} retired, {page} revived "
+                      f"({ret.method} {ret.score:.2f})")  # fmt: skip
             # dropped pages whose duplicate record now names this page (a better original)
             for m, before in getattr(decision, "reattributed", ()):
                 old, copy = record.get(m.doc_id, ({}, True))

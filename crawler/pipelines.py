@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from collections import deque
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from scrapy.exceptions import CloseSpider, DropItem
 
 from crawler.journal import PageJournal, journal_segments, read_batches
 from crawler.storewriter import StoreWriter
-from dedup.pipeline import document_replaced, duplicate_reattributed
+from dedup.pipeline import document_replaced, document_revived, duplicate_reattributed
 from models.store import Store, retry_budget, run_end_line, spill_line
 from postprocess.clean import Cleaner, HostLineModel
 from topicrawl.errors import StorageError
@@ -44,6 +45,15 @@ log = logging.getLogger(__name__)
 RUN_STATE_FILE = "topicrawl-run.json"
 #: replaced records sent again with one batch at most (the rest wait for the next)
 REPLACED_RETRY_BOUND = 1000
+
+
+def _record_kind(record: dict[str, Any]) -> str:
+    """What a dedup record after a batch asks of the store: ``"revive"`` (a dropped page back
+    into the corpus), ``"move"`` (a duplicate record re-attributed) or ``"reject"`` (a
+    document out, a duplicate of another page)."""
+    return "revive" if record.get("revive") else "move" if "was" in record else "reject"
+
+
 HOST_MODEL_FILE = "topicrawl-hostlines.json"
 
 
@@ -129,6 +139,9 @@ class StorePipeline:
         self.close_wait = close_wait
         self.writer: StoreWriter | None = None
         self.written_documents = 0  # counted by the writer thread
+        self.revived_documents = 0  # dropped pages taken back (the writer thread)
+        #: the cleaner is called by the writer thread too (a dropped page taken back)
+        self._clean_lock = threading.Lock()
         self._paused = False  # the engine is paused by our backpressure
         self._watch: Any = None  # the LoopingCall of :meth:`watch`
         self._writer_error: BaseException | None = None
@@ -167,6 +180,7 @@ class StorePipeline:
         crawler.signals.connect(pipe.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(pipe.document_replaced, signal=document_replaced)
         crawler.signals.connect(pipe.duplicate_reattributed, signal=duplicate_reattributed)
+        crawler.signals.connect(pipe.document_revived, signal=document_revived)
         return pipe
 
     def document_replaced(self, old_url: str, new_url: str, method: str, score: float, **_: Any):
@@ -181,6 +195,17 @@ class StorePipeline:
         ``previous`` (:meth:`models.store.Store.reattribute_duplicates`)."""
         self.replaced.append({"url": old_url, "of": new_url, "method": method, "score": score,
                               "was": previous})  # fmt: skip
+
+    def document_revived(self, old_url: str, new_url: str, method: str, score: float,
+                         **_: Any) -> None:
+        """Dedup found that a page dropped earlier (``new_url``, recorded as a duplicate of
+        ``old_url``) is the original of the page it was dropped for (a source met after its
+        commentary page): after the batch, the dropped page is cleaned from its stored HTML
+        and text and taken back into the corpus, and then ``old_url`` leaves it as its
+        duplicate (:meth:`models.store.Store.revive_pages`; a page the cleaner drops stays
+        out and ``old_url`` stays in)."""
+        self.replaced.append({"url": new_url, "of": old_url, "method": method, "score": score,
+                              "revive": True})  # fmt: skip
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _spider(self, spider: Spider | None) -> Spider | None:
@@ -531,10 +556,15 @@ class StorePipeline:
         self.written_documents += self.store.save_crawl_batch(self.run_id, batch)
         if replaced:  # (written in the order dedup decided: a page replaced, then moved on)
             later: list[dict[str, Any]] = []
-            for moved, part in groupby(replaced, key=lambda r: "was" in r):
+            for kind, part in groupby(replaced, key=_record_kind):
                 rows = list(part)
-                if moved:  # a move whose dropped page is not written yet waits like a reject
+                if kind == "move":  # a move whose dropped page is not written yet waits too
                     self.store.reattribute_duplicates(self.run_id, rows, waiting=later)
+                elif kind == "revive":  # a dropped page back into the corpus, cleaned now
+                    revived = self.store.revive_pages(self.run_id, rows, self._clean,
+                                                      waiting=later)  # fmt: skip
+                    self.revived_documents += len(revived)
+                    self.written_documents += len(revived)
                 else:
                     unstored = self.store.reject_pages(self.run_id, [r["url"] for r in rows])
                     self.store.add_duplicates(self.run_id, rows)
@@ -623,6 +653,8 @@ class StorePipeline:
             return
         self.stats.set_value("topicrawl/storage/pages", writer.written_pages)
         self.stats.set_value("topicrawl/storage/documents", self.written_documents)
+        if self.revived_documents:
+            self.stats.set_value("topicrawl/storage/revived", self.revived_documents)
         self.stats.set_value("topicrawl/storage/waiting", writer.pending + len(self.buffer))
         self.stats.set_value("topicrawl/storage/spooled", writer.spooled)
         self.stats.set_value("topicrawl/storage/failed_batches", writer.failed_attempts)
@@ -651,8 +683,14 @@ class StorePipeline:
         self._sync_stats()
         # replaced records not written: their page not stored yet, or the database down
         records = [*self.replaced_later, *(r for _, replaced in left for r in replaced)]
-        moves = sum("was" in r for r in records)
-        unwritten = len(records) - moves
+        moves = sum(_record_kind(r) == "move" for r in records)
+        revives = sum(_record_kind(r) == "revive" for r in records)
+        unwritten = len(records) - moves - revives
+        if revives:
+            self._inc("topicrawl/dedup/revived_unstored", revives)
+            log.warning("%d dropped pages found to be originals were not taken back into the "
+                        "corpus: their page was not stored by the close, or the database did "
+                        "not answer", revives)  # fmt: skip
         if unwritten:
             self._inc("topicrawl/dedup/replaced_unstored", unwritten)
             log.warning("%d replaced documents were not taken out of the corpus (their page "
@@ -696,6 +734,11 @@ class StorePipeline:
 
     def _clean(self, row: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
         """Corpus text, document meta and the reason the cleaner dropped the page (or None)."""
+        with self._clean_lock:  # (the writer thread cleans a page taken back)
+            return self._clean_unlocked(row)
+
+    def _clean_unlocked(self, row: dict[str, Any]
+                        ) -> tuple[str | None, dict[str, Any], str | None]:  # fmt: skip
         meta: dict[str, Any] = {"title": row.get("title"), "published": row.get("published")}
         if self.cleaner is None:
             text = row.get("text")

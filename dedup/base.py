@@ -122,6 +122,14 @@ class Detector(ABC):
         (:meth:`reattributions`)."""
         return None
 
+    def revivals(self, doc_id: str, doc: Doc) -> list[tuple[Match, str, Doc]]:
+        """After the cascade stored ``doc`` as ``doc_id``: pages dropped earlier as the
+        duplicate of a stored document that ``doc`` now shows to be *their* reprint with
+        extras, each as ``(Match on that stored document, the dropped page's id, its Doc)``;
+        none by default (containment implements it). The cascade retires the stored document
+        and indexes the dropped page (``Decision.revived``)."""
+        return []
+
     def reattributions(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
         """After the cascade stored ``doc`` as ``doc_id``: dropped pages (:meth:`dropped`)
         whose best original is now ``doc_id`` (the one the forward rule would have chosen had

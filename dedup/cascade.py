@@ -70,6 +70,13 @@ class Decision:
     #: dropped page, the original it was recorded under)``; each is now a duplicate of the
     #: new document (the store re-attributes its duplicate record)
     reattributed: tuple[tuple[Match, str], ...] = ()
+    #: with ``keep="first"``, when the new document was stored: pages dropped earlier as the
+    #: duplicate of a stored document that this document showed to be their reprint with
+    #: extras (:meth:`Detector.revivals`: a source met after its commentary page, before the
+    #: articles the page spliced in): ``(match on the stored document, the dropped page's
+    #: id)``; the stored document left every index as a duplicate of the dropped page, which
+    #: is indexed now (the store takes it back into the corpus)
+    revived: tuple[tuple[Match, str], ...] = ()
 
     @property
     def kept(self) -> str | None:
@@ -281,12 +288,14 @@ class Cascade:
                         retired=retired,
                         deferred=deferred,
                         reattributed=self._reattribute(doc_id, doc),
+                        revived=self._revive(doc_id, doc),
                     ), name
                 self._dropped(doc_id, match.doc_id, doc)
                 return Decision(duplicate=match, retired=retired), name
             self._add(doc_id, doc)
             deferred = self._recheck(doc_id, doc)
-            return Decision(deferred=deferred, reattributed=self._reattribute(doc_id, doc)), None
+            return Decision(deferred=deferred, reattributed=self._reattribute(doc_id, doc),
+                            revived=self._revive(doc_id, doc)), None  # fmt: skip
 
     def _dropped(self, doc_id: str, original: str, doc: Doc | None = None,
                  original_doc: Doc | None = None) -> None:  # fmt: skip
@@ -308,6 +317,27 @@ class Cascade:
                 if m.doc_id != doc_id and before != doc_id:
                     out.setdefault(m.doc_id, (m, before))
         return tuple(sorted(out.values(), key=lambda x: (-x[0].score, x[0].doc_id)))
+
+    def _revive(self, doc_id: str, doc: Doc) -> tuple[tuple[Match, str], ...]:
+        """With ``keep="first"``, after ``doc`` was stored: every method's dropped pages that
+        ``doc`` showed to be the original of the stored document they were dropped for
+        (:meth:`Detector.revivals`): that document leaves every index as the dropped page's
+        duplicate, and the dropped page is indexed (each page once; not re-checked itself)."""
+        if self.keep != "first":
+            return ()
+        out: dict[str, tuple[Match, str, Doc]] = {}
+        gone: set[str] = set()
+        for det in self.detectors:
+            for m, page, page_doc in det.revivals(doc_id, doc):
+                if page in out or m.doc_id in gone or doc_id in (page, m.doc_id):
+                    continue
+                out[page] = (m, page, page_doc)
+                gone.add(m.doc_id)
+        for m, page, page_doc in out.values():
+            self._dropped(m.doc_id, page, original_doc=page_doc)
+            self._remove(m.doc_id)
+            self._add(page, page_doc)
+        return tuple((m, page) for m, page, _ in out.values())
 
     def _recheck(self, doc_id: str, doc: Doc) -> tuple[tuple[Match, str], ...]:
         """With ``keep="first"``, after ``doc`` was stored: every method's stored reprints with
@@ -363,6 +393,8 @@ class LocalFallback:
                 self.pending.append(("remove", gone.doc_id, None))
         if decision.duplicate is None:
             self.pending.append(("add", doc_id, doc))
+        # (the local copy starts with no remembered dropped pages: decision.revived is
+        # always empty here)
         return decision
 
     def remove(self, doc_id: str) -> None:

@@ -89,6 +89,15 @@ when the page came) and that covers more of its sample than its original takes o
 record (:meth:`ContainmentDetector.reattributions`, ``Decision.reattributed``; the store
 moves the record only while it still names that original).
 
+**Revival of a dropped source** (``revive``, 64 sources; 0 = off). A source met after its
+commentary page but before the articles the page spliced in is paired with the page by
+SpotSigs and dropped as its duplicate while the guard sees nothing spliced (test webs b20,
+a69, URL order). The source, its :class:`Doc` and the page's material no other document held
+are remembered (``containment:rv``, ``containment:rw:<hash>``); when a document stored later
+makes the guard hold, the cascade retires the page as the source's duplicate and indexes the
+source (:meth:`ContainmentDetector.revivals`, ``Decision.revived``; the store takes the
+source back into the corpus).
+
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
 ``containment:q:<hash>``), so it is no candidate for the longer documents' rules,
@@ -518,7 +527,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     ``span_factor`` (2: span keys start at the hashes ≡ 0 mod m·posting_factor·span_factor;
     an index keeps the factor it was started with, see :meth:`spans_on`);
     ``recheck`` (256 pairs remembered for the deferred re-check; 0 = off), ``reattribute``
-    (256 dropped pages remembered for re-attribution; 0 = off), ``min_short`` (6
+    (256 dropped pages remembered for re-attribution; 0 = off), ``revive`` (64 dropped
+    sources remembered for revival, with their text; 0 = off), ``min_short`` (6
     hashes: shorter texts down to it are indexed apart, under a stronger guard; 0 = off),
     ``full_under`` (128 hashes: a document with a smaller sample keeps every shingle hash and
     its pairs are measured on letters, :func:`covered`; 0 = off).
@@ -553,6 +563,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         span_factor: int = 2,
         recheck: int = 256,
         reattribute: int = 256,
+        revive: int = 64,
         min_short: int = 6,
         full_under: int = 128,
         **params: Any,
@@ -573,9 +584,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if span_cap < 1 or span_factor < 1:
             raise ConfigError("containment span_cap ≥ 1 (documents), span_factor ≥ 1")
         self.span_factor = int(span_factor)
-        if recheck < 0 or reattribute < 0:
+        if recheck < 0 or reattribute < 0 or revive < 0:
             raise ConfigError("containment recheck ≥ 0 (pairs remembered; 0: off), reattribute "
-                              "≥ 0 (dropped pages remembered; 0: off)")  # fmt: skip
+                              "≥ 0 (dropped pages remembered; 0: off), revive ≥ 0 (dropped "
+                              "sources remembered; 0: off)")  # fmt: skip
         if min_short < 0:
             raise ConfigError("containment min_short ≥ 0 (hashes; 0: short documents off)")
         if full_under < 0:
@@ -589,6 +601,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.recheck = int(recheck)
         #: the most dropped pages remembered for re-attribution (:meth:`reattributions`)
         self.reattribute = int(reattribute)
+        #: the most dropped sources remembered for revival (:meth:`revivals`)
+        self.revive = int(revive)
         #: the last query's pairs the guard alone refused: (its features, [(stored id, the
         #: stored document's posting-sampled hashes beyond the query)])
         self._refused: tuple[Sample, list[tuple[str | None, str | None, list[int]]]] | None = None
@@ -1186,7 +1200,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         sample |S(O) ∩ S(P)| and the original), ``containment:dd`` / ``containment:df`` (the
         page's sample, and every shingle hash of a small page) and the posting sets
         ``containment:dp:<hash>`` (its posting-sampled hashes) by which a later document
-        finds it. A page dropped again is remembered with its new original."""
+        finds it. A page dropped again is remembered with its new original.
+
+        A page dropped as it came (``doc``) whose original holds it with material the
+        ``spliced`` guard alone refused is also remembered for revival (:meth:`revivals`)."""
+        if doc is not None:
+            self._remember_revival(doc_id, original, doc)
         if not (self.reattribute and self.reverse):
             return
         page = self.features(doc) if doc is not None else self._stored_any([doc_id]).get(doc_id)
@@ -1296,6 +1315,116 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self.storage.hset(self.key("dropped"), d, _dropped_entry(seq, cover, doc_id))
         if stale:
             self._forget_dropped(stale)
+        out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
+        return out
+
+    # -- revival of a dropped source ----------------------------------------------------------
+
+    def _remember_revival(self, doc_id: str, original: str, doc: Doc) -> None:
+        """Remember a page dropped as it came as the duplicate of ``original`` (another
+        method's match, e.g. SpotSigs) when ``original`` holds it (c ≥ ``threshold``) and the
+        ``spliced`` guard alone refused the pair for want of evidence (:meth:`_reverse_matches`
+        noted it for this query): the page may be the source of ``original``, a reprint with
+        material spliced from documents not indexed yet (test webs b20 and a69, URL order).
+        In the index's storage: ``containment:rv`` (the page → a JSON entry: a sequence
+        number, ``original``, the hashes of ``original``'s material beyond the page that no
+        other document held, and the page's :class:`Doc`, which the cascade needs to index it
+        when it is revived) and ``containment:rw:<hash>`` (the pages waiting for a hash). At
+        most ``revive`` pages, the oldest forgotten first (down to 3/4 of the bound)."""
+        if not (self.revive and self.reverse and self.spliced):
+            return
+        feats = self.features(doc)
+        refused = self._refused
+        if refused is None or refused[0] is not feats:
+            return
+        unheld = next((u for c, s, u in refused[1] if c == original and s is None and u), None)
+        if unheld is None:
+            return
+        if self.storage.hget(self.key("rv"), doc_id) is not None:
+            self._forget_revivals([doc_id])
+        with self.storage.batch():
+            seq = self.storage.incr(self.key("rv", "seq"))
+            entry = {"seq": seq, "of": original, "unheld": sorted(int(h) for h in unheld),
+                     "doc": {"text": doc.text, "title": doc.title,
+                             "description": doc.description, "url": doc.url,
+                             "published": doc.published, "lang": doc.lang}}  # fmt: skip
+            self.storage.hset(self.key("rv"), doc_id, json.dumps(entry, ensure_ascii=False))
+            self.storage.sadd_many([self.key("rw", format(h, "x")) for h in unheld], doc_id)
+            if self.storage.hlen(self.key("rv")) > self.revive:
+                entries = self.storage.hgetall(self.key("rv"))
+                seqs = {d: json.loads(raw)["seq"] for d, raw in entries.items()}
+                oldest = sorted(seqs, key=lambda d: (seqs[d], d))
+                keep = max(1, self.revive * 3 // 4)
+                self._forget_revivals(oldest[: len(entries) - keep], entries)
+
+    def _forget_revivals(self, ids: list[str], entries: Mapping[str, Any] | None = None) -> None:
+        """Forget remembered dropped sources and their waiting sets."""
+        for doc_id in ids:
+            raw = (entries or {}).get(doc_id) or self.storage.hget(self.key("rv"), doc_id)
+            if raw is None:
+                continue
+            unheld = json.loads(raw)["unheld"]
+            with self.storage.batch():
+                self.storage.srem_many([self.key("rw", format(h, "x")) for h in unheld], doc_id)
+                self.storage.hdel(self.key("rv"), doc_id)
+
+    def revivals(self, doc_id: str, doc: Doc) -> list[tuple[Match, str, Doc]]:
+        """After ``doc`` was stored as ``doc_id``: the remembered dropped sources
+        (:meth:`_remember_revival`) whose stored original the ``spliced`` guard now shows to be
+        their reprint with extras, each as ``(Match(original, c(source, original),
+        replaces=True), source id, source Doc)``, best first; the cascade retires the
+        original and indexes the source (``Decision.revived``). A source stored since (a
+        recrawl), an original out of the index, or a pair no longer contained is forgotten;
+        a pair checked in vain waits for the material still unheld."""
+        rv = self.key("rv")
+        if not (self.revive and self.reverse and self.spliced) or not self.storage.hlen(rv):
+            return []
+        feats = self.features(doc)
+        if self.indexed(feats):
+            posting = [h for h in feats.hashes if h % self.posting_m == 0]
+        elif self._stored_short_doc(feats):
+            posting = [h for h in feats.hashes if h % self.posting_m == 0]
+        else:
+            return []
+        ids = sorted(self.storage.smembers_count(_hex_keys(self.key("rw", ""), posting)))
+        if not ids:
+            return []
+        out: list[tuple[Match, str, Doc]] = []
+        forget: list[str] = []
+        narrowed: dict[str, tuple[dict, list[int]]] = {}
+        for s, raw in zip(ids, self.storage.hmget(rv, ids), strict=True):
+            if raw is None:
+                continue
+            entry = json.loads(raw)
+            c = entry["of"]
+            got = self._stored_any([c, s])
+            if s in got or c not in got or doc_id in (c, s):
+                forget.append(s)
+                continue
+            sdoc = Doc(**entry["doc"])
+            source = self.features(sdoc)
+            sc = self._either(source, got[c])
+            if sc < self.threshold or source.length >= got[c].length:
+                forget.append(s)
+                continue
+            ok, unheld = self._spliced_pair(source, c, got[c])
+            if ok:
+                out.append((Match(c, sc, self.name, replaces=True), s, sdoc))
+                forget.append(s)
+            elif unheld:
+                narrowed[s] = (entry, unheld)
+            else:
+                forget.append(s)
+        if forget:
+            self._forget_revivals(forget)
+        for s, (entry, unheld) in narrowed.items():
+            keep = set(unheld)
+            gone = [h for h in entry["unheld"] if h not in keep]
+            with self.storage.batch():
+                self.storage.srem_many([self.key("rw", format(h, "x")) for h in gone], s)
+                entry["unheld"] = sorted(keep)
+                self.storage.hset(rv, s, json.dumps(entry, ensure_ascii=False))
+        self._refused = None
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
         return out
 

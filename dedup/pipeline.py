@@ -34,7 +34,13 @@ to be (``Decision.reattributed``: a commentary page met before its source, recor
 duplicate of an article it spliced) is counted as ``topicrawl/dedup/reattributed/<method>``
 and the :data:`duplicate_reattributed` signal is sent with ``old_url`` (the dropped page),
 ``new_url`` (the new page), ``previous`` (the original it was recorded under), ``method`` and
-``score`` (the store pipeline should then re-attribute its duplicate record).
+``score`` (the store pipeline should then re-attribute its duplicate record). A page dropped
+earlier as the duplicate of a stored page that the new page showed to be its original
+(``Decision.revived``: a source met after its commentary page, before the articles that page
+spliced in) is counted as ``topicrawl/dedup/revived/<method>`` and :data:`document_revived`
+is sent (``old_url`` the stored page, ``new_url`` the dropped page, ``method``, ``score``):
+the store pipeline should take the dropped page back into the corpus and then take the stored
+page out as its duplicate.
 Items without text, and items already marked not accepted, pass through unchecked. When the
 index backend fails (``StorageError``, e.g. Redis down), pages are checked against a local
 in-memory copy of the cascade (:class:`dedup.cascade.LocalFallback`), counted as
@@ -91,6 +97,13 @@ document_replaced = object()
 #: duplicate of another document (containment's reverse direction for a page out of the
 #: index): its duplicate record should name the new page.
 duplicate_reattributed = object()
+#: Scrapy signal sent when a page dropped earlier as the duplicate of a stored page turns out
+#: to be that page's original (``Decision.revived``: a source met after its commentary page,
+#: before the articles the page spliced in): ``new_url`` (the dropped page) should be taken
+#: back into the corpus, and then ``old_url`` (the page it was dropped for) taken out as its
+#: duplicate (no :data:`document_replaced` is sent for it: the store keeps it when the
+#: dropped page cannot be taken back).
+document_revived = object()
 
 TEXT_MODES = ("main", "visible")
 _WS = re.compile(r"\s+")
@@ -454,6 +467,8 @@ class DedupPipeline:
         gone += list(decision.deferred)
         for m, of in gone:
             self._announce("replaced", document_replaced, m, spider, new_url=of)
+        for m, page in decision.revived:  # the dropped source back in, the stored page out
+            self._announce("revived", document_revived, m, spider, new_url=page)
         for m, previous in decision.reattributed:
             self._announce("reattributed", duplicate_reattributed, m, spider, new_url=url,
                            previous=previous)  # fmt: skip

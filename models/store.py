@@ -788,6 +788,65 @@ class Store:
             waiting.extend(absent)
         return changed
 
+    def revive_pages(self, run_id: int, rows: Iterable[dict[str, Any]],
+                     clean: Callable[[dict[str, Any]], tuple[str | None, dict[str, Any],
+                                                             str | None]],
+                     waiting: list[dict[str, Any]] | None = None) -> list[str]:  # fmt: skip
+        """Take dropped pages back into the corpus: ``{"url", "of"}`` (dedup's
+        ``document_revived``: a source dropped as the duplicate of its commentary page ``of``
+        met before it, shown to be the original once the articles the page spliced in were
+        indexed). A page is taken back only while it is not in the corpus and its duplicate
+        record still names ``of``: its stored HTML and text go through ``clean`` (the store
+        pipeline's cleaning: ``(text, meta, reason dropped)``), and a page the cleaner keeps
+        is accepted, gets its document and URL-history row, and loses its duplicate record;
+        then ``of`` leaves the corpus as its duplicate (:meth:`reject_pages`,
+        :meth:`add_duplicates`; ``method``, ``score``). A page the cleaner drops is left
+        dropped and ``of`` stays in the corpus (one copy kept either way). One transaction;
+        returns the URLs taken back. ``waiting`` receives the rows whose page has no row yet
+        (a scale-out), to be tried again, and the rejects of an ``of`` not written yet."""
+        rows = [r for r in rows if isinstance(r.get("url"), str) and isinstance(r.get("of"), str)]
+        if not rows:
+            return []
+
+        def go(session: Session) -> tuple[list[str], list[dict[str, Any]]]:
+            ids = self._page_ids(session, run_id, sorted({r["url"] for r in rows}))
+            revived: list[str] = []
+            absent: list[dict[str, Any]] = []
+            for r in rows:
+                page_id = ids.get(r["url"])
+                if page_id is None:
+                    absent.append(r)
+                    continue
+                page = session.get(Page, page_id)
+                dup = session.execute(select(Duplicate).where(
+                    Duplicate.run_id == run_id, Duplicate.page_id == page_id)).scalar_one_or_none()
+                if page is None or page.accepted or dup is None or dup.original_url != r["of"]:
+                    continue
+                text, meta, dropped = clean({
+                    "url": page.url, "html": decompress(page.html_z), "text": page.text,
+                    "host": page.host, "title": page.title, "published": page.published})
+                if dropped or not text:
+                    continue
+                session.execute(update(Page).where(Page.id == page_id).values(accepted=True))
+                session.delete(dup)
+                session.flush()
+                self.save_documents(run_id, [{"page_id": page_id, "text": text, "meta": meta}])
+                self.add_history(run_id, [page.url])
+                revived.append(page.url)
+                # the page it was dropped for leaves the corpus as its duplicate
+                out = {"url": r["of"], "of": page.url, "method": str(r.get("method") or ""),
+                       "score": float(r.get("score") or 0.0)}  # fmt: skip
+                if self.reject_pages(run_id, [r["of"]]):
+                    absent.append(out)  # not written yet: a reject that waits
+                else:
+                    self.add_duplicates(run_id, [out])
+            return revived, absent
+
+        revived, absent = self._write(go)
+        if waiting is not None:
+            waiting.extend(absent)
+        return revived
+
     def add_duplicate(
         self, run_id: int, page_url: str, original_url: str, method: str, score: float
     ) -> None:

@@ -1180,3 +1180,140 @@ def test_pipeline_signals_the_reattributed_page_and_the_store_moves_its_record(t
         .join(Page, Page.id == Duplicate.page_id)).all())  # fmt: skip
     assert [tuple(r) for r in rows] == [("http://p/1", "http://s/1", "containment")]
     assert store.count_documents(store_pipe.run_id) == 3
+
+
+# -- a dropped source taken back (issue 17's last miss: test webs b20, a69) -----------------
+
+#: A commentary page that spliced two sentences of DONOR after its source: met before its
+#: source and before DONOR, SpotSigs pairs the source with it (the guard sees nothing
+#: spliced yet), so the source is dropped as the page's duplicate.
+SHORT_SPLICE = text(*ARTICLE, "【延伸阅读】", *DONOR[:2])
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_a_dropped_source_is_revived_once_the_spliced_article_is_stored(kind, tmp_path):
+    """Fails before: the source stayed dropped and the corpus kept the commentary page. Now
+    the donor's step retires the page as the source's duplicate and indexes the source
+    (``Decision.revived``), on every backend, and another process attached to the index
+    finds the source stored and the page gone."""
+    config = _backend_config(kind, tmp_path)
+    storage = MemoryStorage() if kind == "memory" else make_storage(config)
+    try:
+        c = Cascade(storage)  # exact, spotsigs, containment
+        assert c.check_and_add("page", Doc(SHORT_SPLICE)) == Decision()
+        d = c.check_and_add("source", Doc(text(*ARTICLE)))
+        assert d.duplicate is not None and d.duplicate.doc_id == "page"
+        assert d.duplicate.method == "spotsigs"
+        d = c.check_and_add("donor", Doc(text(*DONOR)))
+        assert d.duplicate is None and d.revived
+        [(m, page)] = d.revived
+        assert (m.doc_id, m.method, m.replaces, page) == ("page", "containment", True, "source")
+        assert m.score >= 0.95
+        stored = set(storage.hgetall("containment:docs"))
+        assert "source" in stored and "page" not in stored and "donor" in stored
+        assert storage.hgetall("containment:rv") == {}  # settled: forgotten
+        if kind != "memory":
+            other = Cascade(make_storage(config))
+            # a copy of the source is now the source's duplicate; the page is not indexed
+            again = other.check_and_add("source-again", Doc(text(*ARTICLE)))
+            assert again.duplicate is not None and again.duplicate.doc_id == "source"
+            other.storage.close()
+    finally:
+        if kind != "memory":
+            storage.clear()
+            storage.close()
+
+
+def test_revival_is_bounded_needs_the_guard_and_only_keeps_first():
+    """At most ``revive`` dropped sources are remembered (0: off, the source stays dropped);
+    a later document holding none of the page's extras revives nothing; a source stored
+    since (a recrawl) is forgotten; another keep policy never revives."""
+    for opts, n in (({"revive": 0}, 0), ({"revive": 1}, 1), ({}, 2)):
+        c = Cascade(MemoryStorage(), options={"containment": opts})
+        c.check_and_add("page", Doc(SHORT_SPLICE))
+        c.check_and_add("page2", Doc(text(*OTHER, "【延伸阅读】", *WEATHER[:2])))
+        assert c.check_and_add("source", Doc(text(*ARTICLE))).duplicate is not None
+        assert c.check_and_add("source2", Doc(text(*OTHER))).duplicate is not None
+        assert len(c.storage.hgetall("containment:rv")) == n
+        assert c.check_and_add("reading", Doc(text(*READING))).revived == ()
+        d = c.check_and_add("donor", Doc(text(*DONOR)))
+        assert [p for _, p in d.revived] == (["source"] if opts == {} else [])
+    c = Cascade(MemoryStorage())
+    c.check_and_add("page", Doc(SHORT_SPLICE))
+    c.check_and_add("source", Doc(text(*ARTICLE)))
+    c.remove("page")
+    assert c.check_and_add("source", Doc(text(*ARTICLE))) == Decision()  # stored this time
+    assert c.check_and_add("donor", Doc(text(*DONOR))).revived == ()
+    c = Cascade(MemoryStorage(), keep="longer")
+    for doc_id, body in (("page", SHORT_SPLICE), ("source", text(*ARTICLE)),
+                         ("donor", text(*DONOR))):  # fmt: skip
+        assert c.check_and_add(doc_id, Doc(body)).revived == ()
+
+
+def test_pipeline_revives_the_dropped_source_and_the_store_takes_it_back(tmp_path):
+    """The dedup pipeline signals the page out (``document_replaced``) and the source back
+    (``document_revived``), counted as ``topicrawl/dedup/revived/containment``; the store
+    pipeline cleans the source's stored HTML, stores it as a document, deletes its
+    duplicate record, and records the commentary page as the source's duplicate."""
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+    from sqlalchemy import select
+
+    from crawler.items import PageItem
+    from crawler.pipelines import StorePipeline
+    from dedup.pipeline import DedupPipeline, document_replaced, document_revived
+    from models.orm import Duplicate, Page
+    from models.store import Store
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    store_pipe = StorePipeline(db, batch_size=10, clean=True)
+    sent = []
+
+    class Signals:
+        def send_catch_log(self, signal, **kw):
+            sent.append((signal, kw))
+            if signal is document_replaced:
+                store_pipe.document_replaced(**kw)
+            if signal is document_revived:
+                store_pipe.document_revived(**kw)
+
+    spider = type("Spider", (), {"name": "topic"})()
+    store_pipe.open_spider(spider)
+    stats = MemoryStatsCollector(get_crawler())
+    pipe = DedupPipeline(["exact", "spotsigs", "containment"], signals=Signals(), stats=stats)
+
+    def html(body: str) -> str:
+        paras = "".join(f"<p>{p}</p>" for p in body.split("\n"))
+        return (f"<html><head><title>标题</title></head><body><nav>首页 | 新闻</nav>"
+                f"<article>{paras}</article><footer>版权所有</footer></body></html>")
+
+    dropped = []
+    for url, body in (("http://p/1", SHORT_SPLICE), ("http://s/1", text(*ARTICLE)),
+                      ("http://d/1", text(*DONOR))):  # fmt: skip
+        item = pipe.process_item(PageItem(url=url, final_url=url, text=body, title="标题",
+                                          accepted=True, status=200, html=html(body),
+                                          host=url.split("/")[2]))  # fmt: skip
+        try:
+            store_pipe.process_item(item, spider)
+        except DropItem:
+            dropped.append(url)
+    assert dropped == ["http://s/1"]  # the source dropped as it came
+    [(_, kw)] = [s for s in sent if s[0] is document_revived]
+    assert (kw["old_url"], kw["new_url"], kw["method"]) == ("http://p/1", "http://s/1",
+                                                            "containment")  # fmt: skip
+    assert stats.get_value("topicrawl/dedup/revived/containment") == 1
+    store_pipe.close_spider(spider)
+    pipe.close_spider(None)
+    assert store_pipe.revived_documents == 1
+    store = Store.from_url(db, migrate=False)
+    run = store_pipe.run_id
+    rows = store._read(lambda s: s.execute(
+        select(Page.url, Duplicate.original_url, Duplicate.method)
+        .join(Page, Page.id == Duplicate.page_id)).all())  # fmt: skip
+    assert [tuple(r) for r in rows] == [("http://p/1", "http://s/1", "containment")]
+    docs = {d.url: d.text for d in store.iter_documents(run)}
+    assert sorted(docs) == ["http://d/1", "http://s/1"]
+    assert ARTICLE[0] in docs["http://s/1"] and "首页" not in docs["http://s/1"]  # cleaned
+    accepted = store._read(lambda s: dict(s.execute(select(Page.url, Page.accepted)).all()))
+    assert accepted == {"http://p/1": False, "http://s/1": True, "http://d/1": True}
+    assert "http://s/1" in set(store.iter_history(run))

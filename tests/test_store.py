@@ -572,3 +572,51 @@ def test_reattribute_duplicates_moves_only_a_dropped_pages_current_record(db_url
     assert rows["http://a/q"][:3] == ("http://a/x", ids["http://a/x"], "containment")
     assert rows["http://a/acc"][0] == "http://a/x"
     assert store.count_pages(run) == 7 and store.count_documents(run) == 5
+
+
+def test_revive_pages_takes_a_dropped_page_back_only_when_its_record_and_cleaning_allow(db_url):
+    """A page dropped as the duplicate of a commentary page (dedup's ``document_revived``) is
+    cleaned from its stored HTML and text and becomes a document, and the commentary page
+    leaves the corpus as its duplicate; a page whose record names another page, or that the
+    cleaner drops, is left as it is and the page it was dropped for stays in the corpus; a
+    page not written yet waits."""
+    from sqlalchemy import select
+
+    from models.orm import Duplicate, Page
+
+    store = Store.from_url(db_url)
+    run = store.start_run("t", "", {})
+    store.save_crawl_batch(run, [dict(page(u)) for u in ("http://a/c", "http://a/c2")])
+    for url, of in (("http://a/s", "http://a/c"), ("http://a/t", "http://a/other"),
+                    ("http://a/u", "http://a/c2")):  # fmt: skip
+        dup = {"of": of, "method": "spotsigs", "score": 0.6}
+        store.save_crawl_batch(run, [dict(page(url, accepted=False, duplicate=dup),
+                                          html="<p>源文</p>", text=f"源文 {url}")])  # fmt: skip
+    seen = []
+
+    def clean(row):
+        seen.append(row["url"])
+        assert row["html"] == "<p>源文</p>"
+        if row["url"] == "http://a/u":
+            return None, {}, "too_short"
+        return row["text"].upper(), {"title": row["title"]}, None
+
+    waiting: list = []
+    rows = [{"url": u, "of": of, "method": "containment", "score": 0.99, "revive": True}
+            for u, of in (("http://a/s", "http://a/c"), ("http://a/t", "http://a/c"),
+                          ("http://a/u", "http://a/c2"), ("http://a/new", "http://a/c"))]
+    assert store.revive_pages(run, rows, clean, waiting=waiting) == ["http://a/s"]
+    assert seen == ["http://a/s", "http://a/u"]  # t's record names another page
+    assert [w["url"] for w in waiting] == ["http://a/new"]
+    accepted = store._read(lambda s: dict(s.execute(select(Page.url, Page.accepted)).all()))
+    assert accepted == {"http://a/c": False, "http://a/c2": True, "http://a/s": True,
+                        "http://a/t": False, "http://a/u": False}  # fmt: skip
+    records = store._read(lambda s: dict(s.execute(
+        select(Page.url, Duplicate.original_url).join(Page, Page.id == Duplicate.page_id)).all()))
+    assert records == {"http://a/c": "http://a/s", "http://a/t": "http://a/other",
+                       "http://a/u": "http://a/c2"}  # fmt: skip
+    docs = {d.url: d.text for d in store.iter_documents(run)}
+    assert docs == {"http://a/c2": docs["http://a/c2"], "http://a/s": "源文 HTTP://A/S"}
+    assert "http://a/s" in set(store.iter_history(run))
+    # taken back once: a second write of the same record changes nothing
+    assert store.revive_pages(run, rows[:1], clean) == []
