@@ -38,6 +38,14 @@ from topicrawl.errors import ConfigError
 #: docs/benchmarks/dedup.md before putting it first.
 DEFAULT_METHODS = ("exact", "spotsigs", "containment")
 KEEP_POLICIES = ("first", "longer", "earlier")
+#: the default chain's options that segment only the pages that have a SpotSigs candidate
+#: (issue 13, item 5): exact hashes letters, SpotSigs' candidates come from a MinHash LSH of
+#: letter shingles and it verifies them on spot signatures computed only then
+#: (docs/benchmarks/dedup.md, "2026-11-27, session 34")
+LETTER_OPTIONS: dict[str, dict[str, Any]] = {
+    "exact": {"basis": "letters"},
+    "spotsigs": {"candidates": "letters"},
+}
 
 
 @dataclass(frozen=True)
