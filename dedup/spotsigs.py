@@ -857,6 +857,15 @@ CANDIDATE_STAGES = ("signatures", "letters")
 DEFAULT_CANDIDATES = "signatures"
 
 
+def _signature_hashes(sigs: Mapping[str, int]) -> np.ndarray:
+    """The CRC-32 of each signature with its occurrence number (``s#1``, ``s#2`` …), so the
+    set's Jaccard is the multiset Jaccard."""
+    import zlib
+
+    return np.array([zlib.crc32(f"{s}#{k}".encode()) for s, c in sigs.items()
+                     for k in range(1, c + 1)], dtype=np.uint32)  # fmt: skip
+
+
 def _hex_list(prefix: str, values: Iterable[int]) -> list[str]:
     """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
     return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
@@ -934,7 +943,12 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
     traditional → simplified and lower case; for English, whose tokens cost no
     segmentation, the spot signatures themselves). A band hit is kept when the two minhashes
     agree on at least ``letter_floor`` of their values (the estimated Jaccard of the
-    stand-ins). Only then are the page's spot signatures computed (segmenting it), and each
+    stand-ins). A Chinese text of fewer than ``segment_under`` letters (512) has too few
+    signatures for the stand-ins to follow them (on the development webs every copy the
+    stand-ins lost had both texts under 430 letters and 1–8 signatures): it is segmented
+    whatever its candidates, its signatures' minhash is banded too (``spotsigs:sb:<key>``),
+    and a short page's candidates include the short documents that share a band with it
+    (no floor). Only then are the page's spot signatures computed (segmenting it), and each
     candidate's: a stored document's when it first becomes a candidate, from its text kept
     in the storage (``spotsigs:lt``: ``lang\\x00text`` in UTF-16, 2 bytes a Chinese
     character; zlib would save a third at 50 µs a page), then cached in this process
@@ -947,7 +961,8 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
     written and read under the caller's lock, so check-and-add stays atomic as for the
     posting-set detectors; there is no log to replay. Options besides SpotSigs' (``tau``,
     ``antecedents`` …; ``index``, ``rows`` and ``bands`` are not used): ``spot_window`` (2),
-    ``letter_rows`` (3), ``letter_bands`` (32), ``letter_floor`` (0.3), ``cache`` (4096).
+    ``letter_rows`` (3), ``letter_bands`` (32), ``letter_floor`` (0.3), ``segment_under``
+    (512 letters; 0: off), ``cache`` (4096).
     """
 
     def __init__(
@@ -958,6 +973,7 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         letter_rows: int = 3,
         letter_bands: int = 32,
         letter_floor: float = 0.3,
+        segment_under: int = 512,
         cache: int = 4096,
         **kw: Any,
     ):
@@ -968,50 +984,57 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         self.spot_window, self.letter_rows = int(spot_window), int(letter_rows)
         self.letter_bands, self.letter_floor = int(letter_bands), float(letter_floor)
         self.cache_size = int(cache)
+        if segment_under < 0:
+            raise ConfigError("SpotSigs segment_under ≥ 0 (letters; 0: off)")
+        self.segment_under = int(segment_under)
         n = self.letter_rows * self.letter_bands
         rng = np.random.default_rng(20261127)
         self._mul = rng.integers(1, 2**32, size=n, dtype=np.uint32) | np.uint32(1)
         self._add = rng.integers(0, 2**32, size=n, dtype=np.uint32)
         self._cache: dict[str, Counter[str]] = {}
         self._tables: dict[str, _SpotTable] = {}
-        self._sketch_memo: tuple[str, tuple[np.ndarray, list[str]]] | None = None
+        self._sketch_memo: tuple[str, str, tuple[np.ndarray, list[str], list[str]]] | None = None
         self._sig_memo: tuple[str, str, Counter[str]] | None = None
 
     # -- features ------------------------------------------------------------------------
     def _config_fingerprint(self) -> str:
         return json.dumps(
             {"tau": self.tau, "skip": self.skip, "candidates": "letters",
-             "window": self.spot_window, "rows": self.letter_rows, "bands": self.letter_bands},
+             "window": self.spot_window, "rows": self.letter_rows, "bands": self.letter_bands,
+             "segment_under": self.segment_under},
             sort_keys=True,
         )  # fmt: skip
 
     def spot_hashes(self, doc: Doc) -> np.ndarray:
         """What the candidate stage hashes (uint32): :func:`spot_letter_hashes` of the page's
         letters, or for English the CRC-32 of its spot signatures (occurrence-numbered)."""
-        import zlib
-
         from dedup.text import letters
 
         if is_english(doc.lang):
-            sigs = self.signatures(tokenize(doc.text, doc.lang), doc.lang)
-            return np.array([zlib.crc32(f"{s}#{k}".encode()) for s, c in sigs.items()
-                             for k in range(1, c + 1)], dtype=np.uint32)  # fmt: skip
+            return _signature_hashes(self.features(doc))
         table = self._tables.get("zh")
         if table is None:
             table = self._tables["zh"] = _SpotTable(self._lang_config("zh").antecedents)
         return spot_letter_hashes(letters(doc.text or ""), table, self.spot_window)
 
-    def _minhash(self, doc: Doc) -> np.ndarray:
-        """The minhash of :meth:`spot_hashes`: one multiply-add hash (mod 2^32) a value."""
-        h = self.spot_hashes(doc)
+    def short(self, doc: Doc) -> bool:
+        """Whether ``doc`` is a Chinese text of fewer than ``segment_under`` letters: it is
+        segmented whatever its candidates, and indexed by its spot signatures too."""
+        from dedup.text import letters
+
+        return not is_english(doc.lang) and len(letters(doc.text or "")) < self.segment_under
+
+    def _minhash(self, h: np.ndarray) -> np.ndarray:
+        """The minhash of ``h``: one multiply-add hash (mod 2^32) a value."""
         if not len(h):
             return np.zeros(0, dtype=np.uint32)
         x = h[:, None] * self._mul[None, :]
         x += self._add[None, :]
         return x.min(axis=0)
 
-    def _band_keys(self, mh: np.ndarray) -> list[str]:
-        """The band posting sets of a minhash (``spotsigs:lb:<band>:<its rows mixed>``)."""
+    def _band_keys(self, mh: np.ndarray, kind: str = "lb") -> list[str]:
+        """The band posting sets of a minhash (``spotsigs:<kind>:<band>:<its rows mixed>``:
+        ``lb`` of the stand-ins, ``sb`` of a short text's signatures)."""
         if not len(mh):
             return []
         bands = mh.reshape(self.letter_bands, self.letter_rows).astype(np.uint64)
@@ -1023,16 +1046,20 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         x ^= x >> np.uint64(32)
         x &= np.uint64(0xFFFFFFFFFFFF)
         x |= np.arange(self.letter_bands, dtype=np.uint64) << np.uint64(48)  # the band number
-        return _hex_list(self.key("lb", ""), x.tolist())
+        return _hex_list(self.key(kind, ""), x.tolist())
 
-    def sketch(self, doc: Doc) -> tuple[np.ndarray, list[str]]:
-        """The page's letter minhash and its band keys (none for a text without letters)."""
+    def sketch(self, doc: Doc) -> tuple[np.ndarray, list[str], list[str]]:
+        """The page's stand-ins' minhash, its band keys (none for a text without letters)
+        and, for a :meth:`short` text, the band keys of its signatures' minhash."""
         memo = self._sketch_memo
-        if memo is not None and memo[0] is doc.text:
-            return memo[1]
-        mh = self._minhash(doc)
-        out = (mh, self._band_keys(mh))
-        self._sketch_memo = (doc.text, out)
+        if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
+            return memo[2]
+        mh = self._minhash(self.spot_hashes(doc))
+        sig_keys = []
+        if self.short(doc):
+            sig_keys = self._band_keys(self._minhash(_signature_hashes(self.features(doc))), "sb")
+        out = (mh, self._band_keys(mh), sig_keys)
+        self._sketch_memo = (doc.text, doc.lang, out)
         return out
 
     def features(self, doc: Doc) -> Counter[str]:
@@ -1082,21 +1109,22 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
             self._config_checked = stored is not None
 
     def candidates(self, doc: Doc) -> list[str]:
-        """Stored documents whose letter minhash shares a band with the page's and agrees on
-        at least ``letter_floor`` of its values, sorted."""
+        """Stored documents whose stand-ins' minhash shares a band with the page's and agrees
+        on at least ``letter_floor`` of its values, and for a :meth:`short` page the stored
+        short documents whose signatures' minhash shares a band with its own; sorted."""
         self._check_config()
-        mh, keys = self.sketch(doc)
-        if not keys:
-            return []
-        ids = sorted(set().union(*self.storage.smembers_many(keys)))
-        if not ids:
-            return []
-        need = self.letter_floor * len(mh) - 1e-9
-        out = []
-        for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids), strict=True):
-            if raw is not None and int((np.frombuffer(raw, dtype="<u4") == mh).sum()) >= need:
-                out.append(d)
-        return out
+        mh, keys, sig_keys = self.sketch(doc)
+        out = set(self._union(sig_keys)) if sig_keys else set()
+        ids = sorted(self._union(keys) - out) if keys else []
+        if ids:
+            need = self.letter_floor * len(mh) - 1e-9
+            for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids), strict=True):
+                if raw is not None and int((np.frombuffer(raw, dtype="<u4") == mh).sum()) >= need:
+                    out.add(d)
+        return sorted(out)
+
+    def _union(self, keys: list[str]) -> set[str]:
+        return set().union(*self.storage.smembers_many(keys))
 
     def query(self, doc: Doc) -> list[Match]:
         ids = self.candidates(doc)
@@ -1119,7 +1147,7 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         return found
 
     def add(self, doc_id: str, doc: Doc) -> None:
-        mh, keys = self.sketch(doc)
+        mh, keys, sig_keys = self.sketch(doc)
         with self.storage.lock(self.name):
             self._remove_locked(doc_id)
             if not self._config_checked:
@@ -1130,7 +1158,7 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
             blob = f"{doc.lang}\x00{doc.text}".encode("utf-16-le", "surrogatepass")
             self.storage.hset(self.key("lt"), doc_id, blob)
             self.storage.hset(self.key("lm"), doc_id, mh.astype("<u4").tobytes())
-            self.storage.sadd_many(keys, doc_id)
+            self.storage.sadd_many(keys + sig_keys, doc_id)
         memo = self._sig_memo  # segmented already (it had candidates): keep its signatures
         if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
             self._remember(doc_id, memo[2])
@@ -1140,7 +1168,15 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         self._cache.pop(doc_id, None)
         if raw is None:
             return
-        self.storage.srem_many(self._band_keys(np.frombuffer(raw, dtype="<u4")), doc_id)
+        keys = self._band_keys(np.frombuffer(raw, dtype="<u4"))
+        text = self.storage.hget(self.key("lt"), doc_id)
+        if text is not None:  # a short text's signature bands: segmented again (it is short)
+            lang, _, body = text.decode("utf-16-le", "surrogatepass").partition("\x00")
+            doc = Doc(body, lang=lang)
+            if self.short(doc):
+                sigs = self.signatures(tokenize(body, lang), lang)
+                keys += self._band_keys(self._minhash(_signature_hashes(sigs)), "sb")
+        self.storage.srem_many(keys, doc_id)
         self.storage.hdel(self.key("lt"), doc_id)
         self.storage.hdel(self.key("lm"), doc_id)
 

@@ -87,15 +87,32 @@ def test_a_page_without_candidates_is_not_segmented(monkeypatch):
     monkeypatch.setattr(sp, "tokenize", lambda t, lang="zh": calls.append(t) or real(t, lang))
     det = SpotSigsDetector(MemoryStorage(), candidates="letters")
     rng = random.Random(1)
-    a = _text(rng)
+    a = _text(rng, 16) * 3  # 512 letters or more: not short
     assert det.check_and_add("a", Doc(a)) is None
-    assert det.check_and_add("x", Doc("完全不同的一段文字，讲的是天气和体育比赛的结果。")) is None
+    assert det.check_and_add("x", Doc("".join(OTHER) * 6)) is None
     assert calls == []  # neither page had a candidate
     m = det.check_and_add("b", Doc("（责任编辑：李编辑）" + a))
     assert m is not None and m.doc_id == "a"
     assert len(calls) == 2  # the page, then the stored document (from its stored text)
     assert det.check_and_add("c", Doc("（来源：新华社）" + a)).doc_id == "a"
     assert len(calls) == 3  # the stored document's signatures were cached
+
+
+def test_short_texts_are_matched_by_their_signatures():
+    """A short text has a few signatures (one here): segmented whatever its candidates, and
+    indexed by their minhash too, so the eager detector's match is found."""
+    a = "新华社北京5月28日电 据报道，今天宣布的是第10例确诊病例，个案为26岁男子。"
+    b = "中新网5月28日电 据报道，今天宣布的是第10例确诊病例。"
+    eager, lazy = SpotSigsDetector(MemoryStorage()), SpotSigsDetector(
+        MemoryStorage(), candidates="letters")  # fmt: skip
+    for det in (eager, lazy):
+        det.add("a", Doc(a))
+    me, ml = eager.query(Doc(b)), lazy.query(Doc(b))
+    assert me and ml and me[0].doc_id == ml[0].doc_id == "a" and me[0].score == ml[0].score
+    off = SpotSigsDetector(MemoryStorage(), candidates="letters", segment_under=0)
+    off.add("a", Doc(a))
+    lazy.remove("a")
+    assert lazy.query(Doc(b)) == [] and lazy.storage.keys("spotsigs:sb") == []
 
 
 def test_letter_candidates_remove_and_replace():
