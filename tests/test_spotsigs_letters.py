@@ -183,9 +183,30 @@ def test_cascade_with_letter_options_decides_like_the_default():
         docs.append(copy.text)
     rng.shuffle(docs)
     runs = []
-    for opts in ({}, LETTER_OPTIONS):
+    eager = {"exact": {"basis": "tokens"}, "spotsigs": {"candidates": "signatures"}}
+    for opts in (eager, LETTER_OPTIONS):
         c = Cascade.from_config({"methods": ["exact", "spotsigs", "containment"],
                                  **{k: dict(v) for k, v in opts.items()}})  # fmt: skip
         runs.append([c.check_and_add(f"d{i}", Doc(t)) for i, t in enumerate(docs)])
     assert runs[0] == runs[1]
     assert sum(d.duplicate is not None or d.replaced is not None for d in runs[0]) >= 15
+
+
+def test_a_default_cascade_keeps_an_earlier_index_and_starts_a_new_one_on_letters(monkeypatch):
+    import dedup.cascade as cascade_mod
+
+    monkeypatch.setattr(cascade_mod, "LETTERS_BY_DEFAULT", True)
+    a = _text(random.Random(6))
+    old = MemoryStorage()  # an index an earlier version built: token hashes, the SpotSigs log
+    Cascade(old, options={"exact": {"basis": "tokens"},
+                          "spotsigs": {"candidates": "signatures"}}).add("a", Doc(a))  # fmt: skip
+    c = Cascade(old)
+    assert type(c.detectors[1]) is SpotSigsDetector and c.detectors[0].basis == "tokens"
+    assert c.check_and_add("b", Doc("（责任编辑：王编辑）" + a)).duplicate.doc_id == "a"
+    new = Cascade(MemoryStorage())
+    assert type(new.detectors[1]) is LetterCandidatesSpotSigs and new.detectors[0].basis == "letters"
+    local = new.local_copy()
+    assert type(local.detectors[1]) is LetterCandidatesSpotSigs
+    assert type(c.local_copy().detectors[1]) is SpotSigsDetector
+    monkeypatch.setattr(cascade_mod, "LETTERS_BY_DEFAULT", False)
+    assert type(Cascade(MemoryStorage()).detectors[1]) is SpotSigsDetector
