@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dedup.base import Doc  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, LETTER_OPTIONS, Cascade  # noqa: E402
+from dedup.cascade import DEFAULT_METHODS, EAGER_OPTIONS, LETTER_OPTIONS, Cascade  # noqa: E402
 from dedup.evaluate import DocCache, Scores, load_pairs  # noqa: E402
 from dedup.storage import MemoryStorage  # noqa: E402
 
@@ -70,7 +70,7 @@ CASCADES: list[tuple[str, list[str], dict]] = [
      {"containment": {"reverse": False}}),
     (f"{','.join(WITH)}, both directions, no deferred re-check, no short documents (default "
      "before 2026-11-26's last change)", WITH, {"containment": {"recheck": 0, "min_short": 0}}),
-    (f"{','.join(WITH)}, both directions (default now)", WITH, {}),
+    (f"{','.join(WITH)}, both directions (default now; since 2026-11-27 the chain before, EAGER_OPTIONS)", WITH, {}),
     (f"{','.join(WITH)}, both directions, spliced 0 (the rule alone)", WITH,
      {"containment": {"spliced": 0.0}}),
     (f"{','.join(WITH)}, both directions, posting-hit bound (the exact candidate stage "
@@ -82,6 +82,17 @@ CASCADES: list[tuple[str, list[str], dict]] = [
     (f"{','.join(WITH)}, exact on letters, SpotSigs on letter candidates (issue 13 item 5)",
      WITH, {k: dict(v) for k, v in LETTER_OPTIONS.items()}),
 ]  # fmt: skip
+
+
+def with_eager(options: dict) -> dict:
+    """A row's options over :data:`dedup.cascade.EAGER_OPTIONS` (the chain as every row before
+    session 34 measured it: exact on tokens, SpotSigs' own LSH), unless the row sets them."""
+    out = {k: dict(v) for k, v in EAGER_OPTIONS.items()}
+    for k, v in options.items():
+        out.setdefault(k, {}).update(v)
+    return out
+
+
 #: The orders the local webs' pages are checked in: URL order, and its reverse (a copy met
 #: before its source).
 ORDERS = ("URL order", "reversed")
@@ -123,7 +134,7 @@ def local_web(
     source_of = {u: p.get("reprint_of") for u, p, _ in pages if u in commentary}
     outs = []
     for name, methods, options in cascades:
-        cascade = Cascade(MemoryStorage(), methods, options=options)
+        cascade = Cascade(MemoryStorage(), methods, options=with_eager(options))
         out = {"cascade": name, "pages": len(pages), "copies": 0, "caught": 0, "false": 0,
                "commentary": len(commentary), "commentary_caught": 0, "by_method": {},
                "replaced": 0, "retired": 0, "reattributed": 0, "misses": []}  # fmt: skip
@@ -203,7 +214,7 @@ def decisions(
     out = []
     for p in pairs:
         first, second = (p.b, p.a) if reverse else (p.a, p.b)
-        c = Cascade(MemoryStorage(), methods, options=options)
+        c = Cascade(MemoryStorage(), methods, options=with_eager(options))
         c.check_and_add("first", docs(first))
         d = c.check_and_add("second", docs(second))
         out.append(d.duplicate is not None or d.replaced is not None)
@@ -241,7 +252,7 @@ def timing(pairs, docs: DocCache, rounds: int = 4) -> dict[str, float]:
     for r in range(rounds):
         order = (("without", WITHOUT), ("with", WITH))
         for name, methods in order if r % 2 == 0 else order[::-1]:
-            c = Cascade(MemoryStorage(), methods)
+            c = Cascade(MemoryStorage(), methods, options=with_eager({}))
             t = time.perf_counter()
             for i, doc in enumerate(texts):
                 c.check_and_add(str(i), doc)

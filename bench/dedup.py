@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dedup.base import make_detector  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, LETTER_OPTIONS, Cascade  # noqa: E402
+from dedup.cascade import DEFAULT_METHODS, EAGER_OPTIONS, LETTER_OPTIONS, Cascade  # noqa: E402
 from dedup.evaluate import (  # noqa: E402
     DocCache,
     Scores,
@@ -655,11 +655,14 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
                                 NO_SPOT_LETTERS, "datasketch", "rensa") if m not in without)  # fmt: skip
     register_letters_exact()
     makers = tuple(mk for mk in (
-        ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
+        ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS),
+                                                 **{k: dict(v) for k, v in EAGER_OPTIONS.items()}})),
         (LETTERS, lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS),
                                                **{k: dict(v) for k, v in LETTER_OPTIONS.items()}})),
-        (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"]})),
-        (NO_SPOT, lambda: Cascade.from_config({"methods": ["exact", "containment"]})),
+        (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"],
+                                               **{k: dict(v) for k, v in EAGER_OPTIONS.items()}})),
+        (NO_SPOT, lambda: Cascade.from_config({"methods": ["exact", "containment"],
+                                               "exact": dict(EAGER_OPTIONS["exact"])})),
         (NO_SPOT_LETTERS,
          lambda: Cascade.from_config({"methods": ["exact-letters", "containment"]})),
         ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
@@ -740,8 +743,11 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "all sizes' indexes are kept in memory and the batches alternate over every (size, "
         "method), so the growth with the index size is measured side by side; median "
         "per-document time of the batches. "
-        "**cascade**: the default `Cascade` on the memory backend, from the raw text "
-        "(segmentation by rjieba included); **cascade, tokens shared**: the same on pages "
+        "**cascade**: the default chain as it was before 2026-11-27 (`EAGER_OPTIONS`: exact "
+        "on tokens, SpotSigs' own LSH) on the memory backend, from the raw text "
+        "(segmentation by rjieba included); **cascade, letters**: the default chain on a new "
+        "index since then (`LETTER_OPTIONS`: exact on letters, SpotSigs verifying the "
+        "candidates of a segmentation-free stage); **cascade, tokens shared**: the first on pages "
         "that page relevance has just segmented (the crawl's case: `topicrawl.segment` "
         "memoises the page's tokens); **cascade exact,spotsigs**: the default chain without "
         "its containment stage, from the raw text (what the figures before issue 17 "

@@ -29,7 +29,13 @@ from pathlib import Path
 sys.path.insert(0, os.getcwd())
 
 from dedup.base import Doc  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, LETTER_OPTIONS, Cascade, Decision  # noqa: E402
+from dedup.cascade import (  # noqa: E402
+    DEFAULT_METHODS,
+    EAGER_OPTIONS,
+    LETTER_OPTIONS,
+    Cascade,
+    Decision,
+)
 from dedup.evaluate import DocCache, load_pairs  # noqa: E402
 
 
@@ -59,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                          "letters, SpotSigs verifying letter candidates): diff against a run "
                          "without it")  # fmt: skip
     args = ap.parse_args(argv)
-    opts = {k: dict(v) for k, v in LETTER_OPTIONS.items()} if args.letters else {}
+    opts = {k: dict(v) for k, v in (LETTER_OPTIONS if args.letters else EAGER_OPTIONS).items()}
     new = lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS), **opts})  # noqa: E731
     with args.out.open("w", encoding="utf-8") as out:
         if args.docs:

@@ -32,7 +32,7 @@ import dedup.spotsigs  # noqa: E402
 import dedup.text  # noqa: E402
 import topicrawl.segment as seg  # noqa: E402
 from dedup.base import Doc  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, LETTER_OPTIONS, Cascade  # noqa: E402
+from dedup.cascade import DEFAULT_METHODS, EAGER_OPTIONS, LETTER_OPTIONS, Cascade  # noqa: E402
 
 TIMES: dict[str, float] = defaultdict(float)
 _ACTIVE: set[str] = set()
@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         bench.register_letters_exact()  # the bench-only exact stage on letters
     seg.segment_zh("预热分词词典")
     names = args.methods.split(",")
-    opts = {k: dict(v) for k, v in LETTER_OPTIONS.items() if k in names} if args.letters else {}
+    chosen = LETTER_OPTIONS if args.letters else EAGER_OPTIONS
+    opts = {k: dict(v) for k, v in chosen.items() if k in names}
     c = Cascade.from_config({"methods": names, **opts})
     for i in range(args.docs):
         c.check_and_add(f"d{i}", Doc(gen.text(i)))
