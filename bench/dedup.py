@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dedup.base import make_detector  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, Cascade  # noqa: E402
+from dedup.cascade import DEFAULT_METHODS, EAGER_OPTIONS, LETTER_OPTIONS, Cascade  # noqa: E402
 from dedup.evaluate import (  # noqa: E402
     DocCache,
     Scores,
@@ -600,8 +600,12 @@ NO_CONT = "cascade exact,spotsigs"
 NO_SPOT = "cascade exact,containment"
 #: the same with a bench-only exact stage that hashes letters, not tokens (no segmentation)
 NO_SPOT_LETTERS = "cascade exact-letters,containment"
+#: the default chain with exact on letters and SpotSigs verifying letter candidates only
+#: (issue 13 item 5: ``dedup.cascade.LETTER_OPTIONS``; a page is segmented only when it has a
+#: SpotSigs candidate)
+LETTERS = "cascade, letters"
 #: the rows that are a Cascade checking raw text
-RAW_CASCADES = ("cascade", NO_CONT, NO_SPOT, NO_SPOT_LETTERS)
+RAW_CASCADES = ("cascade", NO_CONT, NO_SPOT, NO_SPOT_LETTERS, LETTERS)
 
 
 def letters_fingerprint(text: str) -> str | None:
@@ -647,13 +651,18 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
 
     gen = SentenceDocs()
     segment_zh("预热分词词典")
-    methods = tuple(m for m in ("cascade", "cascade, tokens shared", NO_CONT, NO_SPOT,
+    methods = tuple(m for m in ("cascade", "cascade, tokens shared", LETTERS, NO_CONT, NO_SPOT,
                                 NO_SPOT_LETTERS, "datasketch", "rensa") if m not in without)  # fmt: skip
     register_letters_exact()
     makers = tuple(mk for mk in (
-        ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})),
-        (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"]})),
-        (NO_SPOT, lambda: Cascade.from_config({"methods": ["exact", "containment"]})),
+        ("cascade", lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS),
+                                                 **{k: dict(v) for k, v in EAGER_OPTIONS.items()}})),
+        (LETTERS, lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS),
+                                               **{k: dict(v) for k, v in LETTER_OPTIONS.items()}})),
+        (NO_CONT, lambda: Cascade.from_config({"methods": ["exact", "spotsigs"],
+                                               **{k: dict(v) for k, v in EAGER_OPTIONS.items()}})),
+        (NO_SPOT, lambda: Cascade.from_config({"methods": ["exact", "containment"],
+                                               "exact": dict(EAGER_OPTIONS["exact"])})),
         (NO_SPOT_LETTERS,
          lambda: Cascade.from_config({"methods": ["exact-letters", "containment"]})),
         ("datasketch", lambda: MinHashBaseline(threshold=0.7, k=5)),
@@ -717,9 +726,9 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         for m in methods:
             res[m] = statistics.median(times[(size, m)]) * 1000
         res["dropped"] = dict(idx[(size, "cascade")].counts)
-        if (size, NO_SPOT) in idx:
-            res["dropped"] = {"default": res["dropped"],
-                              NO_SPOT: dict(idx[(size, NO_SPOT)].counts)}  # fmt: skip
+        extra = {m: dict(idx[(size, m)].counts) for m in (LETTERS, NO_SPOT) if (size, m) in idx}
+        if extra:
+            res["dropped"] = {"default": res["dropped"], **extra}
         print(f"at {size}: " + ", ".join(f"{m} {res[m]:.3f} ms/doc" for m in methods), flush=True)
     del idx
     gc.collect()
@@ -734,8 +743,11 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "all sizes' indexes are kept in memory and the batches alternate over every (size, "
         "method), so the growth with the index size is measured side by side; median "
         "per-document time of the batches. "
-        "**cascade**: the default `Cascade` on the memory backend, from the raw text "
-        "(segmentation by rjieba included); **cascade, tokens shared**: the same on pages "
+        "**cascade**: the default chain as it was before 2026-11-27 (`EAGER_OPTIONS`: exact "
+        "on tokens, SpotSigs' own LSH) on the memory backend, from the raw text "
+        "(segmentation by rjieba included); **cascade, letters**: the default chain on a new "
+        "index since then (`LETTER_OPTIONS`: exact on letters, SpotSigs verifying the "
+        "candidates of a segmentation-free stage); **cascade, tokens shared**: the first on pages "
         "that page relevance has just segmented (the crawl's case: `topicrawl.segment` "
         "memoises the page's tokens); **cascade exact,spotsigs**: the default chain without "
         "its containment stage, from the raw text (what the figures before issue 17 "
@@ -773,6 +785,17 @@ def throughput(sizes: list[int], lines: list[str], *, probe: int = 1000, batch: 
         "Without SpotSigs (exact,containment, segmentation included): "
         + ", ".join(
             f"{r['size']:,}: {1000 / r[NO_SPOT]:,.0f} docs/s, {r['rensa'] / r[NO_SPOT]:.2f}× rensa "
+            f"(default {r['rensa'] / r['cascade']:.2f}×)"
+            for r in results
+        )
+        + ".",
+    ]
+    lines += [] if LETTERS in without else [
+        "",
+        "The default chain with `LETTER_OPTIONS` (exact on letters, SpotSigs verifying letter "
+        "candidates; segmentation only for a page with a candidate): "
+        + ", ".join(
+            f"{r['size']:,}: {1000 / r[LETTERS]:,.0f} docs/s, {r['rensa'] / r[LETTERS]:.2f}× rensa "
             f"(default {r['rensa'] / r['cascade']:.2f}×)"
             for r in results
         )
@@ -820,7 +843,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generated-set", default=None, help="also the bench/neardup_zh.py set")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--without", default="", metavar="ROWS",
-                    help="throughput rows left out, separated by ';': datasketch, "
+                    help="throughput rows left out, separated by ';': datasketch, 'cascade, letters', "
                          "'cascade exact,spotsigs', 'cascade exact,containment', 'cascade "
                          "exact-letters,containment' (shorter runs; cascade and rensa stay)")  # fmt: skip
     ap.add_argument("--skip-quality", action="store_true")

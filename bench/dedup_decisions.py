@@ -29,7 +29,13 @@ from pathlib import Path
 sys.path.insert(0, os.getcwd())
 
 from dedup.base import Doc  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, Cascade, Decision  # noqa: E402
+from dedup.cascade import (  # noqa: E402
+    DEFAULT_METHODS,
+    EAGER_OPTIONS,
+    LETTER_OPTIONS,
+    Cascade,
+    Decision,
+)
 from dedup.evaluate import DocCache, load_pairs  # noqa: E402
 
 
@@ -54,8 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("pairs", nargs="*", type=Path, help="pairs files of dedup sets")
     ap.add_argument("--docs", type=int, default=0, help="SentenceDocs documents")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--letters", action="store_true",
+                    help="the default chain with dedup.cascade.LETTER_OPTIONS (exact on "
+                         "letters, SpotSigs verifying letter candidates): diff against a run "
+                         "without it")  # fmt: skip
     args = ap.parse_args(argv)
-    new = lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS)})  # noqa: E731
+    opts = {k: dict(v) for k, v in (LETTER_OPTIONS if args.letters else EAGER_OPTIONS).items()}
+    new = lambda: Cascade.from_config({"methods": list(DEFAULT_METHODS), **opts})  # noqa: E731
     with args.out.open("w", encoding="utf-8") as out:
         if args.docs:
             gen, c = _sentence_docs(), new()

@@ -9,6 +9,7 @@ compare them (``cd <checkout> && python /path/to/bench/dedup_stages.py``: the wo
 directory's code is used).
 
     python bench/dedup_stages.py --docs 5000 --probes 1000 [--methods exact,containment]
+    python bench/dedup_stages.py --docs 5000 --probes 1000 --letters   # LETTER_OPTIONS
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from pathlib import Path
 sys.path.insert(0, os.getcwd())
 
 import dedup.containment  # noqa: E402
+import dedup.exact  # noqa: E402
 import dedup.spotsigs  # noqa: E402
 import dedup.text  # noqa: E402
 import topicrawl.segment as seg  # noqa: E402
 from dedup.base import Doc  # noqa: E402
-from dedup.cascade import DEFAULT_METHODS, Cascade  # noqa: E402
+from dedup.cascade import DEFAULT_METHODS, EAGER_OPTIONS, LETTER_OPTIONS, Cascade  # noqa: E402
 
 TIMES: dict[str, float] = defaultdict(float)
 _ACTIVE: set[str] = set()
@@ -65,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the cascade's methods (default: the default cascade; exact-letters: "
         "bench/dedup.py's exact stage on letters)",
     )
+    ap.add_argument("--letters", action="store_true",
+                    help="the cascade with dedup.cascade.LETTER_OPTIONS (exact on letters, "
+                         "SpotSigs verifying letter candidates)")  # fmt: skip
     args = ap.parse_args(argv)
     spec = importlib.util.spec_from_file_location("bench_dedup", Path("bench") / "dedup.py")
     bench = importlib.util.module_from_spec(spec)
@@ -73,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     if "exact-letters" in args.methods.split(","):
         bench.register_letters_exact()  # the bench-only exact stage on letters
     seg.segment_zh("预热分词词典")
-    c = Cascade.from_config({"methods": args.methods.split(",")})
+    names = args.methods.split(",")
+    chosen = LETTER_OPTIONS if args.letters else EAGER_OPTIONS
+    opts = {k: dict(v) for k, v in chosen.items() if k in names}
+    c = Cascade.from_config({"methods": names, **opts})
     for i in range(args.docs):
         c.check_and_add(f"d{i}", Doc(gen.text(i)))
     texts = [gen.text(10**7 + k) for k in range(args.probes)]
@@ -85,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
          "containment features (cleaning included)")  # fmt: skip
     wrap(dedup.containment.ContainmentDetector, "candidates", "containment candidates")
     wrap(dedup.spotsigs.SpotSigsDetector, "_sync", "spotsigs log replay (_sync)")
+    wrap(dedup.text, "letters", "letters (exact and SpotSigs' candidates)")
+    wrap(dedup.exact, "letters", "letters (exact and SpotSigs' candidates)")
+    lazy = dedup.spotsigs.LetterCandidatesSpotSigs
+    wrap(lazy, "sketch", "spotsigs letter sketch (minhash, band keys)")
+    wrap(lazy, "candidates", "spotsigs letter candidates (sketch included)")
+    wrap(lazy, "_stored_signatures", "spotsigs stored documents' signatures")
     for det in c.detectors:
         for method, what in (("query", "query (features included)"), ("add", "add"),
                              ("reprints_of", "reprints_of"), ("recheck_reprints", "recheck")):  # fmt: skip

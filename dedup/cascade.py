@@ -30,7 +30,7 @@ from typing import Any
 
 from dedup.base import Detector, Doc, Match, make_detector
 from dedup.storage import IndexStorage, MemoryStorage, make_storage, retry_lost_lock
-from topicrawl.errors import ConfigError
+from topicrawl.errors import ConfigError, StorageError
 
 #: The default chain: the exact hash, then SpotSigs, then containment (dedup/containment.py:
 #: a reprint with extra material of its own, which resemblance misses). The title + summary
@@ -38,6 +38,37 @@ from topicrawl.errors import ConfigError
 #: docs/benchmarks/dedup.md before putting it first.
 DEFAULT_METHODS = ("exact", "spotsigs", "containment")
 KEEP_POLICIES = ("first", "longer", "earlier")
+#: the default chain's options that segment only the pages that have a SpotSigs candidate
+#: (issue 13, item 5): exact hashes letters, SpotSigs' candidates come from a MinHash LSH of
+#: letter shingles and it verifies them on spot signatures computed only then
+#: (docs/benchmarks/dedup.md, "2026-11-27, session 34")
+LETTER_OPTIONS: dict[str, dict[str, Any]] = {
+    "exact": {"basis": "letters"},
+    "spotsigs": {"candidates": "letters"},
+}
+#: the options of the chain before :data:`LETTER_OPTIONS` (every page segmented; SpotSigs'
+#: own LSH over its signatures): what benchmarks compare against
+EAGER_OPTIONS: dict[str, dict[str, Any]] = {
+    "exact": {"basis": "tokens"},
+    "spotsigs": {"candidates": "signatures"},
+}
+#: whether a new index takes :data:`LETTER_OPTIONS` when the config does not set them (an
+#: index that exists keeps what it was started with: :func:`_new_index`)
+LETTERS_BY_DEFAULT = True
+
+
+def _new_index(storage: IndexStorage, name: str) -> bool:
+    """Whether ``name``'s index in ``storage`` holds nothing yet (so a default may choose
+    its basis or candidate stage); False when the storage does not answer (the detector
+    then reads its index's own choice on first use)."""
+    try:
+        if name == "exact":
+            return storage.get("exact:basis") is None and not storage.hlen("exact:d")
+        if name == "spotsigs":
+            return storage.get("spotsigs:config") is None
+    except StorageError:
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -119,6 +150,10 @@ class Cascade:
                 name, params = str(m), dict(options.get(str(m), {}))
             if any(d.name == name for d in self.detectors):
                 raise ConfigError(f"dedup method {name!r} is listed twice")
+            if LETTERS_BY_DEFAULT and name in LETTER_OPTIONS:
+                unset = {k: v for k, v in LETTER_OPTIONS[name].items() if k not in params}
+                if unset and _new_index(storage, name):
+                    params.update(unset)
             self.detectors.append(make_detector(name, storage, **params))
         self.counts: Counter[str] = Counter()
         self.checked = 0
@@ -153,6 +188,17 @@ class Cascade:
         detector starting from what this cascade's holds in memory (SpotSigs: the index it
         replayed from the storage's log, shared: :meth:`Detector.adopt_memory`)."""
         methods, options = self._spec
+        options = {k: dict(v) for k, v in options.items()}
+        for det in self.detectors:  # the same basis and candidate stage as the shared index
+            if det.name == "spotsigs":
+                from dedup.spotsigs import LetterCandidatesSpotSigs
+
+                lazy = isinstance(det, LetterCandidatesSpotSigs)
+                options.setdefault("spotsigs", {})["candidates"] = "letters" if lazy else "signatures"
+            elif det.name == "exact" and getattr(det, "_basis", None):
+                options.setdefault("exact", {})["basis"] = det._basis
+        methods = [dict(m, **options.get(m.get("name"), {})) if isinstance(m, Mapping) else m
+                   for m in methods]  # fmt: skip
         copy = Cascade(MemoryStorage(self.storage.namespace), methods, options=options,
                        keep=self.keep)  # fmt: skip
         for mine, theirs in zip(self.detectors, copy.detectors, strict=True):

@@ -270,7 +270,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
         raw = storage.get("spotsigs:config")
         if raw is None:
             raise ConfigError(f"no SpotSigs index in {storage!r}")
-        det = SpotSigsDetector(storage, **json.loads(raw))
+        stored = json.loads(raw)
+        if stored.get("candidates") == "letters":  # kept in the storage, no log to rewrite
+            print("SpotSigs index with letter candidates: it keeps no log, nothing to compact")
+            return 0
+        det = SpotSigsDetector(storage, **stored)
         before, after = det.compact()
         print(f"SpotSigs log compacted: {before} entries -> {after} ({len(det.index)} documents)")
     finally:

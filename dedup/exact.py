@@ -7,7 +7,8 @@ import re
 
 from dedup.base import Detector, Doc, Match, register
 from dedup.storage import IndexStorage, retry_lost_lock
-from dedup.text import joined_tokens, normalize_text
+from dedup.text import joined_tokens, letters, normalize_text
+from topicrawl.errors import ConfigError
 
 _NO_SPACE = re.compile(r"\s+")
 
@@ -33,6 +34,21 @@ def token_fingerprint(text: str, lang: str = "zh") -> str | None:
     return hashlib.sha1(joined.encode("utf-8")).hexdigest()
 
 
+def letters_fingerprint(text: str) -> str | None:
+    """SHA-1 of the text's letters and digits after NFKC, traditional → simplified and
+    lower case (:func:`dedup.text.letters`: no segmentation), or None when it has none.
+    Punctuation, spacing, width, case and traditional/simplified characters do not count,
+    as for :func:`token_fingerprint`, whose tokens are these letters cut into words: on the
+    three dedup sets the two decide every pair alike (docs/benchmarks/dedup.md, "Does
+    `exact` need segmentation?"), at ~1/14 of the cost."""
+    cp = letters(text)
+    return hashlib.sha1(cp.tobytes()).hexdigest() if len(cp) else None
+
+
+#: what the exact stage hashes: the page's word tokens (segmented), or its letters
+BASES = ("tokens", "letters")
+
+
 @register("exact")
 class ExactDetector(Detector):
     """Index ``fingerprint -> doc_id`` (hash ``exact:h``) and ``doc_id -> fingerprint``
@@ -41,11 +57,37 @@ class ExactDetector(Detector):
     The fingerprint is :func:`token_fingerprint` (same words in the same order; punctuation,
     spacing, width, case and traditional/simplified characters do not count). An index built
     with the earlier whole-text hash (:func:`text_fingerprint`) does not match new pages'
-    hashes; SpotSigs still finds such copies (J = 1)."""
+    hashes; SpotSigs still finds such copies (J = 1).
 
-    def __init__(self, storage: IndexStorage, **params):
+    Option ``basis``: ``"tokens"`` (:func:`token_fingerprint`) or ``"letters"``
+    (:func:`letters_fingerprint`, no segmentation); None (the default): the index's own basis
+    (``exact:basis``, written with the first document; an index of an earlier version, which
+    has documents and no mark, hashed tokens), else :data:`DEFAULT_BASIS`. An index keeps the
+    basis it was started with: a detector asked for the other one on it raises
+    ``ConfigError`` (the two hashes never match each other)."""
+
+    def __init__(self, storage: IndexStorage, *, basis: str | None = None, **params):
         super().__init__(storage, **params)
+        if basis is not None and basis not in BASES:
+            raise ConfigError(f"exact basis must be one of {', '.join(BASES)}, not {basis!r}")
+        self._asked = basis
+        self._basis: str | None = None
         self._last: tuple[str, str, str | None] | None = None
+
+    @property
+    def basis(self) -> str:
+        """What this index hashes (read from the storage once)."""
+        if self._basis is None:
+            mark = self.storage.get(self.key("basis"))
+            stored = (mark.decode() if mark is not None
+                      else "tokens" if self.storage.hlen(self.key("d")) else None)  # fmt: skip
+            if stored is not None and self._asked is not None and stored != self._asked:
+                raise ConfigError(
+                    f"the exact index in {self.storage!r} hashes {stored}, not {self._asked}: "
+                    f"use another namespace, or exact basis = {stored!r} for this index"
+                )
+            self._basis = stored or self._asked or DEFAULT_BASIS
+        return self._basis
 
     def features(self, doc: Doc) -> str | None:
         if not doc.text or not doc.text.strip():
@@ -58,7 +100,10 @@ class ExactDetector(Detector):
         return fp
 
     def fingerprint(self, text: str, lang: str) -> str | None:
-        """The hash :meth:`features` keys a text by (:func:`token_fingerprint`)."""
+        """The hash :meth:`features` keys a text by (:func:`token_fingerprint` or
+        :func:`letters_fingerprint`, by :attr:`basis`)."""
+        if self.basis == "letters":
+            return letters_fingerprint(text)
         return token_fingerprint(text, lang)
 
     def query(self, doc: Doc) -> list[Match]:
@@ -76,6 +121,8 @@ class ExactDetector(Detector):
                 self._unlink(doc_id, old.decode())
             if fp is None:
                 return
+            if self.basis != "tokens" and self.storage.get(self.key("basis")) is None:
+                self.storage.set(self.key("basis"), self.basis)
             if self.storage.hget(self.key("h"), fp) is None:
                 self.storage.hset(self.key("h"), fp, doc_id)
             self.storage.hset(self.key("d"), doc_id, fp)
@@ -91,6 +138,10 @@ class ExactDetector(Detector):
             old = self.storage.hget(self.key("d"), doc_id)
             if old is not None:
                 self._unlink(doc_id, old.decode())
+
+
+#: the basis of a new exact index (``basis=None``)
+DEFAULT_BASIS = "tokens"
 
 
 class CorpusTextIndex:

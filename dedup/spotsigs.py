@@ -60,7 +60,7 @@ import numpy as np
 from dedup.base import Detector, Doc, Match, register
 from dedup.storage import IndexStorage, LockLostError, retry_lost_lock
 from dedup.text import is_english, stopwords, tokenize
-from topicrawl.errors import ConfigError
+from topicrawl.errors import ConfigError, StorageError
 
 #: Antecedents of the original paper's English experiments (frequent stopwords).
 EN_ANTECEDENTS = ("a", "an", "the", "is", "are", "was", "were", "there", "been", "be")
@@ -574,6 +574,7 @@ class SpotSigsDetector(Detector):
         index: str = "lsh",
         rows: int = 5,
         bands: int = 150,
+        candidates: str | None = None,
     ):
         super().__init__(storage)
         if skip not in SKIP_MODES:
@@ -602,6 +603,27 @@ class SpotSigsDetector(Detector):
         #: the signature object it was written from), so the replay indexes that object (its
         #: minhash memoised by the query) without decoding the JSON and hashing it again
         self._own: dict[bytes, tuple[str, Mapping[str, int]]] = {}
+
+    def __new__(cls, storage: IndexStorage, *args: Any, candidates: str | None = None,
+                **kw: Any):  # fmt: skip
+        """``SpotSigsDetector(storage, candidates=...)`` is the detector of that candidate
+        stage (:data:`CANDIDATE_STAGES`); None: the stage the index in ``storage`` was
+        started with (its stored config: an index of an earlier version has signature
+        candidates), else :data:`DEFAULT_CANDIDATES`."""
+        if cls is SpotSigsDetector:
+            if candidates is None:
+                try:
+                    raw = storage.get("spotsigs:config")
+                except StorageError:  # the index is down: its config is checked on first use
+                    raw = None
+                candidates = (json.loads(raw).get("candidates", "signatures")
+                              if raw is not None else DEFAULT_CANDIDATES)  # fmt: skip
+            if candidates not in CANDIDATE_STAGES:
+                raise ConfigError("SpotSigs candidates must be one of "
+                                  f"{', '.join(CANDIDATE_STAGES)}, not {candidates!r}")  # fmt: skip
+            if candidates == "letters":
+                cls = LetterCandidatesSpotSigs
+        return super().__new__(cls)
 
     def _new_index(self) -> SpotSigsIndex | SpotSigsLSHIndex:
         if self.index_kind == "lsh":
@@ -824,3 +846,362 @@ class SpotSigsDetector(Detector):
     def __len__(self) -> int:
         self._sync()
         return len(self.index)
+
+
+#: SpotSigs' candidate stages: ``"signatures"`` (every page segmented, its signatures'
+#: MinHash LSH or partitions: :class:`SpotSigsDetector`) or ``"letters"`` (a MinHash LSH of
+#: the page's letter shingles, no segmentation; signatures only for a page with a
+#: candidate: :class:`LetterCandidatesSpotSigs`)
+CANDIDATE_STAGES = ("signatures", "letters")
+#: the candidate stage of a new SpotSigs index (``candidates=None``)
+DEFAULT_CANDIDATES = "signatures"
+
+
+def _signature_hashes(sigs: Mapping[str, int]) -> np.ndarray:
+    """The CRC-32 of each signature with its occurrence number (``s#1``, ``s#2`` …), so the
+    set's Jaccard is the multiset Jaccard."""
+    import zlib
+
+    return np.array([zlib.crc32(f"{s}#{k}".encode()) for s, c in sigs.items()
+                     for k in range(1, c + 1)], dtype=np.uint32)  # fmt: skip
+
+
+def _hex_list(prefix: str, values: Iterable[int]) -> list[str]:
+    """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
+    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
+
+
+class _SpotTable:
+    """The antecedents of one language as lookups on code points: the first letters of
+    every antecedent, its one-letter antecedents and its two-letter starts (an antecedent of
+    three or more letters counts by its first two)."""
+
+    def __init__(self, antecedents: Iterable[str]):
+        words = [w for w in antecedents if w]
+        self.first = np.zeros(0x110000, dtype=bool)
+        self.one = np.zeros(0x110000, dtype=bool)
+        two = set()
+        for w in words:
+            self.first[ord(w[0])] = True
+            if len(w) == 1:
+                self.one[ord(w)] = True
+            else:
+                two.add((ord(w[0]) << 21) | ord(w[1]))
+        self.two = np.array(sorted(two), dtype=np.uint64)
+
+
+def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np.ndarray:
+    """Segmentation-free stand-ins for a Chinese text's spot signatures: for every place in
+    its letters ``cp`` (:func:`dedup.text.letters`) where an antecedent starts (one letter,
+    or the first two of a longer one), a 32-bit hash of the antecedent's letters and the
+    ``window`` letters after it (as the chain c = 1, d = 1 takes the next word); a repeated
+    one is hashed with its occurrence number, so the set's Jaccard is a multiset Jaccard, as
+    SpotSigs' LSH does (:class:`SpotSigsLSHIndex`). Unsorted uint32."""
+    n = len(cp)
+    if n < 2:
+        return np.zeros(0, dtype=np.uint32)
+    pad = np.zeros(n + window + 2, dtype=np.uint64)
+    pad[:n] = cp
+    starts = np.flatnonzero(table.first[cp])
+    one = starts[table.one[cp[starts]]]
+    starts = starts[starts < n - 1]
+    bigram = (pad[starts] << np.uint64(21)) | pad[starts + 1]
+    if len(table.two):
+        at = np.minimum(np.searchsorted(table.two, bigram), len(table.two) - 1)
+        two = starts[table.two[at] == bigram]
+    else:
+        two = starts[:0]
+    keys = [1, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5]
+    parts = []
+    for pos, length in ((one, 1), (two, 2)):
+        if not len(pos):
+            continue
+        x = np.full(len(pos), length, dtype=np.uint64)
+        for j in range(length + window):
+            x = x * np.uint64(keys[(j + 1) % len(keys)]) + pad[pos + j]
+        parts.append(x)
+    if not parts:
+        return np.zeros(0, dtype=np.uint32)
+    x = np.concatenate(parts)
+    x.sort()
+    first = np.r_[0, np.flatnonzero(x[1:] != x[:-1]) + 1]  # occurrence numbers
+    rank = np.arange(len(x)) - np.repeat(first, np.diff(np.r_[first, len(x)]))
+    x += rank.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    return (x >> np.uint64(32)).astype(np.uint32)
+
+
+class LetterCandidatesSpotSigs(SpotSigsDetector):
+    """SpotSigs verifying the candidates of a segmentation-free stage (issue 13, item 5).
+
+    Candidates: a MinHash LSH (``letter_rows`` × ``letter_bands`` minhashes, the bands kept
+    as posting sets in the storage, ``spotsigs:lb:<key>``) over stand-ins for the spot
+    signatures found without segmentation (:func:`spot_letter_hashes`: an antecedent's
+    letters and the ``spot_window`` letters after it, in the page's letters after NFKC,
+    traditional → simplified and lower case; for English, whose tokens cost no
+    segmentation, the spot signatures themselves). A band hit is kept when the two minhashes
+    agree on at least ``letter_floor`` of their values (the estimated Jaccard of the
+    stand-ins). A Chinese text of fewer than ``segment_under`` letters (512) has too few
+    signatures for the stand-ins to follow them (on the development webs every copy the
+    stand-ins lost had both texts under 430 letters and 1–8 signatures): it is segmented
+    whatever its candidates, its signatures' minhash is banded too (``spotsigs:sb:<key>``),
+    and a short page's candidates include the short documents that share a band with it
+    (no floor). Only then are the page's spot signatures computed (segmenting it), and each
+    candidate's: a stored document's when it first becomes a candidate, from its text kept
+    in the storage (``spotsigs:lt``: ``lang\\x00text`` in UTF-16, 2 bytes a Chinese
+    character; zlib would save a third at 50 µs a page), then cached in this process
+    (``cache`` documents, the oldest out). The verifier is SpotSigs' own: the exact multiset
+    Jaccard ≥ τ with its length filter, so a match is one the eager detector would verify;
+    only the candidate stage differs (docs/benchmarks/dedup.md, "2026-11-27, session 34").
+
+    Per stored document: its text, the minhash (4 bytes a value: ``spotsigs:lm``) and one
+    member in each band's set. Everything lives in the storage (memory, SQLite, Redis),
+    written and read under the caller's lock, so check-and-add stays atomic as for the
+    posting-set detectors; there is no log to replay. Options besides SpotSigs' (``tau``,
+    ``antecedents`` …; ``index``, ``rows`` and ``bands`` are not used): ``spot_window`` (2),
+    ``letter_rows`` (3), ``letter_bands`` (32), ``letter_floor`` (0.3), ``segment_under``
+    (512 letters; 0: off), ``cache`` (4096).
+    """
+
+    def __init__(
+        self,
+        storage: IndexStorage,
+        *,
+        spot_window: int = 2,
+        letter_rows: int = 3,
+        letter_bands: int = 32,
+        letter_floor: float = 0.3,
+        segment_under: int = 512,
+        cache: int = 4096,
+        **kw: Any,
+    ):
+        super().__init__(storage, **kw)
+        if spot_window < 1 or letter_rows < 1 or letter_bands < 1 or not 0 <= letter_floor <= 1:
+            raise ConfigError("SpotSigs spot_window ≥ 1, letter_rows ≥ 1, letter_bands ≥ 1, "
+                              "letter_floor in [0, 1]")  # fmt: skip
+        self.spot_window, self.letter_rows = int(spot_window), int(letter_rows)
+        self.letter_bands, self.letter_floor = int(letter_bands), float(letter_floor)
+        self.cache_size = int(cache)
+        if segment_under < 0:
+            raise ConfigError("SpotSigs segment_under ≥ 0 (letters; 0: off)")
+        self.segment_under = int(segment_under)
+        n = self.letter_rows * self.letter_bands
+        rng = np.random.default_rng(20261127)
+        self._mul = rng.integers(1, 2**32, size=n, dtype=np.uint32) | np.uint32(1)
+        self._add = rng.integers(0, 2**32, size=n, dtype=np.uint32)
+        self._cache: dict[str, Counter[str]] = {}
+        self._tables: dict[str, _SpotTable] = {}
+        self._sketch_memo: tuple[str, str, tuple[np.ndarray, list[str], list[str]]] | None = None
+        self._sig_memo: tuple[str, str, Counter[str]] | None = None
+
+    # -- features ------------------------------------------------------------------------
+    def _config_fingerprint(self) -> str:
+        return json.dumps(
+            {"tau": self.tau, "skip": self.skip, "candidates": "letters",
+             "window": self.spot_window, "rows": self.letter_rows, "bands": self.letter_bands,
+             "segment_under": self.segment_under},
+            sort_keys=True,
+        )  # fmt: skip
+
+    def spot_hashes(self, doc: Doc) -> np.ndarray:
+        """What the candidate stage hashes (uint32): :func:`spot_letter_hashes` of the page's
+        letters, or for English the CRC-32 of its spot signatures (occurrence-numbered)."""
+        from dedup.text import letters
+
+        if is_english(doc.lang):
+            return _signature_hashes(self.features(doc))
+        table = self._tables.get("zh")
+        if table is None:
+            table = self._tables["zh"] = _SpotTable(self._lang_config("zh").antecedents)
+        return spot_letter_hashes(letters(doc.text or ""), table, self.spot_window)
+
+    def short(self, doc: Doc) -> bool:
+        """Whether ``doc`` is a Chinese text of fewer than ``segment_under`` letters: it is
+        segmented whatever its candidates, and indexed by its spot signatures too."""
+        from dedup.text import letters
+
+        return not is_english(doc.lang) and len(letters(doc.text or "")) < self.segment_under
+
+    def _minhash(self, h: np.ndarray) -> np.ndarray:
+        """The minhash of ``h``: one multiply-add hash (mod 2^32) a value."""
+        if not len(h):
+            return np.zeros(0, dtype=np.uint32)
+        x = h[:, None] * self._mul[None, :]
+        x += self._add[None, :]
+        return x.min(axis=0)
+
+    def _band_keys(self, mh: np.ndarray, kind: str = "lb") -> list[str]:
+        """The band posting sets of a minhash (``spotsigs:<kind>:<band>:<its rows mixed>``:
+        ``lb`` of the stand-ins, ``sb`` of a short text's signatures)."""
+        if not len(mh):
+            return []
+        bands = mh.reshape(self.letter_bands, self.letter_rows).astype(np.uint64)
+        x = bands[:, 0]
+        for j in range(1, self.letter_rows):  # the band's values mixed into 64 bits
+            x = (x * np.uint64(0x9E3779B97F4A7C15)) ^ bands[:, j]
+        x ^= x >> np.uint64(29)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(32)
+        x &= np.uint64(0xFFFFFFFFFFFF)
+        x |= np.arange(self.letter_bands, dtype=np.uint64) << np.uint64(48)  # the band number
+        return _hex_list(self.key(kind, ""), x.tolist())
+
+    def sketch(self, doc: Doc) -> tuple[np.ndarray, list[str], list[str]]:
+        """The page's stand-ins' minhash, its band keys (none for a text without letters)
+        and, for a :meth:`short` text, the band keys of its signatures' minhash."""
+        memo = self._sketch_memo
+        if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
+            return memo[2]
+        mh = self._minhash(self.spot_hashes(doc))
+        sig_keys = []
+        if self.short(doc):
+            sig_keys = self._band_keys(self._minhash(_signature_hashes(self.features(doc))), "sb")
+        out = (mh, self._band_keys(mh), sig_keys)
+        self._sketch_memo = (doc.text, doc.lang, out)
+        return out
+
+    def features(self, doc: Doc) -> Counter[str]:
+        """The page's spot signatures (segmenting it): computed only for a page that has a
+        candidate."""
+        memo = self._sig_memo
+        if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
+            return memo[2]
+        sigs = self.signatures(tokenize(doc.text, doc.lang), doc.lang)
+        self._sig_memo = (doc.text, doc.lang, sigs)
+        return sigs
+
+    def _stored_signatures(self, ids: list[str]) -> dict[str, Counter[str]]:
+        """The spot signatures of stored documents: cached, else from their stored text."""
+        out, missing = {}, []
+        for d in ids:
+            sigs = self._cache.get(d)
+            if sigs is None:
+                missing.append(d)
+            else:
+                out[d] = sigs
+        if missing:
+            for d, raw in zip(missing, self.storage.hmget(self.key("lt"), missing), strict=True):
+                if raw is None:
+                    continue
+                lang, _, text = raw.decode("utf-16-le", "surrogatepass").partition("\x00")
+                sigs = self.signatures(tokenize(text, lang), lang)
+                self._remember(d, sigs)
+                out[d] = sigs
+        return out
+
+    def _remember(self, doc_id: str, sigs: Counter[str]) -> None:
+        cache = self._cache
+        if len(cache) >= self.cache_size:  # the oldest out (dicts keep insertion order)
+            del cache[next(iter(cache))]
+        cache[doc_id] = sigs
+
+    # -- detector API ----------------------------------------------------------------------
+    def _check_config(self) -> None:
+        if not self._config_checked:
+            stored = self.storage.get(self.key("config"))
+            if stored is not None and stored.decode() != self._config_fingerprint():
+                raise ConfigError(
+                    f"the SpotSigs index in {self.storage!r} was built with {stored.decode()}, "
+                    f"not {self._config_fingerprint()}: use another namespace or the same options"
+                )
+            self._config_checked = stored is not None
+
+    def candidates(self, doc: Doc) -> list[str]:
+        """Stored documents whose stand-ins' minhash shares a band with the page's and agrees
+        on at least ``letter_floor`` of its values, and for a :meth:`short` page the stored
+        short documents whose signatures' minhash shares a band with its own; sorted."""
+        self._check_config()
+        mh, keys, sig_keys = self.sketch(doc)
+        out = set(self._union(sig_keys)) if sig_keys else set()
+        ids = sorted(self._union(keys) - out) if keys else []
+        if ids:
+            need = self.letter_floor * len(mh) - 1e-9
+            for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids), strict=True):
+                if raw is not None and int((np.frombuffer(raw, dtype="<u4") == mh).sum()) >= need:
+                    out.add(d)
+        return sorted(out)
+
+    def _union(self, keys: list[str]) -> set[str]:
+        return set().union(*self.storage.smembers_many(keys))
+
+    def query(self, doc: Doc) -> list[Match]:
+        ids = self.candidates(doc)
+        if not ids:
+            return []
+        sigs = self.features(doc)
+        n = sum(sigs.values())
+        if not n:
+            return []
+        tau, found = self.tau, []
+        for d, stored in self._stored_signatures(ids).items():
+            m = sum(stored.values())
+            lo, hi = (n, m) if n < m else (m, n)
+            if not m or lo < tau * hi:
+                continue
+            sim = multiset_jaccard(sigs, stored)
+            if sim >= tau:
+                found.append(Match(d, sim, self.name))
+        found.sort(key=lambda x: (-x.score, x.doc_id))
+        return found
+
+    def add(self, doc_id: str, doc: Doc) -> None:
+        mh, keys, sig_keys = self.sketch(doc)
+        with self.storage.lock(self.name):
+            self._remove_locked(doc_id)
+            if not self._config_checked:
+                self.storage.set(self.key("config"), self._config_fingerprint())
+                self._config_checked = True
+            if not keys:
+                return
+            blob = f"{doc.lang}\x00{doc.text}".encode("utf-16-le", "surrogatepass")
+            self.storage.hset(self.key("lt"), doc_id, blob)
+            self.storage.hset(self.key("lm"), doc_id, mh.astype("<u4").tobytes())
+            self.storage.sadd_many(keys + sig_keys, doc_id)
+        memo = self._sig_memo  # segmented already (it had candidates): keep its signatures
+        if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
+            self._remember(doc_id, memo[2])
+
+    def _remove_locked(self, doc_id: str) -> None:
+        raw = self.storage.hget(self.key("lm"), doc_id)
+        self._cache.pop(doc_id, None)
+        if raw is None:
+            return
+        keys = self._band_keys(np.frombuffer(raw, dtype="<u4"))
+        text = self.storage.hget(self.key("lt"), doc_id)
+        if text is not None:  # a short text's signature bands: segmented again (it is short)
+            lang, _, body = text.decode("utf-16-le", "surrogatepass").partition("\x00")
+            doc = Doc(body, lang=lang)
+            if self.short(doc):
+                sigs = self.signatures(tokenize(body, lang), lang)
+                keys += self._band_keys(self._minhash(_signature_hashes(sigs)), "sb")
+        self.storage.srem_many(keys, doc_id)
+        self.storage.hdel(self.key("lt"), doc_id)
+        self.storage.hdel(self.key("lm"), doc_id)
+
+    def remove(self, doc_id: str) -> None:
+        with self.storage.lock(self.name):
+            self._remove_locked(doc_id)
+
+    def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:
+        """Atomically: the best stored near duplicate (J ≥ τ) of ``doc``, or store it."""
+        return Detector.check_and_add(self, doc_id, doc)
+
+    def check_and_add_signatures(self, doc_id: str, sigs: Mapping[str, int]) -> Match | None:
+        raise ConfigError("SpotSigs with letter candidates checks documents, not signatures")
+
+    def add_many(self, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
+        raise ConfigError("SpotSigs with letter candidates adds documents, not signatures")
+
+    def compact(self, *, chunk: int = 5000) -> tuple[int, int]:
+        return (0, 0)  # no log
+
+    def sync_memory(self) -> None:
+        return None
+
+    def adopt_memory(self, other: Detector) -> None:
+        return None
+
+    def __len__(self) -> int:
+        return self.storage.hlen(self.key("lt"))

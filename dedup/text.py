@@ -100,6 +100,30 @@ def joined_tokens(text: str, lang: str = "zh") -> str:
 _TOKENS_MEMO: list = [None, None, None, None]
 
 
+def letters(text: str):
+    """The letters and digits of ``text`` (``re.sub(r"[\\W_]+", "", ...)``) after NFKC,
+    traditional → simplified (:func:`to_simplified`) and lower case, as uint32 code points,
+    without segmentation: the letters are found first (numpy,
+    :func:`dedup.containment.letter_codes`), so NFKC (the costly step) runs only on a letter
+    string that is not already normalized (CJK letters are). The last result is memoised
+    (keyed by the text object): the exact stage and SpotSigs' letter candidates share it.
+    Do not modify the returned array."""
+    memo = _LETTERS_MEMO
+    if memo[0] is text:
+        return memo[1]
+    from dedup.containment import letter_codes
+
+    s = letter_codes(text or "").tobytes().decode("utf-32-le")
+    if not unicodedata.is_normalized("NFKC", s):
+        s = unicodedata.normalize("NFKC", s)
+    cp = letter_codes(to_simplified(s).lower())
+    _LETTERS_MEMO[:] = [text, cp]
+    return cp
+
+
+_LETTERS_MEMO: list = [None, None]
+
+
 @lru_cache(maxsize=8)
 def stopwords(lang: str = "zh") -> frozenset[str]:
     """The packaged stopword list (stopwords-iso) for ``zh`` or ``en``."""

@@ -231,6 +231,12 @@ def test_compact_command(tmp_path, capsys):
     assert "3 entries -> 1 (1 documents)" in capsys.readouterr().out
     again = SpotSigsDetector(make_storage(backend), tau=0.6)
     assert sorted(again.index.docs) == [] and len(again) == 1
+    letters = {"type": "sqlite", "path": str(tmp_path / "l.sqlite"), "namespace": "l"}
+    lazy = SpotSigsDetector(make_storage(letters), candidates="letters")
+    lazy.add("a", Doc(ZH))
+    lazy.storage.close()
+    assert main(["dedup", "compact", "--backend", json.dumps(letters)]) == 0
+    assert "nothing to compact" in capsys.readouterr().out
     empty = {"type": "sqlite", "path": str(tmp_path / "e.sqlite")}
     assert main(["dedup", "compact", "--backend", json.dumps(empty)]) == 1
     assert main(["dedup", "compact", "--backend", "{nope"]) == 1

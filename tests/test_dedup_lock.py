@@ -17,6 +17,9 @@ from dedup.storage import LockLostError, RedisStorage
 pytestmark = pytest.mark.redis
 
 METHODS = ["exact", "spotsigs", "containment"]
+#: SpotSigs' eager index, mirrored by the log these tests look at (the default chain on a new
+#: index verifies letter candidates instead: ``dedup.cascade.LETTER_OPTIONS``)
+EAGER = {"exact": {"basis": "tokens"}, "spotsigs": {"candidates": "signatures"}}
 TEXT = (
     "本赛季的联赛进入了最后阶段，主队在主场的比赛中以三比一战胜了对手。球队的主教练是在赛后"
     "接受采访的，他说球员的表现是出色的。下一轮的比赛将在周六进行，球迷的热情是高涨的。"
@@ -40,7 +43,7 @@ def test_a_dead_holder_delays_a_check_and_add_by_about_the_lock_ttl(redis_url, n
     held = dead.lock("cascade")
     held.__enter__()  # never released, as by a worker killed while holding it
     taken = time.monotonic()
-    worker = Cascade(RedisStorage(redis_url, namespace), METHODS)
+    worker = Cascade(RedisStorage(redis_url, namespace), METHODS, options=EAGER)
     try:
         decision = worker.check_and_add("http://a/1", Doc(TEXT))
         waited = time.monotonic() - taken
@@ -102,8 +105,8 @@ def test_a_cascade_that_lost_its_lock_redoes_its_check_and_add(redis_url, namesp
     admits a near duplicate. A's write is refused and its check-and-add is done again: it
     finds B's document, and only one of the pair is in the index, in Redis and in A's
     in-memory SpotSigs mirror alike."""
-    a = Cascade(RedisStorage(redis_url, namespace, lock_timeout=0.5), METHODS)
-    b = Cascade(RedisStorage(redis_url, namespace, lock_timeout=0.5), METHODS)
+    a = Cascade(RedisStorage(redis_url, namespace, lock_timeout=0.5), METHODS, options=EAGER)
+    b = Cascade(RedisStorage(redis_url, namespace, lock_timeout=0.5), METHODS, options=EAGER)
     b_decision = []
     last = a.detectors[-1]  # containment: A has read every index when it stalls
     original = last.query
@@ -147,7 +150,7 @@ def test_a_cascade_writes_every_method_in_one_fenced_transaction(redis_url, name
     """The methods' own locks, taken inside the cascade's, end with it: a lost cascade lock
     refuses the writes of every method, not only those queued after the loss."""
     storage = RedisStorage(redis_url, namespace, lock_timeout=0.3)
-    cascade = Cascade(storage, METHODS)
+    cascade = Cascade(storage, METHODS, options=EAGER)
     try:
         with pytest.raises(LockLostError):
             with storage.lock("cascade"):
@@ -161,6 +164,27 @@ def test_a_cascade_writes_every_method_in_one_fenced_transaction(redis_url, name
         assert storage.hget("exact:d", "x") is not None
         assert storage.llen("spotsigs:log") == 1
         assert sorted(cascade.detectors[1].index.docs) == ["x"]
+    finally:
+        storage.clear()
+        storage.close()
+
+
+def test_letter_candidates_are_written_in_the_fenced_transaction_too(redis_url, namespace):
+    """The default chain on a new index (exact on letters, SpotSigs on letter candidates):
+    its writes (text, minhash, band sets) are refused with the lost lock, then done again."""
+    storage = RedisStorage(redis_url, namespace, lock_timeout=0.3)
+    cascade = Cascade(storage, METHODS)
+    assert type(cascade.detectors[1]).__name__ == "LetterCandidatesSpotSigs"
+    try:
+        with pytest.raises(LockLostError):
+            with storage.lock("cascade"):
+                cascade.detectors[0].add("x", Doc(TEXT))
+                cascade.detectors[1].add("x", Doc(TEXT))
+                time.sleep(0.5)
+        assert storage.keys() == []
+        cascade.add("x", Doc(TEXT))
+        assert storage.get("exact:basis") == b"letters" and storage.hlen("spotsigs:lt") == 1
+        assert cascade.check_and_add("y", Doc(NEAR)).duplicate.doc_id == "x"
     finally:
         storage.clear()
         storage.close()

@@ -378,3 +378,70 @@ def test_spotsigs_compaction_is_seen_by_other_processes(backend):
     assert sorted(d2.index.docs) == ["u0", "u1", "u3"] and len(d1) == 3
     fresh = SpotSigsDetector(s2)
     assert sorted(fresh.index.docs) == [] and len(fresh) == 3
+
+
+# -- the default chain with letter candidates (issue 13 item 5) -------------------------------
+
+LETTER_TEXT = (
+    "国家统计局今天发布了上半年的经济数据，专家认为消费是拉动增长的主要力量。在政策的支持下，"
+    "制造业投资继续回升，记者了解到多地出台了稳定就业的措施。这是近三年来的最好水平，市场的"
+    "信心在逐步恢复之中。他说企业的订单已经排到了年底，在出口方面一些新兴市场的需求明显增加。"
+)
+
+
+def test_letter_candidates_share_an_index_through_the_storage(backend):
+    if backend.kind == "memory":
+        s1 = s2 = backend()
+    else:
+        ns = f"test-{uuid.uuid4().hex[:12]}"
+        s1, s2 = backend(ns), backend(ns)
+    d1 = SpotSigsDetector(s1, candidates="letters")
+    assert d1.check_and_add("u1", Doc(LETTER_TEXT)) is None
+    d2 = SpotSigsDetector(s2)  # the index's own stage, read from its config
+    assert d2.candidates(Doc(LETTER_TEXT)) == ["u1"]
+    m = d2.check_and_add("u2", Doc("（责任编辑：王编辑）" + LETTER_TEXT))
+    assert m is not None and m.doc_id == "u1" and m.method == "spotsigs"
+    d2.remove("u1")
+    assert d1.query(Doc(LETTER_TEXT)) == [] and len(d1) == 0
+    e1 = ExactDetector(s1, basis="letters")
+    assert e1.check_and_add("p", Doc("同一段\n文字")) is None
+    e2 = ExactDetector(s2)
+    assert e2.basis == "letters" and e2.check_and_add("q", Doc("同一段，文字 ")).doc_id == "p"
+
+
+def _letters_race_worker(config, i, barrier, results):
+    from dedup.cascade import LETTER_OPTIONS, Cascade
+
+    storage = make_storage(config)
+    cascade = Cascade(storage, ["exact", "spotsigs", "containment"],
+                      options={k: dict(v) for k, v in LETTER_OPTIONS.items()})  # fmt: skip
+    spot = cascade.detectors[1]
+    original = spot.add
+
+    def slow_add(doc_id, doc):  # widen the check-to-add window
+        time.sleep(0.05)
+        original(doc_id, doc)
+
+    spot.add = slow_add
+    doc = Doc(LETTER_TEXT + f"（编辑：{'王李张刘'[i]}）")
+    barrier.wait()
+    d = cascade.check_and_add(f"doc{i}", doc)
+    results.put((i, None if d.duplicate is None else d.duplicate.doc_id))
+    storage.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_race_letter_cascade_keeps_exactly_one(kind, tmp_path):
+    if kind == "redis":
+        _redis_or_skip()
+    config = _config(kind, tmp_path)
+    got = _race(mp.get_context("fork"), _letters_race_worker, config, 4)
+    kept = [i for i, dup in got if dup is None]
+    assert len(kept) == 1, got
+    assert all(dup == f"doc{kept[0]}" for _, dup in got if dup is not None)
+    storage = make_storage(config)
+    try:
+        assert len(SpotSigsDetector(storage)) == 1
+    finally:
+        storage.clear()
+        storage.close()
