@@ -40,7 +40,8 @@ DEFAULT_METHODS = ("exact", "spotsigs", "containment")
 KEEP_POLICIES = ("first", "longer", "earlier")
 #: the default chain's options that segment only the pages that have a SpotSigs candidate
 #: (issue 13, item 5): exact hashes letters, SpotSigs' candidates come from a MinHash LSH of
-#: letter shingles and it verifies them on spot signatures computed only then
+#: stand-ins for its signatures found in the letters without segmenting (an antecedent and
+#: the letters after it) and it verifies them on spot signatures computed only then
 #: (docs/benchmarks/dedup.md, "2026-11-27, session 34")
 LETTER_OPTIONS: dict[str, dict[str, Any]] = {
     "exact": {"basis": "letters"},
