@@ -54,7 +54,10 @@ EAGER_OPTIONS: dict[str, dict[str, Any]] = {
     "spotsigs": {"candidates": "signatures"},
 }
 #: whether a new index takes :data:`LETTER_OPTIONS` when the config does not set them (an
-#: index that exists keeps what it was started with: :func:`_new_index`)
+#: index that exists keeps what it was started with: :func:`_new_index`). Not on a storage
+#: that ``falls_back_locally`` (Redis: the scale-out): the letter candidates keep no log, so
+#: through an outage a worker's local copy would hold no SpotSigs document
+#: (:class:`LocalFallback`); such an index keeps :data:`EAGER_OPTIONS` unless asked
 LETTERS_BY_DEFAULT = True
 
 
@@ -151,7 +154,7 @@ class Cascade:
                 name, params = str(m), dict(options.get(str(m), {}))
             if any(d.name == name for d in self.detectors):
                 raise ConfigError(f"dedup method {name!r} is listed twice")
-            if LETTERS_BY_DEFAULT and name in LETTER_OPTIONS:
+            if LETTERS_BY_DEFAULT and name in LETTER_OPTIONS and not storage.falls_back_locally:
                 unset = {k: v for k, v in LETTER_OPTIONS[name].items() if k not in params}
                 if unset and _new_index(storage, name):
                     params.update(unset)

@@ -104,6 +104,9 @@ class IndexStorage(ABC):
 
     #: backend name as used in the config dict
     type: str = ""
+    #: whether a worker checks pages against a local copy of the index while this storage
+    #: fails (:class:`dedup.cascade.LocalFallback`: SpotSigs' copy is replayed from its log)
+    falls_back_locally: bool = False
 
     def __init__(self, namespace: str = "topicrawl"):
         if not namespace or not isinstance(namespace, str):
@@ -802,6 +805,8 @@ class RedisStorage(IndexStorage):
     dedup pipeline) for at most ``lock_wait``; while the holder is dead it ends with the
     holder's lease, after at most ``lock_timeout``.
     """
+
+    falls_back_locally = True
 
     type = "redis"
 

@@ -17,8 +17,8 @@ from dedup.storage import LockLostError, RedisStorage
 pytestmark = pytest.mark.redis
 
 METHODS = ["exact", "spotsigs", "containment"]
-#: SpotSigs' eager index, mirrored by the log these tests look at (the default chain on a new
-#: index verifies letter candidates instead: ``dedup.cascade.LETTER_OPTIONS``)
+#: SpotSigs' eager index, mirrored by the log these tests look at (a new Redis index's
+#: default; the chain with ``dedup.cascade.LETTER_OPTIONS`` verifies letter candidates)
 EAGER = {"exact": {"basis": "tokens"}, "spotsigs": {"candidates": "signatures"}}
 TEXT = (
     "本赛季的联赛进入了最后阶段，主队在主场的比赛中以三比一战胜了对手。球队的主教练是在赛后"
@@ -170,10 +170,12 @@ def test_a_cascade_writes_every_method_in_one_fenced_transaction(redis_url, name
 
 
 def test_letter_candidates_are_written_in_the_fenced_transaction_too(redis_url, namespace):
-    """The default chain on a new index (exact on letters, SpotSigs on letter candidates):
-    its writes (text, minhash, band sets) are refused with the lost lock, then done again."""
+    """The chain with LETTER_OPTIONS (exact on letters, SpotSigs on letter candidates): its
+    writes (text, minhash, band sets) are refused with the lost lock, then done again."""
+    from dedup.cascade import LETTER_OPTIONS
+
     storage = RedisStorage(redis_url, namespace, lock_timeout=0.3)
-    cascade = Cascade(storage, METHODS)
+    cascade = Cascade(storage, METHODS, options=LETTER_OPTIONS)
     assert type(cascade.detectors[1]).__name__ == "LetterCandidatesSpotSigs"
     try:
         with pytest.raises(LockLostError):

@@ -210,3 +210,27 @@ def test_a_default_cascade_keeps_an_earlier_index_and_starts_a_new_one_on_letter
     assert type(c.local_copy().detectors[1]) is SpotSigsDetector
     monkeypatch.setattr(cascade_mod, "LETTERS_BY_DEFAULT", False)
     assert type(Cascade(MemoryStorage()).detectors[1]) is SpotSigsDetector
+
+
+@pytest.mark.redis
+def test_a_new_redis_index_keeps_the_eager_chain_for_its_outage_fallback(redis_url):
+    """A Redis index (the scale-out) is checked against a local copy through an outage,
+    whose SpotSigs documents are replayed from SpotSigs' log: the letter candidates keep
+    none, so a new Redis index takes them only when asked."""
+    import uuid
+
+    from dedup.storage import RedisStorage
+
+    ns = f"topicrawl_test_{uuid.uuid4().hex[:8]}"
+    storage = RedisStorage(redis_url, ns)
+    try:
+        c = Cascade(storage)
+        assert type(c.detectors[1]) is SpotSigsDetector and c.detectors[0].basis == "tokens"
+        asked = Cascade(RedisStorage(redis_url, ns + "b"), options=LETTER_OPTIONS)
+        assert type(asked.detectors[1]) is LetterCandidatesSpotSigs
+        assert type(Cascade(MemoryStorage()).detectors[1]) is LetterCandidatesSpotSigs
+    finally:
+        for n in (ns, ns + "b"):
+            keys = list(storage.r.scan_iter(f"{n}:*"))
+            if keys:
+                storage.r.delete(*keys)
