@@ -670,6 +670,18 @@ class SpotSigsDetector(Detector):
         return sigs
 
     # -- storage mirror ----------------------------------------------------------------
+    def _check_config(self) -> None:
+        """Refuse an index that was built with other options (:meth:`_config_fingerprint`),
+        once the stored fingerprint has been read."""
+        if not self._config_checked:
+            stored = self.storage.get(self.key("config"))
+            if stored is not None and stored.decode() != self._config_fingerprint():
+                raise ConfigError(
+                    f"the SpotSigs index in {self.storage!r} was built with {stored.decode()}, "
+                    f"not {self._config_fingerprint()}: use another namespace or the same options"
+                )
+            self._config_checked = stored is not None
+
     def _config_fingerprint(self) -> str:
         return json.dumps(
             {
@@ -691,14 +703,7 @@ class SpotSigsDetector(Detector):
         the index from the new log when it changed. Reads that skip it (a catch-up before
         taking the lock) are safe: a compaction deletes the old log, so they read nothing.
         """
-        if not self._config_checked:
-            stored = self.storage.get(self.key("config"))
-            if stored is not None and stored.decode() != self._config_fingerprint():
-                raise ConfigError(
-                    f"the SpotSigs index in {self.storage!r} was built with {stored.decode()}, "
-                    f"not {self._config_fingerprint()}: use another namespace or the same options"
-                )
-            self._config_checked = stored is not None
+        self._check_config()
         if check_epoch or self._epoch is None:
             epoch = int(self.storage.get(self.key("epoch")) or 0)
             if epoch != self._epoch:
@@ -1098,16 +1103,6 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         cache[doc_id] = sigs
 
     # -- detector API ----------------------------------------------------------------------
-    def _check_config(self) -> None:
-        if not self._config_checked:
-            stored = self.storage.get(self.key("config"))
-            if stored is not None and stored.decode() != self._config_fingerprint():
-                raise ConfigError(
-                    f"the SpotSigs index in {self.storage!r} was built with {stored.decode()}, "
-                    f"not {self._config_fingerprint()}: use another namespace or the same options"
-                )
-            self._config_checked = stored is not None
-
     def candidates(self, doc: Doc) -> list[str]:
         """Stored documents whose stand-ins' minhash shares a band with the page's and agrees
         on at least ``letter_floor`` of its values, and for a :meth:`short` page the stored
