@@ -162,3 +162,20 @@ def run_crawl(
     return subprocess.run(
         cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+@pytest.fixture
+def fit_blas_threads(monkeypatch) -> list[int]:
+    """The BLAS thread counts seen inside every ``LogisticRegression.fit`` of the test."""
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_info
+
+    seen: list[int] = []
+    fit = LogisticRegression.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogisticRegression, "fit", recording_fit)
+    return seen

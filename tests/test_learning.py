@@ -191,20 +191,11 @@ def test_self_training_trains_what_dict_vectorizer_trained(monkeypatch):
     assert new.intercept == old.intercept
 
 
-def test_self_training_fits_with_one_blas_thread(monkeypatch):
+def test_self_training_fits_with_one_blas_thread(fit_blas_threads):
     """liblinear's BLAS calls run on one thread whatever the process's BLAS threads (OpenBLAS
     splitting them over two cores cost 0.1-2.9 s of the crawl's thread a training)."""
-    from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    seen: list[int] = []
-    fit = LogisticRegression.fit
-
-    def recording_fit(self, *args, **kwargs):
-        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(LogisticRegression, "fit", recording_fit)
     m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
     for t in ON + ON:
         m.observe(words(t), 0.95)
@@ -214,7 +205,7 @@ def test_self_training_fits_with_one_blas_thread(monkeypatch):
     with threadpool_limits(limits=2, user_api="blas"):
         assert m.retrain()
         assert any(i["num_threads"] == 2 for i in threadpool_info() if i["user_api"] == "blas")
-    assert seen and set(seen) == {1}
+    assert fit_blas_threads and set(fit_blas_threads) == {1}
 
 
 def test_self_training_waits_for_both_classes():

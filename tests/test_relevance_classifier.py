@@ -79,23 +79,14 @@ def test_classifier_ranks_and_abstains_on_unknown_words(tmp_path):
     assert mix(0.2, 0.8, 0.0) == 0.2
 
 
-def test_classifier_fits_with_one_blas_thread(tmp_path, monkeypatch):
+def test_classifier_fits_with_one_blas_thread(tmp_path, fit_blas_threads):
     """lbfgs's BLAS calls run on one thread whatever the process's BLAS threads (on two
     threads OpenBLAS spun 3-8 s of CPU training the shipped topic's headlines, not 0.3 s)."""
-    from sklearn.linear_model import LogisticRegression
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-    seen: list[int] = []
-    fit = LogisticRegression.fit
-
-    def recording_fit(self, *args, **kwargs):
-        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-        return fit(self, *args, **kwargs)
-
-    monkeypatch.setattr(LogisticRegression, "fit", recording_fit)
     with threadpool_limits(limits=2, user_api="blas"):
         trained(tmp_path)
-    assert seen and set(seen) == {1}
+    assert fit_blas_threads and set(fit_blas_threads) == {1}
 
 
 class ZeroSim:
