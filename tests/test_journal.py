@@ -172,3 +172,15 @@ def test_spilled_pages_leave_the_journal(tmp_path):
     rows = [spill_row(line)[1]["url"] for line in spilled[0].read_text().splitlines()]
     assert sorted(rows) == sorted(url(i) for i in range(5))
     assert journal_segments(jobdir) == []
+
+
+def test_journal_bytes_counts_a_segment_deleted_while_read_as_0(tmp_path, monkeypatch):
+    """The store's writer thread deletes a committed segment at any time: between the
+    listing and the stat (a CI failure of the busy-crawl test above), it counts 0."""
+    import crawler.journal as journal
+
+    kept = tmp_path / "topicrawl-unwritten.000001.jsonl"
+    kept.write_text("x" * 10)
+    gone = tmp_path / "topicrawl-unwritten.000002.jsonl"
+    monkeypatch.setattr(journal, "journal_segments", lambda directory: [kept, gone])
+    assert journal_bytes(tmp_path) == 10
