@@ -179,8 +179,15 @@ def test_journal_bytes_counts_a_segment_deleted_while_read_as_0(tmp_path, monkey
     listing and the stat (a CI failure of the busy-crawl test above), it counts 0."""
     import crawler.journal as journal
 
+    class Deleted(type(tmp_path)):  # listed, and there when asked; gone at the stat
+        def exists(self, *args, **kwargs):
+            return True
+
+        def stat(self, *args, **kwargs):
+            raise FileNotFoundError(str(self))
+
     kept = tmp_path / "topicrawl-unwritten.000001.jsonl"
     kept.write_text("x" * 10)
-    gone = tmp_path / "topicrawl-unwritten.000002.jsonl"
+    gone = Deleted(tmp_path / "topicrawl-unwritten.000002.jsonl")
     monkeypatch.setattr(journal, "journal_segments", lambda directory: [kept, gone])
     assert journal_bytes(tmp_path) == 10
