@@ -999,7 +999,6 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         self._cache: dict[str, Counter[str]] = {}
         self._tables: dict[str, _SpotTable] = {}
         self._sketch_memo: tuple[str, str, tuple[np.ndarray, list[str], list[str]]] | None = None
-        self._sig_memo: tuple[str, str, Counter[str]] | None = None
 
     # -- features ------------------------------------------------------------------------
     def _config_fingerprint(self) -> str:
@@ -1066,16 +1065,6 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         out = (mh, self._band_keys(mh), sig_keys)
         self._sketch_memo = (doc.text, doc.lang, out)
         return out
-
-    def features(self, doc: Doc) -> Counter[str]:
-        """The page's spot signatures (segmenting it): computed only for a page that has a
-        candidate."""
-        memo = self._sig_memo
-        if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
-            return memo[2]
-        sigs = self.signatures(tokenize(doc.text, doc.lang), doc.lang)
-        self._sig_memo = (doc.text, doc.lang, sigs)
-        return sigs
 
     def _stored_signatures(self, ids: list[str]) -> dict[str, Counter[str]]:
         """The spot signatures of stored documents: cached, else from their stored text."""
@@ -1154,7 +1143,8 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
             self.storage.hset(self.key("lt"), doc_id, blob)
             self.storage.hset(self.key("lm"), doc_id, mh.astype("<u4").tobytes())
             self.storage.sadd_many(keys + sig_keys, doc_id)
-        memo = self._sig_memo  # segmented already (it had candidates): keep its signatures
+        # segmented already (it had candidates; SpotSigsDetector.features' memo): keep them
+        memo = self._last
         if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
             self._remember(doc_id, memo[2])
 
