@@ -232,6 +232,20 @@ class _SlowSpotSigs(SpotSigsDetector):
         super()._add_locked(doc_id, sigs)
 
 
+def _assert_one_kept(got, config) -> None:
+    """Of the racing workers' ``(i, duplicate of)``, exactly one kept its page and every
+    other is its duplicate, and the index holds one SpotSigs document; then it is cleared."""
+    kept = [i for i, dup in got if dup is None]
+    assert len(kept) == 1, got
+    assert all(dup == f"doc{kept[0]}" for _, dup in got if dup is not None)
+    storage = make_storage(config)
+    try:
+        assert len(SpotSigsDetector(storage)) == 1
+    finally:
+        storage.clear()
+        storage.close()
+
+
 def _race(ctx, worker, config, n):
     """Start ``n`` processes of ``worker(config, i, barrier, results)`` released together by a
     barrier; returns their results, after checking every process exited cleanly."""
@@ -267,16 +281,7 @@ def test_race_exactly_one_near_duplicate_wins(kind, tmp_path):
         config = _config(kind, tmp_path)
         config["path"] = str(tmp_path / f"race{round_}.sqlite") if kind == "sqlite" else None
         config = {k: v for k, v in config.items() if v is not None}
-        got = _race(ctx, _race_worker, config, n)
-        winners = [i for i, dup in got if dup is None]
-        assert len(winners) == 1, got
-        assert all(dup == f"doc{winners[0]}" for i, dup in got if dup is not None)
-        storage = make_storage(config)
-        try:
-            assert len(SpotSigsDetector(storage)) == 1
-        finally:
-            storage.clear()
-            storage.close()
+        _assert_one_kept(_race(ctx, _race_worker, config, n), config)
 
 
 def test_redis_lock_times_out_with_a_clear_error():
@@ -435,13 +440,4 @@ def test_race_letter_cascade_keeps_exactly_one(kind, tmp_path):
     if kind == "redis":
         _redis_or_skip()
     config = _config(kind, tmp_path)
-    got = _race(mp.get_context("fork"), _letters_race_worker, config, 4)
-    kept = [i for i, dup in got if dup is None]
-    assert len(kept) == 1, got
-    assert all(dup == f"doc{kept[0]}" for _, dup in got if dup is not None)
-    storage = make_storage(config)
-    try:
-        assert len(SpotSigsDetector(storage)) == 1
-    finally:
-        storage.clear()
-        storage.close()
+    _assert_one_kept(_race(mp.get_context("fork"), _letters_race_worker, config, 4), config)
