@@ -1380,12 +1380,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not (self.revive and self.reverse and self.spliced) or not self.storage.hlen(rv):
             return []
         feats = self.features(doc)
-        if self.indexed(feats):
-            posting = [h for h in feats.hashes if h % self.posting_m == 0]
-        elif self._stored_short_doc(feats):
-            posting = [h for h in feats.hashes if h % self.posting_m == 0]
-        else:
+        if not (self.indexed(feats) or self._stored_short_doc(feats)):
             return []
+        posting = [h for h in feats.hashes if h % self.posting_m == 0]
         ids = sorted(self.storage.smembers_count(_hex_keys(self.key("rw", ""), posting)))
         if not ids:
             return []

@@ -855,8 +855,8 @@ class SpotSigsDetector(Detector):
 
 #: SpotSigs' candidate stages: ``"signatures"`` (every page segmented, its signatures'
 #: MinHash LSH or partitions: :class:`SpotSigsDetector`) or ``"letters"`` (a MinHash LSH of
-#: the page's letter shingles, no segmentation; signatures only for a page with a
-#: candidate: :class:`LetterCandidatesSpotSigs`)
+#: stand-ins for the signatures found in the page's letters, no segmentation; signatures
+#: only for a page with a candidate: :class:`LetterCandidatesSpotSigs`)
 CANDIDATE_STAGES = ("signatures", "letters")
 #: the candidate stage of a new SpotSigs index (``candidates=None``)
 DEFAULT_CANDIDATES = "signatures"
