@@ -158,7 +158,7 @@ half of its posting-sampled hashes, each verified): its few span keys (2–4 for
 are broken by an edited letter in a key's start shingle, which the letters forgive (test web
 b30, reversed: a 126-letter source sharing none of its 3 keys with its page); and, the other
 way, a small *stored* document is found by a longer query holding half of its
-posting-sampled hashes (``containment:r:<hash>``, the posting sets of the small documents
+posting-sampled hashes (``containment:sp:<hash>``, the posting sets of the small documents
 alone, so a long query reads no long set; test web a78, URL order: a 118-letter source whose
 2 span keys two inserted letters of its commentary page both broke), and a pair found only
 so needs the guard's evidence (an original met after its own edited half is found so too).
@@ -758,20 +758,20 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
 
     def _small_keys(self, feats: Sample) -> list[str]:
         """The small documents' posting sets of ``feats``' posting-sampled hashes
-        (``containment:r:<hash>``)."""
-        return _hex_keys(self.key("r", ""), self._posting_hashes(feats))
+        (``containment:sp:<hash>``)."""
+        return _hex_keys(self.key("sp", ""), self._posting_hashes(feats))
 
     def _small_stored_candidates(self, feats: Sample) -> set[str]:
         """The forward candidates among the small stored documents (:attr:`full_under`) on
         an index with span keys: those holding at least half of their posting-sampled hashes
-        in the query's (``containment:r:<hash>``, small documents only), whose length the
+        in the query's (``containment:sp:<hash>``, small documents only), whose length the
         query can reach. A small document's few span keys are broken by a few edits of its
         copy (test web a78: a 118-letter source's 2 keys both broken by two inserted letters
         in its commentary page), its posting-sampled shingles only one by one; every
         candidate is verified on letters (:meth:`_contained`), and one that no other stage
         found pairs only under the guard (:meth:`query_features`): an original met after its
         own edited half is found here as well (test webs a17, a48 reversed)."""
-        if not (self.full_under and self.spans_on()) or not self.storage.hlen(self.key("r")):
+        if not (self.full_under and self.spans_on()) or not self.storage.hlen(self.key("sp")):
             return set()
         hits = self.storage.smembers_count(self._small_keys(feats))
         if not hits:
@@ -872,16 +872,16 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 if spans and self.indexed(feats):
                     # found by its posting-sampled hashes too (_small_stored_candidates)
                     self.storage.sadd_many(self._small_keys(feats), doc_id)
-                    self.storage.hset(self.key("r"), doc_id, "1")
+                    self.storage.hset(self.key("sp"), doc_id, "1")
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
-            if self.storage.hget(self.key("r"), doc_id) is not None:
+            if self.storage.hget(self.key("sp"), doc_id) is not None:
                 raw = self.storage.hget(self.key("docs"), doc_id)
                 if raw is not None:
                     small = self._small_keys(Sample.from_json(raw))
                     self.storage.srem_many(small, doc_id)
-                self.storage.hdel(self.key("r"), doc_id)
+                self.storage.hdel(self.key("sp"), doc_id)
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)

@@ -912,11 +912,11 @@ def test_a_small_source_stored_first_finds_its_page_when_edits_break_every_span_
     assert d.duplicate is not None and d.duplicate.doc_id == "src", d
     det = c.detectors[0]
     assert "src" in det._small_stored_candidates(det.features(page))
-    small = det.storage.hlen(det.key("r"))
+    small = det.storage.hlen(det.key("sp"))
     det.remove("src")
     det._last = None
     assert "src" not in det._small_stored_candidates(det.features(page))
-    assert det.storage.hlen(det.key("r")) == small - 1
+    assert det.storage.hlen(det.key("sp")) == small - 1
     # an original met after its edited small half is found the same way, and refused: its
     # material beyond the half is held by no other document (test webs a17, a48 reversed:
     # one edit broke both of the half's span keys, its samples still hold 0.90)
