@@ -156,7 +156,12 @@ twice inside a table cell that also holds its reprint note and fields). And a sm
 reverse candidates are also read from its posting sets (the longer documents holding at least
 half of its posting-sampled hashes, each verified): its few span keys (2–4 for 130 letters)
 are broken by an edited letter in a key's start shingle, which the letters forgive (test web
-b30, reversed: a 126-letter source sharing none of its 3 keys with its page).
+b30, reversed: a 126-letter source sharing none of its 3 keys with its page); and, the other
+way, a small *stored* document is found by a longer query holding half of its
+posting-sampled hashes (``containment:sp:<hash>``, the posting sets of the small documents
+alone, so a long query reads no long set; test web a78, URL order: a 118-letter source whose
+2 span keys two inserted letters of its commentary page both broke), and a pair found only
+so needs the guard's evidence (an original met after its own edited half is found so too).
 
 Index: each document's MOD-``m`` sample (``containment:docs``), posting sets over its
 MOD-``m·posting_factor`` sub-sample (``containment:p:<hash>``: the ``spliced`` guard reads
@@ -619,6 +624,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._last: tuple[str, str, Sample] | None = None
         self._keys_memo: tuple[Sample, list[str]] | None = None
         self._span_memo: tuple[Sample, list[str]] | None = None
+        #: the query's candidates that only the small documents' posting sets found
+        self._guarded: tuple[Sample | None, set[str]] = (None, set())
         #: a set of the posting hits each stored document needs, rounded down (never
         #: shrunk on removal, so its minimum is a floor for every stored document)
         self._need_key = self.key("need", self.threshold)
@@ -718,8 +725,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if self._small(feats) and self.spans_on():
             # a small text's few span keys are broken by a few edits (a 126-letter source
             # has 3): its reverse candidates are also read from its posting sets, loosely
-            return self._short_query_candidates(feats, 0.5) | self._long_candidates(feats)
-        return self._long_candidates(feats)
+            found = self._short_query_candidates(feats, 0.5) | self._long_candidates(feats)
+        else:
+            found = self._long_candidates(feats)
+        small = self._small_stored_candidates(feats)
+        # the small stored documents only their posting sets found: paired under the guard
+        self._guarded = (feats, small - found)
+        return found | small
 
     def _small(self, feats: Sample) -> bool:
         """Whether ``feats`` is an indexed document measured on letters (``full_under``)."""
@@ -743,6 +755,30 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             )
 
         return self._sized(hits, list(hits), "sn", keep)
+
+    def _small_keys(self, feats: Sample) -> list[str]:
+        """The small documents' posting sets of ``feats``' posting-sampled hashes
+        (``containment:sp:<hash>``)."""
+        return _hex_keys(self.key("sp", ""), self._posting_hashes(feats))
+
+    def _small_stored_candidates(self, feats: Sample) -> set[str]:
+        """The forward candidates among the small stored documents (:attr:`full_under`) on
+        an index with span keys: those holding at least half of their posting-sampled hashes
+        in the query's (``containment:sp:<hash>``, small documents only), whose length the
+        query can reach. A small document's few span keys are broken by a few edits of its
+        copy (test web a78: a 118-letter source's 2 keys both broken by two inserted letters
+        in its commentary page), its posting-sampled shingles only one by one; every
+        candidate is verified on letters (:meth:`_contained`), and one that no other stage
+        found pairs only under the guard (:meth:`query_features`): an original met after its
+        own edited half is found here as well (test webs a17, a48 reversed)."""
+        if not (self.full_under and self.spans_on()) or not self.storage.hlen(self.key("sp")):
+            return set()
+        hits = self.storage.smembers_count(self._small_keys(feats))
+        if not hits:
+            return set()
+        n_q = feats.length
+        return self._sized(hits, list(hits), "n", lambda h, size, posting, length: (
+            h >= 0.5 * posting - 1e-9 and n_q + 1e-9 >= self.threshold * length))
 
     def _short_query_candidates(self, feats: Sample, share: float | None = None) -> set[str]:
         """A short query's reverse candidates: the indexed documents holding at least
@@ -833,9 +869,19 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if len(feats.hashes) < self.full_under and feats.full is not None:
                 packed = feats.full.astype("<u4").tobytes()
                 self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
+                if spans and self.indexed(feats):
+                    # found by its posting-sampled hashes too (_small_stored_candidates)
+                    self.storage.sadd_many(self._small_keys(feats), doc_id)
+                    self.storage.hset(self.key("sp"), doc_id, "1")
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
+            if self.storage.hget(self.key("sp"), doc_id) is not None:
+                raw = self.storage.hget(self.key("docs"), doc_id)
+                if raw is not None:
+                    small = self._small_keys(Sample.from_json(raw))
+                    self.storage.srem_many(small, doc_id)
+                self.storage.hdel(self.key("sp"), doc_id)
             super().remove(doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
@@ -1016,9 +1062,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # a pair only the letters accept (an edited copy of a small document, or an
         # original met after its edited first half) needs the reverse direction's evidence:
         # the page's material beyond the stored document held by other documents
+        # and so does a small stored document only its posting sets found (its span keys
+        # broken by edits: a copy's, or those of an original met after its edited half)
+        guarded = self._guarded[1] if self._guarded[0] is feats else set()
         ranked = sorted(((-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
                          if (sc := self.score(feats, s)) > 0 and (
-                             not self._letters_only(s, feats)
+                             not (d in guarded or self._letters_only(s, feats))
                              or self._spliced_pair(s, None, feats)[0])))  # fmt: skip
         matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
         if not matches:
