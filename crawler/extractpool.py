@@ -136,10 +136,17 @@ def extract_document_body(body: bytes, url: str, fmt: str = "pdf", max_pages: in
     """A PDF or .docx document's text (:func:`topicrawl.documents.extract_document`), in a
     worker: pypdf and python-docx are imported there, at the first document, not in the
     crawl's process; a document that hangs its parser is broken after the pool's timeout
-    instead of holding the crawl's thread."""
+    instead of holding the crawl's thread. A parser's own exception (pypdf's
+    ``PdfReadError`` of a broken file) comes back as :class:`BrokenDocument`: unpickling
+    pypdf's class would import pypdf into the crawl's process (≈ 10 MB, docs/scale.md)."""
     from topicrawl.documents import extract_document
 
-    return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
+    try:
+        return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
+    except Exception as exc:
+        if type(exc).__module__ == "builtins":
+            raise
+        raise BrokenDocument(f"{type(exc).__name__}: {exc}") from None
 
 
 def extract_clean_text(html: str, url: str | None, options: dict[str, Any]) -> str:
@@ -195,6 +202,11 @@ class _Process(multiprocessing.context.SpawnProcess):
 
 class _SpawnContext(multiprocessing.context.SpawnContext):
     Process = _Process
+
+
+class BrokenDocument(Exception):
+    """A document its parser could not read, in a worker (the parser's exception class and
+    message in the message)."""
 
 
 class ExtractionTimeout(Exception):

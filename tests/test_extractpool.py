@@ -22,6 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.discovery import feed_urls
 from crawler.extractpool import (
+    BrokenDocument,
     ExtractionCrashed,
     ExtractionPool,
     ExtractionTimeout,
@@ -315,6 +316,10 @@ def test_a_page_of_the_warm_up_waits_for_it_and_a_document_is_extracted_there():
         got = run(pool.extract(body, "http://a.cn/1.pdf", work))
         inline = extract_document(body, "pdf", max_pages=5, max_chars=1000)
         assert (got.title, got.text) == (inline.title, inline.text) and "常务会议" in got.text
+        # a broken PDF: pypdf's error comes back as BrokenDocument, so that unpickling it
+        # does not import pypdf here (the worker's imports are not this process's)
+        with pytest.raises(BrokenDocument, match="^Pdf[A-Za-z]*Error: "):
+            run(pool.extract(body[: len(body) // 3], "http://a.cn/2.pdf", work))
     finally:
         pool.close()
     slow = ExtractionPool(1, stats=stats(), warm_wait=0.01)
