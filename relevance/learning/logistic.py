@@ -11,13 +11,14 @@ gradient of its Algorithm 2), as liblinear 2.x implements it (``tron.cpp``, ``li
 vendored by scikit-learn 1.9): the same objective (the bias a feature of value 1, regularised
 too), the same stopping rule (‖∇f‖ ≤ tol·max(min(#pos, #neg), 1)/l·‖∇f(0)‖) and the same
 trust-region updates, so that it stops at the same iterate. Only the order of floating-point
-sums differs; ``tests/test_learning.py`` holds the coefficients and probabilities equal to
+sums differs (liblinear also puts the negatives first); ``tests/test_learning.py`` holds the coefficients and probabilities equal to
 scikit-learn's.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -70,14 +71,11 @@ def fit_logistic(
     cw = balanced_weights(y, sw) if class_weight == "balanced" else np.ones(2)
     if class_weight not in (None, "balanced"):
         raise ValueError(f"class_weight must be 'balanced' or None, not {class_weight!r}")
-    # liblinear puts the negatives first (labels sorted, stable): the same order of sums
-    order = np.argsort(y, kind="stable")
-    x, y, sw = x[order], y[order], sw[order]
     sign = np.where(y == 1, 1.0, -1.0)
     cost = sw * c * cw[y]
     pos = int((y == 1).sum())
     eps = tol * max(min(pos, len(y) - pos), 1) / len(y)
-    xt = x.T.tocsr()
+    xt = x.T  # a view (CSC): no copy of the matrix
     nfeat = x.shape[1]
 
     def xv(v: np.ndarray) -> np.ndarray:
@@ -141,7 +139,7 @@ def fit_logistic(
     return w[:nfeat], float(w[nfeat])
 
 
-def _trcg(hv: Any, g: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def _trcg(hv: Callable[[np.ndarray], np.ndarray], g: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """Conjugate gradient for H·s = −g inside the trust region ‖s‖ ≤ delta (liblinear's
     ``TRON::trcg``); returns the step s and the residual r = −g − H·s."""
     s = np.zeros_like(g)
