@@ -11,9 +11,9 @@ one topic); every other fetched page is unlabelled. Every ``retrain_every`` page
 is trained again:
 
 1. a logistic regression over TF-IDF (sublinear tf) of the candidate words on the confident
-   pages, the examples and the background (liblinear's L2-regularised solver, as scikit-learn's
-   ``LogisticRegression(solver="liblinear")`` fits it, without scikit-learn:
-   :mod:`relevance.learning.logistic`);
+   pages, the examples and the background (the L2-regularised objective of scikit-learn's
+   ``LogisticRegression(solver="liblinear")``, minimised by SciPy's optimizer without
+   scikit-learn: :mod:`relevance.learning.logistic`);
 2. ``em_steps`` EM steps: the unlabelled pages join with the label the model gives them and sample
    weight λ·|2P − 1| (confident predictions count more), and the model is trained again.
 
