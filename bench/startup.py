@@ -6,8 +6,8 @@ request). "cold": an empty cache directory (``TOPICRAWL_CACHE``): HowNet is pars
 tag table read, the classifier trained, the example texts segmented. "warm": the same
 directory again, nothing changed. "to the scorer built" is the time from the process's
 launch to its scorer built, what a crawl's first request waits for; the whole process
-also counts its exit, which waits for scikit-learn's import in the background (calibrated
-mode, :func:`relevance.learning.selftrain.preload_learner`). With ``--crawl WEB`` also the wall time of a whole
+also counts its exit. (Calibrated mode no longer imports scikit-learn: its page model is fitted
+by :mod:`relevance.learning.logistic`.) With ``--crawl WEB`` also the wall time of a whole
 ``scrapy crawl topic -a max_pages=1`` on a local test web (warm cache).
 
     python bench/startup.py [--repeats 3] [--crawl bench/out/web_large]

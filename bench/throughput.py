@@ -93,6 +93,8 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
            for who, where in (("main", "memory/"), ("workers", "extract/workers_"))
            for key in ("rss", "pss", "uss")},  # at close; None when not recorded
         "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
+        "inline_busy": int(_stat(log, "topicrawl/extract/inline_busy") or 0),
+        "waited_busy": int(_stat(log, "topicrawl/extract/waited_busy") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -115,7 +117,8 @@ def plain(proxy: str, seeds: list[str], pages: int, concurrency: int, tmp: Path)
 
 def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file: str,
           tmp: Path, n: int, workers: int | None = None,
-          checkout: Path | None = None, pending: int | None = None) -> dict:  # fmt: skip
+          checkout: Path | None = None, pending: int | None = None,
+          extra: dict[str, object] | None = None) -> dict:  # fmt: skip
     """``scrapy crawl topic`` of this checkout, or of ``checkout`` (its ``.venv``'s Python,
     run in it: ``--baseline``)."""
     settings: dict[str, object] = {
@@ -128,6 +131,7 @@ def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file
         settings["TOPICRAWL_EXTRACT_WORKERS"] = workers
     if pending is not None:
         settings["TOPICRAWL_EXTRACT_PENDING"] = pending
+    settings.update(extra or {})
     cmd, env = crawl_command(proxy, seeds, topic_file, args={"max_pages": pages},
                              settings=settings)  # fmt: skip
     if checkout is not None:
@@ -154,19 +158,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pending", default="",
                     help="16,64: this checkout's topic spider with the pool on and each "
                     "TOPICRAWL_EXTRACT_PENDING, side by side (instead of --pool)")
+    ap.add_argument("--overflow-wait", default="",
+                    help="0,16: this checkout's topic spider with each "
+                    "TOPICRAWL_EXTRACT_OVERFLOW_WAIT, side by side (with --baseline too)")
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     seeds = truth["seeds"]["portal"]
     plain_name = "plain BFS spider"
     pools = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
     pools = pools or {"scrapy crawl topic": None}
-    topics: dict[str, tuple[int | None, Path | None, int | None]] = {}
+    topics: dict[str, tuple] = {}
+    waits = [v for v in args.overflow_wait.split(",") if v] or [None]
     for checkout in ([args.baseline] if args.baseline else []) + [None]:
         where = ""
         if args.baseline:
             where = f" ({checkout.name})" if checkout else " (this checkout)"
         for name, workers in pools.items():
-            topics[name + where] = (workers, checkout, None)
+            for wait in waits if checkout is None else [None]:
+                label = name + where + (f", overflow wait {wait}" if wait is not None else "")
+                extra = {} if wait is None else {"TOPICRAWL_EXTRACT_OVERFLOW_WAIT": int(wait)}
+                topics[label] = (workers, checkout, None, extra)
     if args.pending:
         topics = {f"scrapy crawl topic, pool on, {v} pending": (1, None, int(v))
                   for v in args.pending.split(",") if v}  # fmt: skip
@@ -189,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                       f" s = {r['pages_per_s']:.1f} pages/s, CPU {r['cpu_ms_per_page']:.1f} "
                       f"ms/page (workers {r['workers_cpu_ms_per_page']:.1f}), peak "
                       f"{r['main_mb']:.0f} + {r['workers_mb']:.0f} MB, {r['pooled']} pages "
-                      f"extracted in the pool ({r['finish']}); load {load[-1]:.1f}",
+                      f"extracted in the pool ({r['finish']}; {r['inline_busy']} overflowed "
+                      f"inline, {r['waited_busy']} waited); load {load[-1]:.1f}",
                       flush=True)  # fmt: skip
     keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
             "main_mb", "workers_mb", "peak_mb")  # fmt: skip

@@ -15,7 +15,10 @@ reactor thread goes on with other pages.
   parse the page at all; that brings Scrapy's ``http`` and ``linkextractors`` (and Twisted)
   into the worker, ≈ 25 MB more (docs/scale.md).
 - Bounded: at most ``workers × pending`` pages are in the pool at a time; a page that comes
-  while it is full is extracted inline, by Scrapy's thread. Waiting for a turn instead would
+  while it is full waits for a turn if fewer than ``workers × overflow_wait`` pages wait
+  already (``TOPICRAWL_EXTRACT_OVERFLOW_WAIT``), else it is extracted inline, by Scrapy's
+  thread (with the first such page, trafilatura's jusText stoplists, ≈ 30 MB, load into the
+  crawl's process). Waiting for a turn instead would
   let pages pile up whenever the workers are slower than the rest of the crawl (small pages):
   Scrapy's own bound on responses in callbacks is ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``, 5 MB of
   bodies, thousands of small pages, and what the crawl learns from a page (the trap guard's
@@ -136,10 +139,17 @@ def extract_document_body(body: bytes, url: str, fmt: str = "pdf", max_pages: in
     """A PDF or .docx document's text (:func:`topicrawl.documents.extract_document`), in a
     worker: pypdf and python-docx are imported there, at the first document, not in the
     crawl's process; a document that hangs its parser is broken after the pool's timeout
-    instead of holding the crawl's thread."""
+    instead of holding the crawl's thread. A parser's own exception (pypdf's
+    ``PdfReadError`` of a broken file) comes back as :class:`BrokenDocument`: unpickling
+    pypdf's class would import pypdf into the crawl's process (≈ 10 MB, docs/scale.md)."""
     from topicrawl.documents import extract_document
 
-    return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
+    try:
+        return extract_document(body, fmt, max_pages=max_pages, max_chars=max_chars)
+    except Exception as exc:
+        if type(exc).__module__ == "builtins":
+            raise
+        raise BrokenDocument(f"{type(exc).__name__}: {exc}") from None
 
 
 def extract_clean_text(html: str, url: str | None, options: dict[str, Any]) -> str:
@@ -195,6 +205,11 @@ class _Process(multiprocessing.context.SpawnProcess):
 
 class _SpawnContext(multiprocessing.context.SpawnContext):
     Process = _Process
+
+
+class BrokenDocument(Exception):
+    """A document its parser could not read, in a worker (the parser's exception class and
+    message in the message)."""
 
 
 class ExtractionTimeout(Exception):
@@ -262,6 +277,7 @@ class ExtractionPool:
         *,
         timeout: float = 60.0,
         pending: int = 16,
+        overflow_wait: int = 0,
         max_restarts: int = MAX_RESTARTS,
         stats: Any = None,
         function: Callable[[bytes, str], Any] = extract_body,
@@ -271,6 +287,9 @@ class ExtractionPool:
         self.workers = max(1, workers)
         self.timeout = timeout
         self.capacity = self.workers * max(1, pending)
+        #: pages that may wait for a turn while the pool is full (then: inline)
+        self.overflow_wait = self.workers * max(0, overflow_wait)
+        self._waiting = 0
         self.max_restarts = max_restarts
         self.stats = stats
         self.function = function
@@ -306,6 +325,7 @@ class ExtractionPool:
         # the stats: given at spider open (start), when Scrapy has made them
         return cls(workers, timeout=s.getfloat("TOPICRAWL_EXTRACT_TIMEOUT"),
                    pending=s.getint("TOPICRAWL_EXTRACT_PENDING"),
+                   overflow_wait=s.getint("TOPICRAWL_EXTRACT_OVERFLOW_WAIT"),
                    warm_wait=s.getfloat("TOPICRAWL_EXTRACT_WARM_WAIT", cls.WARM_WAIT),
                    function=function or extract_body)  # fmt: skip
 
@@ -498,8 +518,8 @@ class ExtractionPool:
                       function: Callable[[bytes, str], Any] | None = None) -> Any:  # fmt: skip
         """The page extracted by a worker (what the pool's ``function``, or the ``function``
         given, returns); None when the pool cannot take it now (not ready
-        yet, switched off, closed, or ``capacity`` pages in it already): the caller extracts
-        it inline. Raises what the extraction raised, :class:`ExtractionTimeout` or
+        yet, switched off, closed, or ``capacity`` pages in it and ``overflow_wait`` waiting
+        already): the caller extracts it inline. Raises what the extraction raised, :class:`ExtractionTimeout` or
         :class:`ExtractionCrashed`.
 
         A page whose worker died (with it, or with another page it held) is handed to the
@@ -508,14 +528,24 @@ class ExtractionPool:
         if not self.ready:
             return None
         bound, alone = self._slots()
-        if bound.locked():  # the pool is busy: this page is the caller's
-            self._inc("inline_busy")
-            return None
-        async with bound:
+        if bound.locked():  # the pool is busy: this page waits its turn, or is the caller's
+            if self._waiting >= self.overflow_wait:
+                self._inc("inline_busy")
+                return None
+            self._inc("waited_busy")
+            self._waiting += 1
             try:
-                return await self._run(body, url, function=function)
-            except BrokenProcessPool:
-                pass
+                await bound.acquire()
+            finally:
+                self._waiting -= 1
+        else:
+            await bound.acquire()
+        try:
+            return await self._run(body, url, function=function)
+        except BrokenProcessPool:
+            pass
+        finally:
+            bound.release()
         async with alone:
             for _ in range(self.capacity):
                 await bound.acquire()

@@ -194,6 +194,16 @@ TOPICRAWL_EXTRACT_TIMEOUT = 60.0
 #: loading jusText's stoplists (≈ 33 MB) into the crawl's process (docs/scale.md, run K);
 #: the hostile web's path-trap bound holds at 64 (tests/test_crawl_traps.py).
 TOPICRAWL_EXTRACT_PENDING = 64
+#: Pages, per worker, that may wait for a turn while the pool is full (counted as
+#: topicrawl/extract/waited_busy); beyond them a page is extracted inline, and the first such
+#: page whose text is short loads jusText's stoplists (≈ 30 MB) into the crawl's process. A
+#: bound, not a queue of every page: a page waiting is a page the crawl has not learnt from
+#: yet (the trap guard, the link scorer's sample); the hostile web's crawl
+#: (tests/test_crawl_traps.py) took 11 s at 0, 16 and 64, 18-23 s at 256 or unbounded. Off
+#: (0) by default: at 64 the stoplists stayed out of the crawl's process (0 of 6 crawls
+#: against 3 of 9), but on held-out webs (family b, seeds 50-51, 16 in flight) corpus recall
+#: fell by 0.033 ± 0.012 (docs/scale.md, 2026-11-27).
+TOPICRAWL_EXTRACT_OVERFLOW_WAIT = 0
 #: Seconds from the pool's start (as the spider is built) that a page waits for its workers'
 #: warm-up instead of being extracted inline (0: inline at once). Pages extracted in the
 #: crawl's process make trafilatura load jusText's stoplists there (≈ 30 MB).

@@ -49,7 +49,7 @@ from relevance.learning.final import Change, FinalJudgement
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
 from relevance.learning.rejudge import HeldPage, RejudgeBuffer
-from relevance.learning.selftrain import Bag, SelfTrainingPageModel, preload_learner
+from relevance.learning.selftrain import Bag, SelfTrainingPageModel
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
 
@@ -148,7 +148,6 @@ class CalibratedLinkScorer:
                 em_steps=lc.em_steps,
                 seed=seed or 0,
             )
-            preload_learner()  # scikit-learn imported beside the start-up, not mid-crawl
             seed_model(page_model, topic, extract)
         link_model = (OnlineLinkModel(learning_rate=lc.link_rate, gate=lc.link_gate,
                                        gate_scope=lc.link_gate_scope)

@@ -1,4 +1,6 @@
-"""scikit-learn for the learners, imported once, optionally without pandas.
+"""scikit-learn for the topic classifier (:mod:`relevance.classifier`: a topic with examples),
+imported once, optionally without pandas. (The page model of calibrated mode fits without it:
+:mod:`relevance.learning.logistic`.)
 
 scikit-learn imports pandas when it is installed (``sklearn.utils.fixes``), only to recognise
 DataFrames; the learners here give it sparse matrices and arrays, never a DataFrame. In a

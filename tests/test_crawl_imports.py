@@ -73,3 +73,18 @@ def test_pages_of_the_first_second_go_to_the_pool(proxy, small_web, politics_top
     flag = int(got["stoplists"])
     assert f"'topicrawl/memory/justext_stoplists': {flag}," in got["log"]
     assert "'topicrawl/memory/pss_mb'" in got["log"]
+
+
+def test_a_calibrated_crawl_imports_no_scikit_learn(proxy, small_web, tmp_path):
+    """A words-only topic (calibrated mode, the default for it) trains its page model with
+    relevance.learning.logistic: scikit-learn (≈ 70 MB: it imports SciPy's statistics) is
+    never imported in the crawl's process (it was, in the background, as the scorer was
+    built)."""
+    topic = tmp_path / "words.toml"
+    topic.write_text('name = "时政"\n[words]\n"国务院" = 1.0\n"会议" = 0.8\n"改革" = 0.6\n',
+                     encoding="utf-8")  # fmt: skip
+    got = probe_crawl(proxy, small_web, topic, f"sqlite:///{tmp_path}/c.db", 1,
+                      args={"max_pages": 4})  # fmt: skip
+    assert "'finish_reason': 'max_pages'" in got["log"]
+    assert "calibrated" in got["log"].lower()
+    assert not set(got["modules"]) & {"sklearn", "pandas"}

@@ -22,6 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.discovery import feed_urls
 from crawler.extractpool import (
+    BrokenDocument,
     ExtractionCrashed,
     ExtractionPool,
     ExtractionTimeout,
@@ -315,6 +316,10 @@ def test_a_page_of_the_warm_up_waits_for_it_and_a_document_is_extracted_there():
         got = run(pool.extract(body, "http://a.cn/1.pdf", work))
         inline = extract_document(body, "pdf", max_pages=5, max_chars=1000)
         assert (got.title, got.text) == (inline.title, inline.text) and "常务会议" in got.text
+        # a broken PDF: pypdf's error comes back as BrokenDocument, so that unpickling it
+        # does not import pypdf here (the worker's imports are not this process's)
+        with pytest.raises(BrokenDocument, match="^Pdf[A-Za-z]*Error: "):
+            run(pool.extract(body[: len(body) // 3], "http://a.cn/2.pdf", work))
     finally:
         pool.close()
     slow = ExtractionPool(1, stats=stats(), warm_wait=0.01)
@@ -324,6 +329,35 @@ def test_a_page_of_the_warm_up_waits_for_it_and_a_document_is_extracted_there():
         assert slow.stats.get_value("topicrawl/extract/warm_wait_expired") == 1
     finally:
         slow.close()
+
+
+def test_pages_over_the_pools_capacity_wait_up_to_the_overflow_bound():
+    """With ``overflow_wait``, that many pages (per worker) wait for a turn when the pool is
+    full and are extracted by it; only the pages beyond are left to the caller."""
+    pool = ExtractionPool(1, pending=2, overflow_wait=3, stats=stats())
+    pool.start()
+    try:
+        wait_ready(pool)
+        out = run(extract_all(pool, [(PAGE, f"http://a.cn/{i}.html") for i in range(8)]))
+        assert all("常务会议" in o.text for o in out[:5]) and out[5:] == [None] * 3
+        assert pool.stats.get_value("topicrawl/extract/waited_busy") == 3
+        assert pool.stats.get_value("topicrawl/extract/inline_busy") == 3
+        assert pool.stats.get_value("topicrawl/extract/pages") == 5
+        assert pool._waiting == 0
+    finally:
+        pool.close()
+
+
+def test_the_pools_bounds_are_settings():
+    from crawler import settings as defaults
+
+    crawler = get_crawler(settings_dict={"TOPICRAWL_EXTRACT_WORKERS": 2,
+                                         "TOPICRAWL_EXTRACT_PENDING": 8,
+                                         "TOPICRAWL_EXTRACT_OVERFLOW_WAIT": 3,
+                                         "TOPICRAWL_EXTRACT_TIMEOUT": 60.0})  # fmt: skip
+    pool = ExtractionPool.from_crawler(crawler)
+    assert (pool.capacity, pool.overflow_wait) == (16, 6)
+    assert defaults.TOPICRAWL_EXTRACT_OVERFLOW_WAIT == 0  # off: it cost held-out recall
 
 
 def test_pages_over_the_pools_capacity_are_the_callers():

@@ -10,8 +10,10 @@ and optional unlabelled background text (negatives: most of a general news corpu
 one topic); every other fetched page is unlabelled. Every ``retrain_every`` pages the model
 is trained again:
 
-1. a logistic regression over TF-IDF (sublinear tf) of the candidate words (scikit-learn) on
-   the confident pages, the examples and the background;
+1. a logistic regression over TF-IDF (sublinear tf) of the candidate words on the confident
+   pages, the examples and the background (the L2-regularised objective of scikit-learn's
+   ``LogisticRegression(solver="liblinear")``, minimised by SciPy's optimizer without
+   scikit-learn: :mod:`relevance.learning.logistic`);
 2. ``em_steps`` EM steps: the unlabelled pages join with the label the model gives them and sample
    weight λ·|2P − 1| (confident predictions count more), and the model is trained again.
 
@@ -40,7 +42,6 @@ import logging
 import math
 import random
 import sys
-import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,38 +50,9 @@ from typing import Any, ClassVar
 
 from relevance.classifier import count_probabilities, term_probabilities
 from relevance.learning.base import LearnedModel, reservoir_put, retrain_due
-from relevance.sklearnimport import import_sklearn, one_blas_thread
+from relevance.sklearnimport import one_blas_thread
 
 logger = logging.getLogger(__name__)
-
-#: the thread importing scikit-learn off the start-up path (:func:`preload_learner`)
-_preload: threading.Thread | None = None
-_preload_lock = threading.Lock()
-
-
-def _import_learner() -> None:
-    try:
-        SelfTrainingPageModel.learner()
-    except Exception as exc:  # the first training imports again and raises it there
-        logger.warning("importing scikit-learn in the background failed: %r", exc)
-
-
-def preload_learner() -> threading.Thread | None:
-    """Start importing scikit-learn in a background thread (≈ 1 s of imports: scikit-learn,
-    SciPy's stats, and pandas unless hidden: :mod:`relevance.sklearnimport`) and return the
-    thread, or None when it is imported or importing already. A crawl builds its scorer and
-    sends its first requests meanwhile; the first training, many pages later, finds the
-    import done (or waits for it: Python's import locks serialise the two). Not a daemon: a
-    process that exits at once waits for the import instead of tearing down a half-imported
-    C extension."""
-    global _preload
-    with _preload_lock:
-        if _preload is not None or "sklearn.linear_model" in sys.modules:
-            return None
-        _preload = threading.Thread(target=_import_learner, name="topicrawl-import-sklearn")
-        _preload.start()
-        return _preload
-
 
 #: a page's word counts as the reservoir keeps them: its distinct words and their counts
 Bag = tuple[tuple[str, ...], array]
@@ -213,24 +185,12 @@ class SelfTrainingPageModel(LearnedModel):
         return False
 
     # -- training ---------------------------------------------------------------------------
-    @staticmethod
-    def learner() -> tuple[Any, Any]:
-        """scikit-learn's (TfidfTransformer, LogisticRegression). Importing scikit-learn
-        takes a second or more: a crawl starts it in the background when it builds its
-        scorer (:func:`preload_learner`), so that neither the start-up nor the first page to
-        trigger a training waits for it."""
-        import_sklearn()
-        from sklearn.feature_extraction.text import TfidfTransformer
-        from sklearn.linear_model import LogisticRegression
-
-        return TfidfTransformer, LogisticRegression
-
     def retrain(self) -> bool:
         """Train on the confident pages + examples, then one EM-λ step over the unlabelled
         pages. Returns False (model unchanged) while either class has too few labels."""
         import numpy as np
 
-        TfidfTransformer, LogisticRegression = self.learner()  # noqa: N806
+        from relevance.learning.logistic import fit_logistic, probabilities, tfidf
 
         veto = self.negative_sections
         pages = [(b, 0 if s is not None and s in veto else y) for b, y, s in self.pages]
@@ -243,27 +203,23 @@ class SelfTrainingPageModel(LearnedModel):
             return False
         unlabelled = [b for b, y in pages if y is None]
         names, counts = word_matrix([b for b, _, _ in labelled] + unlabelled)
-        tfidf = TfidfTransformer(sublinear_tf=True)
-        x = tfidf.fit_transform(counts)
+        idf, x = tfidf(counts)
         n = len(labelled)
         y = np.asarray([lab for _, lab, _ in labelled], dtype=int)
         w = np.asarray([wt for _, _, wt in labelled], dtype=float)
-        model = LogisticRegression(
-            C=self.c, max_iter=2000, class_weight=self.class_weight, solver="liblinear"
-        )
+        fit = {"c": self.c, "class_weight": self.class_weight, "max_iter": 2000}
         with one_blas_thread():
-            model.fit(x[:n], y, sample_weight=w)
+            coef, b = fit_logistic(x[:n], y, sample_weight=w, **fit)
             for _ in range(self.em_steps if unlabelled and self.em_lambda > 0 else 0):
-                p = model.predict_proba(x[n:])[:, 1]
+                p = probabilities(x[n:], coef, b)
                 y2 = np.concatenate([y, (p >= 0.5).astype(int)])
                 w2 = np.concatenate([w, self.em_lambda * np.abs(2 * p - 1) + 1e-6])
                 if len(set(y2.tolist())) < 2:
                     break
-                model.fit(x, y2, sample_weight=w2)
-        idf, coef = tfidf.idf_, model.coef_.ravel()
+                coef, b = fit_logistic(x, y2, sample_weight=w2, **fit)
         self.terms = {names[j]: (float(idf[j]), float(coef[j])) for j in range(len(names))
                       if coef[j] != 0.0}  # fmt: skip
-        self.intercept = float(model.intercept_[0])
+        self.intercept = b
         self.trainings += 1
         self.trained_on = {"positives": pos, "negatives": neg, "unlabelled": len(unlabelled)}
         return True
