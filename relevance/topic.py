@@ -100,7 +100,7 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     retrain_every = 10                 # pages between trainings (at least pages seen / 4)
     c = 10.0                           # inverse regularisation of the logistic regression
     em_lambda = 1.0                    # weight of the unlabelled pages in the EM steps
-    em_steps = 0                       # EM steps over the unlabelled pages (0: trained on
+    em_steps = 3                       # EM steps over the unlabelled pages (0: trained on
                                        #   the pseudo-labelled pages only)
     background = ""                    # optional unlabelled text: negatives (data:corpus/...)
     background_limit = 2000            # lines read from it
@@ -256,7 +256,7 @@ class LearningConfig:
     retrain_every: int = 10
     c: float = 10.0
     em_lambda: float = 1.0
-    em_steps: int = 0
+    em_steps: int = 3
     background: str = ""
     background_limit: int = 2000
     background_weight: float = 0.2

@@ -97,7 +97,7 @@ def test_contrast_reads_a_directory_of_topics_but_not_the_topic_itself(tmp_path)
 
 
 def test_self_training_labels_learns_and_round_trips(tmp_path):
-    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3, em_steps=3)
+    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3)
     assert m.label(0.95) == 1 and m.label(0.05) == 0 and m.label(0.5) is None
     for _ in range(2):
         for t in ON:
@@ -212,7 +212,7 @@ def test_self_training_fits_with_one_blas_thread(fit_blas_threads):
 def test_unlabelled_pages_teach_the_model_only_through_em(em_steps):
     """A word seen only on unlabelled pages (P_lit between the cuts) gets a weight through
     the EM steps, which label those pages with the model's own prediction; without EM steps
-    (the default) the model learns from the pseudo-labelled pages only."""
+    the model learns from the pseudo-labelled pages only."""
     m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3,
                               em_steps=em_steps)  # fmt: skip
     for t in ON + ON:
