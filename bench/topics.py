@@ -8,6 +8,8 @@
                                   # a crawl's fetched pages again, through [learning] variants
     python bench/topics.py final [--family b] [--seeds 1,2] [--out DIR]  # judged again at the end
     python bench/topics.py split [--family b] [--seeds 1,2] [--verbose]  # recall lost where
+    python bench/topics.py labels [--family b] [--seeds 1,2] [--variants ",em_steps=0"] [--ceiling]
+        # the page model's pseudo-labels and ROC AUC (and the learner's on true labels)
     python bench/topics.py calibrate [--crawls "b:1,2;a:0"]   # the acceptance's calibration map
     python bench/topics.py crawl [--family b] [--seeds 0,1,2] [--categories 体育,...]
                                  [--runs topicrawl,topicrawl:weight=0.7,keyword,...]
@@ -584,6 +586,99 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f1 = 2 * statistics.mean(ps) * statistics.mean(rs) / max(1e-9, statistics.mean(ps) + statistics.mean(rs))
             print(f"[{v or 'default'}] P mean {statistics.mean(ps):.3f} min {min(ps):.3f}  "
                   f"R mean {statistics.mean(rs):.3f} min {min(rs):.3f}  F1 {f1:.3f}  (n={len(ps)})")
+    return 0
+
+
+# -- labels: the page model's pseudo-labels and ranking against the truth ----------------------
+def roc_auc(pos: list[float], neg: list[float]) -> float:
+    """ROC AUC of scores (Mann-Whitney U / (|pos|·|neg|), ties counted half); NaN without
+    both classes."""
+    if not pos or not neg:
+        return float("nan")
+    ranked = sorted([(x, 1) for x in pos] + [(x, 0) for x in neg])
+    total, i = 0.0, 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        total += (i + j + 1) / 2 * sum(y for _, y in ranked[i:j])  # the tied group's mean rank
+        i = j
+    return (total - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def supervised_ceiling(rows: list[dict], extract: Callable[[str], list[str]]) -> float:
+    """ROC AUC of the page model's learner (TF-IDF of the same candidate words, C = 10,
+    balanced, liblinear) trained on the *true* labels of the crawl's fetched pages, 5-fold
+    cross-validated: what the features allow when the labels are right."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_predict
+
+    y = np.asarray([r["on"] for r in rows], dtype=int)
+    if y.sum() < 5 or (1 - y).sum() < 5:
+        return float("nan")
+    docs = [extract(page_text(r["info"])) for r in rows]
+    x = TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True).fit_transform(docs)
+    lr = LogisticRegression(C=10.0, class_weight="balanced", solver="liblinear")
+    p = cross_val_predict(lr, x, y, cv=5, method="predict_proba")[:, 1]
+    return roc_auc(list(p[y == 1]), list(p[y == 0]))
+
+
+def page_text(info: Any) -> str:
+    """The text the calibrated scorer reads of a page (``PageInfo``): its head, then its
+    main text."""
+    head = " ".join(x for x in (info.title, info.description, info.keywords) if x)
+    return f"{head}\n{info.text or ''}"
+
+
+def cmd_labels(args: argparse.Namespace) -> int:
+    """Per recorded crawl, replayed as in ``replay`` for each variant: the pseudo-labels'
+    quality (share on-topic of the pages with P_lit >= 0.7, share on-topic of those with
+    P_lit <= 0.1), the ROC AUC over the fetched pages of P_lit, P_model (at fetch; pages
+    judged before the first training left out) and P(page), the precision / recall of the
+    accepted pages, and with ``--ceiling`` the AUC of the same learner on the true labels."""
+    import collections
+
+    from relevance.topic import load_topic
+    from relevance.weights import CandidateExtractor
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    variants = args.variants.split(",")
+    dbs = crawl_dbs(args.family, parse_seeds(args.seeds), cats, args.run)
+    res: dict[str, dict[str, list[float]]] = {v: collections.defaultdict(list) for v in variants}
+    for (seed, cat), db in sorted(dbs.items()):
+        _, truth = ensure_web(args.family, seed)
+        pages = replay_pages(db)
+        sections = web_sections(args.family, seed)
+        topic0 = load_topic(topic_paths()[cat])
+        for v in variants:
+            rows = replay(pages, learning_variant(topic0, v), truth, cat, sections)
+            on = [r for r in rows if r["on"]]
+            off = [r for r in rows if not r["on"]]
+            acc = [r for r in rows if r["accepted"]]
+            pos = [r["on"] for r in rows if r["lit"] >= 0.7]
+            neg = [r["on"] for r in rows if r["lit"] <= 0.1]
+            fig = {
+                "P": sum(r["on"] for r in acc) / max(1, len(acc)),
+                "R": sum(r["on"] for r in acc) / max(1, len(on)),
+                "pos_prec": sum(pos) / max(1, len(pos)),
+                "neg_on": sum(neg) / max(1, len(neg)),
+                "auc_lit": roc_auc([r["lit"] for r in on], [r["lit"] for r in off]),
+                "auc_model": roc_auc([r["model"] for r in on if r["model"] is not None],
+                                     [r["model"] for r in off if r["model"] is not None]),
+                "auc_P": roc_auc([r["p"] for r in on], [r["p"] for r in off]),
+            }
+            if args.ceiling and v == variants[0]:
+                ext = CandidateExtractor(pos=topic0.candidates.pos, topic_words=topic0.weights)
+                fig["auc_ceiling"] = supervised_ceiling(rows, ext)
+            for k, x in fig.items():
+                res[v][k].append(x)
+            print(f"{args.family}{seed} {cat} [{v or 'default'}] "
+                  + " ".join(f"{k} {x:.3f}" for k, x in fig.items()), flush=True)  # fmt: skip
+    for v in variants:
+        print(f"[{v or 'default'}] " + " ".join(
+            f"{k} {statistics.mean(x for x in xs if x == x):.3f}" for k, xs in res[v].items()))
     return 0
 
 
@@ -1198,6 +1293,12 @@ def main(argv: list[str] | None = None) -> int:
                                    "final re-judgement, within each recorded crawl")
                     ).set_defaults(func=cmd_final_effect)  # fmt: skip
 
+    lb = recorded_crawls(sub.add_parser("labels", help="the page model's pseudo-labels and "
+                                        "ranking (ROC AUC) over recorded crawls"), out=False)
+    lb.add_argument("--variants", default="", help="[learning] overrides as in replay")
+    lb.add_argument("--ceiling", action="store_true",
+                    help="also the learner's AUC on the true labels (5-fold)")
+    lb.set_defaults(func=cmd_labels)
     sp = recorded_crawls(sub.add_parser("split", help="where crawls lost recall (fetching or "
                                         "acceptance)"), out=False)  # fmt: skip
     sp.add_argument("--verbose", action="store_true", help="every rejected on-topic page")

@@ -100,7 +100,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     retrain_every = 10                 # pages between trainings (at least pages seen / 4)
     c = 10.0                           # inverse regularisation of the logistic regression
     em_lambda = 1.0                    # weight of the unlabelled pages in the EM steps
-    em_steps = 3
+    em_steps = 3                       # EM steps over the unlabelled pages (0: trained on
+                                       #   the pseudo-labelled pages only)
     background = ""                    # optional unlabelled text: negatives (data:corpus/...)
     background_limit = 2000            # lines read from it
     background_weight = 0.2            # their sample weight

@@ -218,6 +218,25 @@ def test_self_training_fits_with_one_blas_thread(monkeypatch):
     assert seen and set(seen) == {1}
 
 
+@pytest.mark.parametrize("em_steps", [0, 3])
+def test_unlabelled_pages_teach_the_model_only_through_em(em_steps):
+    """A word seen only on unlabelled pages (P_lit between the cuts) gets a weight through
+    the EM steps, which label those pages with the model's own prediction; without EM steps
+    the model learns from the pseudo-labelled pages only."""
+    m = SelfTrainingPageModel(retrain_every=1000, min_positives=3, min_negatives=3,
+                              em_steps=em_steps)  # fmt: skip
+    for t in ON + ON:
+        m.observe(words(t), 0.95)
+    for t in OFF + OFF:
+        m.observe(words(t), 0.02)
+    for t in ON:
+        m.observe(words(t) + ["新词"], 0.5)  # unlabelled
+    assert m.retrain()
+    assert m.trained_on["unlabelled"] == len(ON)
+    learned = m.terms.get("新词", (0.0, 0.0))[1]
+    assert (learned > 0) if em_steps else (learned == 0.0)
+
+
 def test_self_training_waits_for_both_classes():
     m = SelfTrainingPageModel(retrain_every=1000)
     for t in ON * 5:
