@@ -937,10 +937,14 @@ _RELATED_HEAD = re.compile(
     r"扩展阅读|推荐阅读|(?:热点|热门|精彩|为您|为你)推荐|猜你喜欢|往期回顾|更多(?:新闻|精彩)"
 )
 #: Sentence ends, and the punctuation a run of headlines glued to the last sentence lacks.
-_SENT_END = re.compile(r"[。！？」”]")
+_SENT_END_CHARS = "。！？」”"
+#: the first letters of :data:`_RELATED_HEAD`'s headings (a line with none is no heading)
+_RELATED_FIRST = re.compile(r"[相延扩推热精为猜往更]")
+_HEAD_COLON = re.compile(r"[:：]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CLAUSE = re.compile(r"[，,、；;：:“”\"《》\[\]【】]")
 _COMMENT_TAIL = re.compile(r"\s*(?:我要评论|发表评论|查看评论)\s*$")
+_COMMENT_LINKS = ("我要评论", "发表评论", "查看评论")
 
 
 def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
@@ -956,7 +960,9 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
     """
     total = None  # the text's letters, counted once a heading is found
     for i in range(max(0, len(lines) - 7), len(lines)):
-        head = re.split(r"[:：]", lines[i], maxsplit=1)[0]
+        if not _RELATED_FIRST.search(lines[i]):
+            continue  # (a heading's letters start with one of these: a quick test first)
+        head = _HEAD_COLON.split(lines[i], maxsplit=1)[0]
         letters = _letters(head[:64])  # more than 8 letters there: no heading, paragraph or not
         if len(head) > 64 and len(letters) <= 8:
             letters = _letters(head)
@@ -969,12 +975,14 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
             lines = lines[:i]
             break
     while lines:
-        last = _COMMENT_TAIL.sub("", lines[-1])
-        ends = list(_SENT_END.finditer(last))
-        if ends:
-            tail = last[ends[-1].end() :]
+        last = lines[-1]
+        if any(link in last for link in _COMMENT_LINKS):  # (the pattern's quick test)
+            last = _COMMENT_TAIL.sub("", last)
+        end = max(map(last.rfind, _SENT_END_CHARS)) + 1  # after the last sentence end
+        if end:
+            tail = last[end:]
             if len(_CJK.findall(tail)) >= 20 and not _CLAUSE.search(tail):
-                last = last[: ends[-1].end()]
+                last = last[:end]
         if last != lines[-1]:
             removed["related"] += 1
             lines = [*lines[:-1], last.strip()] if last.strip() else lines[:-1]
