@@ -1250,6 +1250,23 @@ def test_revival_is_bounded_needs_the_guard_and_only_keeps_first():
         assert c.check_and_add(doc_id, Doc(body)).revived == ()
 
 
+def test_revival_check_sees_sources_another_process_remembered():
+    """A process skips the revival lookups for a document none of whose hashes a remembered
+    source waits for, from its copy of the waited-for hashes; a source another process
+    remembers since (a new entry: a new sequence number) is seen: that copy is read again."""
+    storage = MemoryStorage()
+    a, b = Cascade(storage), Cascade(storage)  # two processes on one index
+    a.check_and_add("page", Doc(SHORT_SPLICE))
+    assert a.check_and_add("source", Doc(text(*ARTICLE))).duplicate is not None
+    assert a.check_and_add("reading", Doc(text(*READING))).revived == ()  # a's copy: 1 entry
+    b.check_and_add("page2", Doc(text(*OTHER, "【延伸阅读】", *WEATHER[:2])))
+    assert b.check_and_add("source2", Doc(text(*OTHER))).duplicate is not None
+    assert len(storage.hgetall("containment:rv")) == 2
+    d = a.check_and_add("weather", Doc(text(*WEATHER)))
+    assert [p for _, p in d.revived] == ["source2"]
+    assert [p for _, p in a.check_and_add("donor", Doc(text(*DONOR))).revived] == ["source"]
+
+
 def test_pipeline_revives_the_dropped_source_and_the_store_takes_it_back(tmp_path):
     """The dedup pipeline signals the page out (``document_replaced``) and the source back
     (``document_revived``), counted as ``topicrawl/dedup/revived/containment``; the store
