@@ -441,3 +441,39 @@ def test_race_letter_cascade_keeps_exactly_one(kind, tmp_path):
         _redis_or_skip()
     config = _config(kind, tmp_path)
     _assert_one_kept(_race(mp.get_context("fork"), _letters_race_worker, config, 4), config)
+
+
+def test_memory_lock_excludes_other_threads_and_is_reentrant():
+    """The memory backend's lock (a plain context manager since the check-and-add speed-up):
+    a second thread waits for the holder of the same name; the holder re-enters it and
+    batches inside it; both hand back the storage."""
+    import threading
+    import time
+
+    s = MemoryStorage()
+    order: list[str] = []
+    inside = threading.Event()
+
+    def other() -> None:
+        inside.wait()
+        with s.lock("cascade"):
+            order.append("other")
+
+    t = threading.Thread(target=other)
+    t.start()
+    with s.lock("cascade") as got:
+        assert got is s
+        inside.set()
+        with s.lock("cascade"), s.batch() as again:  # re-entrant
+            assert again is s
+        time.sleep(0.05)
+        order.append("holder")
+    t.join(5)
+    assert order == ["holder", "other"]
+    with pytest.raises(ValueError):
+        with s.lock("cascade"):
+            raise ValueError  # an exception passes through and releases the lock
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(5)
+    assert order[-1] == "other" and not t.is_alive()
