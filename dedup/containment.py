@@ -318,9 +318,15 @@ def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
 def _skew_xor(rows: np.ndarray, n: int, k: int) -> np.ndarray:
     """``xor_j rows[i + j, j]`` for i < ``n`` (``rows``: C-contiguous, ``k`` columns)."""
     step, item = rows.strides
-    view = np.lib.stride_tricks.as_strided(rows, shape=(k, n), strides=(step + item, step),
-                                           writeable=False)  # fmt: skip
+    view = np.ndarray((k, n), dtype=rows.dtype, buffer=rows, strides=(step + item, step))
     return np.bitwise_xor.reduce(view, axis=0)
+
+
+def _multiples(values: np.ndarray, m: int) -> np.ndarray:
+    """``values % m == 0`` (a mask; by a bit test when ``m`` is a power of two)."""
+    if m & (m - 1) == 0:
+        return (values & (m - 1)) == 0
+    return values % m == 0
 
 
 def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
@@ -342,19 +348,24 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     letters or more apart with no sampled shingle moved between them: a copy shares most of
     its source's keys, while a page that only shares a sentence shorter than ``span`` with
     it shares none."""
-    pos = np.flatnonzero(hashes % m == 0)
+    pos = np.flatnonzero(_multiples(hashes, m))
     if len(pos) < 2:
         return []
-    first = pos if start is None or start == m else pos[hashes[pos] % start == 0]
-    end = np.searchsorted(pos, first + span)
+    at = hashes[pos]
+    if start is None or start == m:
+        firsts = np.arange(len(pos))
+    else:
+        firsts = np.flatnonzero(_multiples(at, start))
+    end = np.searchsorted(pos, pos[firsts] + span)
     ok = end < len(pos)
-    a = hashes[first[ok]].astype(np.uint64)
-    b = hashes[pos[end[ok]]].astype(np.uint64)
-    x = (a << np.uint64(32)) | b  # then the 64-bit finaliser of MurmurHash3
+    x = at[firsts[ok]].astype(np.uint64)
+    x <<= np.uint64(32)
+    x |= at[end[ok]]  # then the 64-bit finaliser of MurmurHash3
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
-    return np.unique((x >> np.uint64(32)).astype(np.uint32)).tolist()
+    x >>= np.uint64(32)
+    return sorted(set(x.tolist()))
 
 
 def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
@@ -650,7 +661,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        sample = frozenset(h[h % self.m == 0].tolist())
+        sample = frozenset(h[_multiples(h, self.m)].tolist())
         full = h
         if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
             # a small document's letters without a reprint note or source and editor

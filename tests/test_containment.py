@@ -197,6 +197,36 @@ def test_letter_codes_are_what_the_non_letter_pattern_leaves():
         re.sub(r"[\W_]+", "", body.lower())).tolist()
 
 
+def test_span_keys_are_the_pairs_written_out():
+    """span_keys (vectorised) is the definition written out shingle by shingle: each start
+    hash ≡ 0 (mod ``start``) paired with the first hash ≡ 0 (mod ``m``) at least ``span``
+    letters on, mixed by MurmurHash3's finaliser, sorted and distinct."""
+    import numpy as np
+
+    def reference(h: list[int], m: int, span: int, start: int) -> list[int]:
+        pos = [i for i, x in enumerate(h) if x % m == 0]
+        out = set()
+        for i in pos:
+            if h[i] % start:
+                continue
+            j = next((j for j in pos if j >= i + span), None)
+            if j is None:
+                continue
+            x = (h[i] << 32) | h[j]
+            x ^= x >> 33
+            x = x * 0xFF51AFD7ED558CCD & (2**64 - 1)
+            x ^= x >> 33
+            out.add(x >> 32)
+        return sorted(out)
+
+    rng = random.Random(11)
+    for _ in range(200):
+        h = [rng.getrandbits(32) for _ in range(rng.randint(0, 120))]
+        for m, span, start in ((8, 64, 16), (8, 64, 8), (3, 10, 6), (4, 1, 12)):
+            got = span_keys(np.array(h, dtype=np.uint32), m, span, start)
+            assert got == reference(h, m, span, start)
+
+
 def test_span_keys_are_shared_by_copies_not_by_pages_sharing_a_sentence():
     """A reprint with an editor's line and a sidebar keeps most of its source's span keys;
     a page that shares one sentence (shorter than the span) with it shares none."""
