@@ -936,9 +936,10 @@ def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np
     x.sort()
     same = x[1:] == x[:-1]
     if same.any():  # occurrence numbers (0 for a stand-in's first occurrence)
-        first = np.r_[0, np.flatnonzero(~same) + 1]
-        rank = np.arange(len(x)) - np.repeat(first, np.diff(np.r_[first, len(x)]))
-        x += rank.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+        at = np.arange(len(x), dtype=np.uint64)
+        run = at.copy()  # where each run of equal values starts
+        run[1:][same] = 0
+        x += (at - np.maximum.accumulate(run)) * np.uint64(0xD6E8FEB86659FD93)
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
