@@ -100,6 +100,12 @@ def test_sets_hashes_lists(backend):
     assert s.smembers("s") == {"a", "b", "中"} and s.scard("s") == 3
     assert s.sismember("s", "中") and not s.sismember("s", "z")
     s.sadd("t", "b", "c")
+    s.sadd("single", "a")
+    many = s.smembers_many(["s", "none", "t", "single"])
+    assert many == [{"a", "b", "中"}, set(), {"b", "c"}, {"a"}]
+    many[3].add("new")  # the sets handed back are copies
+    assert s.smembers("single") == {"a"}
+    s.delete("single")
     assert s.smembers_count(["s", "t", "none"]) == {"a": 1, "b": 2, "中": 1, "c": 1}
     assert s.smembers_count(["s", "t", "none"], max_len=2) == {"b": 1, "c": 1}  # "s" too long
     assert s.smembers_count(["s", "t"], max_len=3) == s.smembers_count(["s", "t"])
