@@ -947,8 +947,10 @@ _RELATED_HEAD = re.compile(
 )
 #: Sentence ends, and the punctuation a run of headlines glued to the last sentence lacks.
 _SENT_END_CHARS = "。！？」”"
-#: the first letters of :data:`_RELATED_HEAD`'s headings (a line with none is no heading)
-_RELATED_FIRST = re.compile(r"[相延扩推热精为猜往更]")
+#: the first letters of :data:`_RELATED_HEAD`'s headings: a line whose first letter (what
+#: :func:`_letters` keeps first) is none of them is no heading
+_RELATED_FIRSTS = "相延扩推热精为猜往更"
+_FIRST_LETTER = re.compile(r"[^\W\d_]")
 _HEAD_COLON = re.compile(r"[:：]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CLAUSE = re.compile(r"[，,、；;：:“”\"《》\[\]【】]")
@@ -969,8 +971,9 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
     """
     total = None  # the text's letters, counted once a heading is found
     for i in range(max(0, len(lines) - 7), len(lines)):
-        if not _RELATED_FIRST.search(lines[i]):
-            continue  # (a heading's letters start with one of these: a quick test first)
+        first = _FIRST_LETTER.search(lines[i])
+        if first is None or first.group() not in _RELATED_FIRSTS:
+            continue  # (its letters would not start as a heading's do: a quick test first)
         head = _HEAD_COLON.split(lines[i], maxsplit=1)[0]
         letters = _letters(head[:64])  # more than 8 letters there: no heading, paragraph or not
         if len(head) > 64 and len(letters) <= 8:

@@ -259,11 +259,15 @@ def test_related_heading_quick_test_holds_every_headings_first_letter():
     no heading is skipped."""
     from re import _parser as sre
 
-    from postprocess.clean import _RELATED_FIRST, _RELATED_HEAD
+    from postprocess.clean import _FIRST_LETTER, _RELATED_FIRSTS, _RELATED_HEAD, _letters
 
     headings = _language(sre.parse(_RELATED_HEAD.pattern))
     assert len(headings) > 20 and "相关新闻" in headings and "更多精彩" in headings
-    assert all(_RELATED_FIRST.match(h) for h in headings)
+    assert all(h[0] in _RELATED_FIRSTS for h in headings)
+    # the quick test's first letter is the first letter _letters keeps
+    for line in ("1. 相关新闻：", "【延伸阅读】", "_x相关", "·２０相关", "  "):
+        first = _FIRST_LETTER.search(line)
+        assert (first.group() if first else "") == _letters(line)[:1]
     # and the block rule decides as the pattern alone did: a heading line with a colon
     text = "\n".join([BODY, BODY, "延伸阅读：某某新闻标题"])
     assert Cleaner(host_lines=False).clean(text=text).text == f"{BODY}\n{BODY}"
