@@ -639,6 +639,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._post_memo: tuple[Sample, list[int], list[str]] | None = None
         #: (the ``rv`` entries' stamp, the hashes they wait for): :meth:`_waited_for`
         self._waited: tuple[tuple[bytes | None, int], set[int]] | None = None
+        #: (the ``dropped`` entries' stamp, their pages' posting-sampled hashes, per page:
+        #: (its sequence number, its hashes)): :meth:`_dropped_hashes`
+        self._dropped_copy: tuple[tuple[bytes | None, int], set[int],
+                                  dict[str, tuple[bytes, frozenset[int]]]] | None = None
         self._kp = self.key("p", "")
         self._span_memo: tuple[Sample, list[str]] | None = None
         #: a set of the posting hits each stored document needs, rounded down (never
@@ -1318,8 +1322,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # subsample), every one for a small document
         probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
         post, hexes = self._posting(feats)
+        at = [j for j, h in enumerate(post) if h % probe_m == 0]
+        if self._dropped_hashes().isdisjoint([post[j] for j in at]):
+            return []  # no remembered page holds any of the probe's hashes
         prefix = self.key("dp", "")
-        probe = [prefix + x for h, x in zip(post, hexes, strict=True) if h % probe_m == 0]
+        probe = [prefix + hexes[j] for j in at]
         hits = self.storage.smembers_count(probe)
         need = max(1.0, 0.5 * len(probe)) - 1e-9
         ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
@@ -1352,6 +1359,37 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self._forget_dropped(stale)
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
         return out
+
+    def _dropped_hashes(self) -> set[int]:
+        """Every posting-sampled hash of the remembered dropped pages (the members of the
+        ``containment:dp:<hash>`` sets): this process's copy, brought up to date when the
+        entries' sequence number or count changed (a page remembered takes a new sequence
+        number; one forgotten lowers the count; a page's sample never changes under its
+        entry), reading only the pages it does not hold yet."""
+        entries_key = self.key("dropped")
+        stamp = (self.storage.get(self.key("dropped", "seq")), self.storage.hlen(entries_key))
+        got = self._dropped_copy
+        if got is not None and got[0] == stamp:
+            return got[1]
+        pages = got[2] if got is not None else {}
+        live: dict[str, tuple[bytes, frozenset[int]]] = {}
+        missing: list[tuple[str, bytes]] = []
+        for d, raw in self.storage.hgetall(entries_key).items():
+            seq = raw.split(b":", 1)[0]
+            old = pages.get(d)
+            if old is not None and old[0] == seq:
+                live[d] = old
+            else:
+                missing.append((d, seq))
+        if missing:
+            raws = self.storage.hmget(self.key("dd"), [d for d, _ in missing])
+            for (d, seq), raw in zip(missing, raws, strict=True):
+                if raw is not None:
+                    hashes = Sample.from_json(raw).hashes
+                    live[d] = (seq, frozenset(h for h in hashes if h % self.posting_m == 0))
+        union: set[int] = set().union(*(h for _, h in live.values()))
+        self._dropped_copy = (stamp, union, live)
+        return union
 
     # -- revival of a dropped source ----------------------------------------------------------
 

@@ -1152,6 +1152,22 @@ def test_reattribution_needs_a_better_original_and_is_bounded():
         assert c.check_and_add(doc_id, Doc(body)).reattributed == ()
 
 
+def test_reattribution_check_sees_pages_another_process_remembered():
+    """A process skips the re-attribution lookups for a document none of whose probe hashes a
+    remembered dropped page holds, from its copy of those pages' hashes; a page another
+    process drops since (a new entry) is seen: the copy is brought up to date."""
+    storage = MemoryStorage()
+    a, b = Cascade(storage), Cascade(storage)  # two processes on one index
+    a.check_and_add("other", Doc(text(*OTHER)))
+    a.check_and_add("donor", Doc(text(*DONOR)))
+    assert b.check_and_add("page2", Doc(text(*WEATHER, "【延伸阅读】", *OTHER))).duplicate
+    assert a.check_and_add("reading", Doc(text(*READING))).reattributed == ()  # a's copy
+    assert b.check_and_add("page", Doc(SPLICED_WHOLE)).duplicate is not None
+    assert set(storage.hgetall("containment:dropped")) == {"page", "page2"}
+    d = a.check_and_add("source", Doc(text(*ARTICLE)))
+    assert [(m.doc_id, before) for m, before in d.reattributed] == [("page", "other")]
+
+
 def test_a_page_stored_again_is_no_longer_reattributed():
     """A dropped page fetched again and kept (a recrawl: removed, then stored under its id)
     is forgotten when a later document finds it: the corpus holds it, no record to move."""
