@@ -283,3 +283,23 @@ def test_stand_ins_are_the_multiply_add_chain_of_the_letters():
         for window in (1, 2, 3):
             assert spot_letter_hashes(cp, table, window).tolist() == _reference_stand_ins(
                 cp, table, window)
+
+
+def test_letters_of_plain_chinese_are_its_letters_found_once():
+    """dedup.text.letters keeps its first letters when NFKC, simplification and lower case
+    change nothing (CJK text), and is the full normalisation otherwise."""
+    import unicodedata
+
+    from dedup.containment import letter_codes
+    from dedup.text import letters, to_simplified
+
+    def reference(t: str) -> list[int]:
+        s = "".join(ch for ch in t if ch.isalnum())
+        return letter_codes(to_simplified(unicodedata.normalize("NFKC", s)).lower()).tolist()
+
+    rng = random.Random(2)
+    texts = [_text(rng) for _ in range(5)] + [
+        "国家統計局說，這個價格對於經濟發展來說還是很重要的。國這爲個業來學時對會們",
+        "ＡＢＣ全角字母和Ⅻ罗马数字，Straße İstanbul ΣΑΣ", "ABC中文", "", "。，！"]  # fmt: skip
+    for t in texts:
+        assert letters(t).tolist() == reference(t)
