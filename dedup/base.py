@@ -57,6 +57,10 @@ class Match:
     replaces: bool = False
 
 
+#: how many distinct storage keys a detector remembers (:meth:`Detector.key`)
+_KEY_CACHE = 256
+
+
 class Detector(ABC):
     """A near-duplicate detection method with its own index in a storage backend.
 
@@ -77,8 +81,18 @@ class Detector(ABC):
             )
 
     def key(self, *parts: object) -> str:
-        """A storage key private to this method: ``<name>:<part>:<part>...``."""
-        return ":".join((self.name, *(str(p) for p in parts)))
+        """A storage key private to this method: ``<name>:<part>:<part>...`` (the first
+        :data:`_KEY_CACHE` distinct ones made of strings remembered: a check-and-add asks for
+        the same few keys many times; 1 and 1.0 would share an entry, so numbers are not)."""
+        cache = self.__dict__.get("_key_cache")
+        if cache is None:
+            cache = self.__dict__["_key_cache"] = {}
+        got = cache.get(parts)
+        if got is None:
+            got = ":".join((self.name, *(str(p) for p in parts)))
+            if len(cache) < _KEY_CACHE and all(p.__class__ is str for p in parts):
+                cache[parts] = got
+        return got
 
     @abstractmethod
     def features(self, doc: Doc) -> Any:

@@ -231,7 +231,7 @@ from topicrawl.errors import ConfigError
 def _crc_tables(k: int) -> tuple[int, np.ndarray, np.ndarray]:
     """CRC-32 is linear over GF(2): for messages of one length, crc(x ⊕ y) = crc(x) ⊕ crc(y) ⊕
     crc(0…0). So the CRC-32 of a ``k``-letter UTF-32 shingle is crc(0…0) xor one table entry
-    per letter and position: ``lo[j][cp & 0xFFFF]`` and ``hi[j][cp >> 16]`` for the letter of
+    per letter and position: ``lo[cp & 0xFFFF][j]`` and ``hi[cp >> 16][j]`` for the letter of
     code point ``cp`` at position ``j`` (tables built from the CRCs of the single-bit
     messages; 2 MB for k = 8)."""
     width = 4 * k
@@ -246,7 +246,8 @@ def _crc_tables(k: int) -> tuple[int, np.ndarray, np.ndarray]:
             basis = np.uint32(zlib.crc32(bytes(msg)) ^ c0)
             table, vals, b = (lo[j], low_vals, bit) if bit < 16 else (hi[j], high_vals, bit - 16)
             table ^= np.where((vals >> b) & 1 == 1, basis, np.uint32(0))
-    return c0, lo, hi
+    # stored a row per code point (its k positions' entries side by side): one gather
+    return c0, np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
 
 
 #: ``str.isalnum`` of every code point (1.1 MB, indexed by code point) and which blocks of
@@ -310,15 +311,27 @@ def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
     if n <= 0:
         return np.zeros(0, dtype=np.uint32)
     c0, lo, hi = _crc_tables(k)
-    low = cp & 0xFFFF
-    out = np.full(n, c0, dtype=np.uint32)
-    for j in range(k):
-        out ^= lo[j][low[j : j + n]]
+    # one gather of every letter's k table entries (row = letter), then the shingle at i
+    # xors row i + j's entry j: a skewed view of the rows, reduced in one call
+    out = _skew_xor(np.take(lo, cp & 0xFFFF, axis=0), n, k)
+    out ^= np.uint32(c0)
     if int(cp.max()) > 0xFFFF:  # letters beyond the Basic Multilingual Plane
-        high = cp >> 16
-        for j in range(k):
-            out ^= hi[j][high[j : j + n]]
+        out ^= _skew_xor(np.take(hi, cp >> 16, axis=0), n, k)
     return out
+
+
+def _skew_xor(rows: np.ndarray, n: int, k: int) -> np.ndarray:
+    """``xor_j rows[i + j, j]`` for i < ``n`` (``rows``: C-contiguous, ``k`` columns)."""
+    step, item = rows.strides
+    view = np.ndarray((k, n), dtype=rows.dtype, buffer=rows, strides=(step + item, step))
+    return np.bitwise_xor.reduce(view, axis=0)
+
+
+def _multiples(values: np.ndarray, m: int) -> np.ndarray:
+    """``values % m == 0`` (a mask; by a bit test when ``m`` is a power of two)."""
+    if m & (m - 1) == 0:
+        return (values & (m - 1)) == 0
+    return values % m == 0
 
 
 def shingle_sample(text: str, k: int = 8, m: int = 4) -> list[int]:
@@ -340,19 +353,24 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     letters or more apart with no sampled shingle moved between them: a copy shares most of
     its source's keys, while a page that only shares a sentence shorter than ``span`` with
     it shares none."""
-    pos = np.flatnonzero(hashes % m == 0)
+    pos = np.flatnonzero(_multiples(hashes, m))
     if len(pos) < 2:
         return []
-    first = pos if start is None or start == m else pos[hashes[pos] % start == 0]
-    end = np.searchsorted(pos, first + span)
+    at = hashes[pos]
+    if start is None or start == m:
+        firsts = np.arange(len(pos))
+    else:
+        firsts = np.flatnonzero(_multiples(at, start))
+    end = np.searchsorted(pos, pos[firsts] + span)
     ok = end < len(pos)
-    a = hashes[first[ok]].astype(np.uint64)
-    b = hashes[pos[end[ok]]].astype(np.uint64)
-    x = (a << np.uint64(32)) | b  # then the 64-bit finaliser of MurmurHash3
+    x = at[firsts[ok]].astype(np.uint64)
+    x <<= np.uint64(32)
+    x |= at[end[ok]]  # then the 64-bit finaliser of MurmurHash3
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
-    return np.unique((x >> np.uint64(32)).astype(np.uint32)).tolist()
+    x >>= np.uint64(32)
+    return sorted(set(x.tolist()))
 
 
 def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
@@ -623,6 +641,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.min_sample, self.clean = int(min_sample), bool(clean)
         self._last: tuple[str, str, Sample] | None = None
         self._keys_memo: tuple[Sample, list[str]] | None = None
+        self._post_memo: tuple[Sample, list[int], list[str]] | None = None
+        #: (the ``rv`` entries' stamp, the hashes they wait for): :meth:`_waited_for`
+        self._waited: tuple[tuple[bytes | None, int], set[int]] | None = None
+        #: (the ``dropped`` entries' stamp, their pages' posting-sampled hashes, per page:
+        #: (its sequence number, its hashes)): :meth:`_dropped_hashes`
+        self._dropped_copy: tuple[tuple[bytes | None, int], set[int],
+                                  dict[str, tuple[bytes, frozenset[int]]]] | None = None
+        self._kp = self.key("p", "")
         self._span_memo: tuple[Sample, list[str]] | None = None
         #: the query's candidates that only the small documents' posting sets found
         self._guarded: tuple[Sample | None, set[str]] = (None, set())
@@ -646,7 +672,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
             spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        sample = frozenset(h[h % self.m == 0].tolist())
+        sample = frozenset(h[_multiples(h, self.m)].tolist())
         full = h
         if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
             # a small document's letters without a reprint note or source and editor
@@ -673,18 +699,34 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self._spans = bool(mark is not None or not self.storage.hlen(self.key("docs")))
         return self._spans
 
+    def _posting(self, feats: Sample) -> tuple[list[int], list[str]]:
+        """The posting-sampled hashes of ``feats`` (≡ 0 mod ``m·posting_factor``, in the
+        sample's order) and their hex forms, computed once for the document the cascade is
+        checking (query, add and the after-steps ask for them under several prefixes)."""
+        memo = self._post_memo
+        if memo is not None and memo[0] is feats:
+            return memo[1], memo[2]
+        pm = self.posting_m
+        post = [h for h in feats.hashes if h % pm == 0]
+        hexes = list(map("%x".__mod__, post))
+        self._post_memo = (feats, post, hexes)
+        return post, hexes
+
+    def _posting_keys_of(self, prefix: str, feats: Sample) -> list[str]:
+        """``prefix`` + the hex form of each posting-sampled hash of ``feats``."""
+        return list(map(prefix.__add__, self._posting(feats)[1]))
+
     def _posting_hashes(self, feats: Sample) -> list[int]:
         if len(feats.hashes) < self.min_sample:
             return []
-        return [h for h in feats.hashes if h % self.posting_m == 0]
+        return self._posting(feats)[0]
 
     def _hash_keys(self, feats: Sample) -> list[str]:
         """The posting sets of ``feats``' sub-sampled hashes (``containment:p:<hash>``)."""
         memo = self._keys_memo  # query, then add: the same features
         if memo is not None and memo[0] is feats:
             return memo[1]
-        prefix = self.key("p", "")
-        keys = _hex_keys(prefix, self._posting_hashes(feats))
+        keys = self._posting_keys_of(self._kp, feats) if len(feats.hashes) >= self.min_sample else []
         self._keys_memo = (feats, keys)
         return keys
 
@@ -790,10 +832,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not self.reverse or (share is not None and feats.length < self.min_contained
                                 and not self._short(feats)):  # fmt: skip
             return set()
-        prefix = self.key("p", "")
-        hits = self.storage.smembers_count(
-            prefix + format(h, "x") for h in feats.hashes if h % self.posting_m == 0)
-        posting = sum(h % self.posting_m == 0 for h in feats.hashes)
+        hits = self.storage.smembers_count(self._posting_keys_of(self._kp, feats))
+        posting = len(self._posting(feats)[0])
         need = (posting - (1.0 - self.threshold) * len(feats.hashes) if share is None
                 else share * posting) - 1e-9  # fmt: skip
         n_q = feats.length
@@ -1140,14 +1180,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         narrowed: dict[str, tuple[bytes, list[int]]] = {}
         fields: list[str] = []
         if self.indexed(feats) and self.storage.hlen(pend):
-            posting, waiting = self.key("p", ""), self.key("w", "")
-            cut = len(posting)  # the waiting sets' keys from the posting keys just written
             fields = sorted(self.storage.smembers_count(
-                waiting + k[cut:] for k in self._hash_keys(feats)))  # fmt: skip
+                self._posting_keys_of(self.key("w", ""), feats)))  # fmt: skip
         elif self._stored_short_doc(feats) and self.storage.hlen(pend):
             # a short document holds material too (:meth:`_beyond`)
-            posting = (h for h in feats.hashes if h % self.posting_m == 0)
-            keys = _hex_keys(self.key("w", ""), posting)
+            keys = self._posting_keys_of(self.key("w", ""), feats)
             fields = sorted(self.storage.smembers_count(keys))
         for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
                               strict=True):  # fmt: skip
@@ -1333,8 +1370,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # a probe: the posting-sampled hashes ≡ 0 mod posting_m·REATTRIBUTE_PROBE (a uniform
         # subsample), every one for a small document
         probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
-        probe = [h for h in feats.hashes if h % probe_m == 0]
-        hits = self.storage.smembers_count(_hex_keys(self.key("dp", ""), probe))
+        post, hexes = self._posting(feats)
+        at = [j for j, h in enumerate(post) if h % probe_m == 0]
+        if self._dropped_hashes().isdisjoint([post[j] for j in at]):
+            return []  # no remembered page holds any of the probe's hashes
+        prefix = self.key("dp", "")
+        probe = [prefix + hexes[j] for j in at]
+        hits = self.storage.smembers_count(probe)
         need = max(1.0, 0.5 * len(probe)) - 1e-9
         ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
         if not ids:
@@ -1366,6 +1408,37 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self._forget_dropped(stale)
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
         return out
+
+    def _dropped_hashes(self) -> set[int]:
+        """Every posting-sampled hash of the remembered dropped pages (the members of the
+        ``containment:dp:<hash>`` sets): this process's copy, brought up to date when the
+        entries' sequence number or count changed (a page remembered takes a new sequence
+        number; one forgotten lowers the count; a page's sample never changes under its
+        entry), reading only the pages it does not hold yet."""
+        entries_key = self.key("dropped")
+        stamp = (self.storage.get(self.key("dropped", "seq")), self.storage.hlen(entries_key))
+        got = self._dropped_copy
+        if got is not None and got[0] == stamp:
+            return got[1]
+        pages = got[2] if got is not None else {}
+        live: dict[str, tuple[bytes, frozenset[int]]] = {}
+        missing: list[tuple[str, bytes]] = []
+        for d, raw in self.storage.hgetall(entries_key).items():
+            seq = raw.split(b":", 1)[0]
+            old = pages.get(d)
+            if old is not None and old[0] == seq:
+                live[d] = old
+            else:
+                missing.append((d, seq))
+        if missing:
+            raws = self.storage.hmget(self.key("dd"), [d for d, _ in missing])
+            for (d, seq), raw in zip(missing, raws, strict=True):
+                if raw is not None:
+                    hashes = Sample.from_json(raw).hashes
+                    live[d] = (seq, frozenset(h for h in hashes if h % self.posting_m == 0))
+        union: set[int] = set().union(*(h for _, h in live.values()))
+        self._dropped_copy = (stamp, union, live)
+        return union
 
     # -- revival of a dropped source ----------------------------------------------------------
 
@@ -1431,8 +1504,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         feats = self.features(doc)
         if not (self.indexed(feats) or self._stored_short_doc(feats)):
             return []
-        posting = [h for h in feats.hashes if h % self.posting_m == 0]
-        ids = sorted(self.storage.smembers_count(_hex_keys(self.key("rw", ""), posting)))
+        if self._waited_for().isdisjoint(self._posting(feats)[0]):
+            return []  # no remembered source waits for any of its hashes
+        ids = sorted(self.storage.smembers_count(self._posting_keys_of(self.key("rw", ""), feats)))
         if not ids:
             return []
         out: list[tuple[Match, str, Doc]] = []
@@ -1473,6 +1547,24 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._refused = None
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
         return out
+
+    def _waited_for(self) -> set[int]:
+        """Every hash some remembered dropped source waits for (``containment:rw:<hash>``), or
+        more: read from the entries (``containment:rv``) when their sequence number or count
+        changed since the last read, else this process's copy. Every new entry takes a new
+        sequence number; an entry forgotten or narrowed only shrinks the sets, so a copy
+        kept across those is a superset, and a document none of whose posting-sampled hashes
+        is in it has no waiting source (:meth:`revivals` skips its set lookups)."""
+        rv = self.key("rv")
+        stamp = (self.storage.get(self.key("rv", "seq")), self.storage.hlen(rv))
+        got = self._waited
+        if got is not None and got[0] == stamp:
+            return got[1]
+        hashes: set[int] = set()
+        for raw in self.storage.hgetall(rv).values():
+            hashes.update(json.loads(raw)["unheld"])
+        self._waited = (stamp, hashes)
+        return hashes
 
     def _original_score(self, source: Sample, page_id: str, page: Sample) -> float:
         """c(source, page) when the forward rule would match ``page`` (queried) to ``source``

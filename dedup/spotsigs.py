@@ -901,7 +901,11 @@ def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np
     or the first two of a longer one), a 32-bit hash of the antecedent's letters and the
     ``window`` letters after it (as the chain c = 1, d = 1 takes the next word); a repeated
     one is hashed with its occurrence number, so the set's Jaccard is a multiset Jaccard, as
-    SpotSigs' LSH does (:class:`SpotSigsLSHIndex`). Unsorted uint32."""
+    SpotSigs' LSH does (:class:`SpotSigsLSHIndex`). Unsorted uint32.
+
+    The hash of letters p₀ … p_L (L = the antecedent's length + ``window`` − 1) is the
+    multiply-add chain x = length, x ← x·K_{j+1} + p_j (mod 2⁶⁴), computed as one dot
+    product of the letters with the products of the K's (:func:`_chain_coefficients`)."""
     n = len(cp)
     if n < 2:
         return np.zeros(0, dtype=np.uint32)
@@ -916,26 +920,48 @@ def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np
         two = starts[table.two[at] == bigram]
     else:
         two = starts[:0]
-    keys = [1, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5]
     parts = []
     for pos, length in ((one, 1), (two, 2)):
         if not len(pos):
             continue
-        x = np.full(len(pos), length, dtype=np.uint64)
-        for j in range(length + window):
-            x = x * np.uint64(keys[(j + 1) % len(keys)]) + pad[pos + j]
+        base, coef = _chain_coefficients(length, window)
+        # the letters p_j = pad[pos + j] as rows, dotted with the chain's coefficients
+        # (uint64: wraps mod 2⁶⁴, as the chain does)
+        x = pad[pos[:, None] + np.arange(length + window)] @ coef
+        x += base
         parts.append(x)
     if not parts:
         return np.zeros(0, dtype=np.uint32)
-    x = np.concatenate(parts)
+    x = np.concatenate(parts) if len(parts) > 1 else parts[0]
     x.sort()
-    first = np.r_[0, np.flatnonzero(x[1:] != x[:-1]) + 1]  # occurrence numbers
-    rank = np.arange(len(x)) - np.repeat(first, np.diff(np.r_[first, len(x)]))
-    x += rank.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+    same = x[1:] == x[:-1]
+    if same.any():  # occurrence numbers (0 for a stand-in's first occurrence)
+        at = np.arange(len(x), dtype=np.uint64)
+        run = at.copy()  # where each run of equal values starts
+        run[1:][same] = 0
+        x += (at - np.maximum.accumulate(run)) * np.uint64(0xD6E8FEB86659FD93)
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
     return (x >> np.uint64(32)).astype(np.uint32)
+
+
+_CHAIN_KEYS = (1, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5)
+
+
+@lru_cache(maxsize=8)
+def _chain_coefficients(length: int, window: int) -> tuple[np.uint64, np.ndarray]:
+    """The chain x = ``length``, x ← x·K_{(j+1) mod 5} + p_j for j < ``length + window``
+    (mod 2⁶⁴) written as ``base + Σ coef_j·p_j``: ``base`` = length·ΠK, ``coef_j`` = the
+    product of the K's after step j."""
+    mask = (1 << 64) - 1
+    steps = length + window
+    ks = [_CHAIN_KEYS[(j + 1) % len(_CHAIN_KEYS)] for j in range(steps)]
+    coef, acc = [0] * steps, 1
+    for j in range(steps - 1, -1, -1):
+        coef[j] = acc
+        acc = acc * ks[j] & mask
+    return np.uint64(length * acc & mask), np.array(coef, dtype=np.uint64)
 
 
 class LetterCandidatesSpotSigs(SpotSigsDetector):

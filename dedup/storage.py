@@ -282,6 +282,8 @@ class MemoryStorage(IndexStorage):
         self._lists: dict[str, list[bytes]] = {}
         self._mutex = threading.RLock()
         self._locks: dict[str, threading.RLock] = {}
+        self._held: dict[str, _MemoryHold] = {}
+        self._batch = _MemoryHold(self)
 
     def get(self, key: str) -> bytes | None:
         return self._values.get(key)
@@ -350,6 +352,13 @@ class MemoryStorage(IndexStorage):
         if s is None:
             return set()
         return {s} if s.__class__ is str else set(s)
+
+    def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
+        get, out = self._sets.get, []
+        for k in keys:  # (smembers, inlined: SpotSigs' band keys, 32 a page)
+            s = get(k)
+            out.append(set() if s is None else {s} if s.__class__ is str else set(s))
+        return out
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
         sets, single, many = self._sets, [], []
@@ -420,17 +429,40 @@ class MemoryStorage(IndexStorage):
             out.update(k for k in store if k.startswith(prefix))
         return sorted(out)
 
-    @contextmanager
-    def batch(self):
-        with self._mutex:
-            yield self
+    def batch(self) -> _MemoryHold:
+        return self._batch
 
-    @contextmanager
-    def lock(self, name: str):
-        with self._mutex:
-            lk = self._locks.setdefault(name, threading.RLock())
-        with lk, self._mutex:
-            yield self
+    def lock(self, name: str) -> _MemoryHold:
+        held = self._held.get(name)
+        if held is None:
+            with self._mutex:
+                lk = self._locks.setdefault(name, threading.RLock())
+                held = self._held.setdefault(name, _MemoryHold(self, lk))
+        return held
+
+
+class _MemoryHold:
+    """:meth:`MemoryStorage.batch` / :meth:`MemoryStorage.lock` as a plain context manager
+    (one object per storage and lock name, no state per use: re-entrant as the RLocks it
+    takes): the named lock, if any, then the storage's mutex; a generator-based one cost
+    ~1.5 µs an entry, and a check-and-add enters a dozen."""
+
+    __slots__ = ("_storage", "_lock", "_mutex")
+
+    def __init__(self, storage: MemoryStorage, lock: threading.RLock | None = None):
+        self._storage, self._lock, self._mutex = storage, lock, storage._mutex
+
+    def __enter__(self) -> MemoryStorage:
+        if self._lock is not None:
+            self._lock.acquire()
+        self._mutex.acquire()
+        return self._storage
+
+    def __exit__(self, *exc: object) -> bool:
+        self._mutex.release()
+        if self._lock is not None:
+            self._lock.release()
+        return False
 
 
 _SQLITE_SCHEMA = """

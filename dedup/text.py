@@ -113,10 +113,13 @@ def letters(text: str):
         return memo[1]
     from dedup.containment import letter_codes
 
-    s = letter_codes(text or "").tobytes().decode("utf-32-le")
-    if not unicodedata.is_normalized("NFKC", s):
-        s = unicodedata.normalize("NFKC", s)
-    cp = letter_codes(to_simplified(s).lower())
+    first = letter_codes(text or "")
+    s = first.tobytes().decode("utf-32-le")
+    norm = s if unicodedata.is_normalized("NFKC", s) else unicodedata.normalize("NFKC", s)
+    simple = to_simplified(norm)
+    low = simple.lower()
+    # letters only, unchanged by all three (CJK text): its letters are the first ones
+    cp = first if low is s or (simple is s and low == s) else letter_codes(low)
     _LETTERS_MEMO[:] = [text, cp]
     return cp
 

@@ -116,6 +116,15 @@ _META_PARTS = re.compile(
     r"(?:本报|特约|本台|本刊)?(?:记者|通讯员|實習生|实习生)\s*[\u4e00-\u9fff·]{2,3}(?=\s|$)"
 )
 _META_HAS = re.compile(r"(?:19|20)\d\d\s*[-年/.]\s*\d{1,2}|(?:" + _EDITOR_KEYS + r")\s*[:：]")
+
+
+def _meta_has(text: str) -> bool:
+    """``_META_HAS.search(text)``, with a quick test first: a match holds "19" or "20" (a
+    date) or a colon (a field); most lines of an article have none (the pattern's scan of
+    every position for its ~50 keys is 30 times the cost)."""
+    if not ("：" in text or ":" in text or "20" in text or "19" in text):
+        return False
+    return _META_HAS.search(text) is not None
 #: A reprint note at the head of a paragraph: "编者按：本文转载自…。", "（本文转自…，略有删节）".
 _NOTE_HEAD = re.compile(
     r"^\s*(?:(?:【编者按】|编者按\s*[:：])[^。）)]{0,60}?"
@@ -665,7 +674,7 @@ class Cleaner:
             or (n <= 60 and (_EDITOR_ANY.search(core) or _BYLINE.match(core)
                              or _ROLE_NAMES.match(core)))
             or _BRACKET_LINE.match(line.strip())
-            or (n <= 100 and _META_HAS.search(core) and len(_FILLER.sub("", _META_PARTS.sub(
+            or (n <= 100 and _meta_has(core) and len(_FILLER.sub("", _META_PARTS.sub(
                 "", core))) <= 8)  # fmt: skip
         ):
             return "editor"
@@ -879,7 +888,7 @@ def _is_title(line: str, heads: str) -> bool:
     """A short line that is the page's headline (reprint markers like "[转载]" and metadata
     fields such as "最后更新: 2019-09-07 09:27:48" aside)."""
     core = _TITLE_MARKS.sub("", _strip_markers(line)).strip()
-    if _META_HAS.search(core):
+    if _meta_has(core):
         core = _META_PARTS.sub("", core).strip()
     letters = _letters(core)
     return 4 <= len(letters) <= 60 and "。" not in core[:-1] and letters in heads
@@ -937,10 +946,16 @@ _RELATED_HEAD = re.compile(
     r"扩展阅读|推荐阅读|(?:热点|热门|精彩|为您|为你)推荐|猜你喜欢|往期回顾|更多(?:新闻|精彩)"
 )
 #: Sentence ends, and the punctuation a run of headlines glued to the last sentence lacks.
-_SENT_END = re.compile(r"[。！？」”]")
+_SENT_END_CHARS = "。！？」”"
+#: the first letters of :data:`_RELATED_HEAD`'s headings: a line whose first letter (what
+#: :func:`_letters` keeps first) is none of them is no heading
+_RELATED_FIRSTS = "相延扩推热精为猜往更"
+_FIRST_LETTER = re.compile(r"[^\W\d_]")
+_HEAD_COLON = re.compile(r"[:：]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CLAUSE = re.compile(r"[，,、；;：:“”\"《》\[\]【】]")
 _COMMENT_TAIL = re.compile(r"\s*(?:我要评论|发表评论|查看评论)\s*$")
+_COMMENT_LINKS = ("我要评论", "发表评论", "查看评论")
 
 
 def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
@@ -956,7 +971,10 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
     """
     total = None  # the text's letters, counted once a heading is found
     for i in range(max(0, len(lines) - 7), len(lines)):
-        head = re.split(r"[:：]", lines[i], maxsplit=1)[0]
+        first = _FIRST_LETTER.search(lines[i])
+        if first is None or first.group() not in _RELATED_FIRSTS:
+            continue  # (its letters would not start as a heading's do: a quick test first)
+        head = _HEAD_COLON.split(lines[i], maxsplit=1)[0]
         letters = _letters(head[:64])  # more than 8 letters there: no heading, paragraph or not
         if len(head) > 64 and len(letters) <= 8:
             letters = _letters(head)
@@ -969,12 +987,14 @@ def _related_block(lines: list[str], removed: Counter[str]) -> list[str]:
             lines = lines[:i]
             break
     while lines:
-        last = _COMMENT_TAIL.sub("", lines[-1])
-        ends = list(_SENT_END.finditer(last))
-        if ends:
-            tail = last[ends[-1].end() :]
+        last = lines[-1]
+        if any(link in last for link in _COMMENT_LINKS):  # (the pattern's quick test)
+            last = _COMMENT_TAIL.sub("", last)
+        end = max(map(last.rfind, _SENT_END_CHARS)) + 1  # after the last sentence end
+        if end:
+            tail = last[end:]
             if len(_CJK.findall(tail)) >= 20 and not _CLAUSE.search(tail):
-                last = last[: ends[-1].end()]
+                last = last[:end]
         if last != lines[-1]:
             removed["related"] += 1
             lines = [*lines[:-1], last.strip()] if last.strip() else lines[:-1]

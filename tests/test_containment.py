@@ -197,6 +197,36 @@ def test_letter_codes_are_what_the_non_letter_pattern_leaves():
         re.sub(r"[\W_]+", "", body.lower())).tolist()
 
 
+def test_span_keys_are_the_pairs_written_out():
+    """span_keys (vectorised) is the definition written out shingle by shingle: each start
+    hash ≡ 0 (mod ``start``) paired with the first hash ≡ 0 (mod ``m``) at least ``span``
+    letters on, mixed by MurmurHash3's finaliser, sorted and distinct."""
+    import numpy as np
+
+    def reference(h: list[int], m: int, span: int, start: int) -> list[int]:
+        pos = [i for i, x in enumerate(h) if x % m == 0]
+        out = set()
+        for i in pos:
+            if h[i] % start:
+                continue
+            j = next((j for j in pos if j >= i + span), None)
+            if j is None:
+                continue
+            x = (h[i] << 32) | h[j]
+            x ^= x >> 33
+            x = x * 0xFF51AFD7ED558CCD & (2**64 - 1)
+            x ^= x >> 33
+            out.add(x >> 32)
+        return sorted(out)
+
+    rng = random.Random(11)
+    for _ in range(200):
+        h = [rng.getrandbits(32) for _ in range(rng.randint(0, 120))]
+        for m, span, start in ((8, 64, 16), (8, 64, 8), (3, 10, 6), (4, 1, 12)):
+            got = span_keys(np.array(h, dtype=np.uint32), m, span, start)
+            assert got == reference(h, m, span, start)
+
+
 def test_span_keys_are_shared_by_copies_not_by_pages_sharing_a_sentence():
     """A reprint with an editor's line and a sidebar keeps most of its source's span keys;
     a page that shares one sentence (shorter than the span) with it shares none."""
@@ -1164,6 +1194,22 @@ def test_reattribution_needs_a_better_original_and_is_bounded():
         assert c.check_and_add(doc_id, Doc(body)).reattributed == ()
 
 
+def test_reattribution_check_sees_pages_another_process_remembered():
+    """A process skips the re-attribution lookups for a document none of whose probe hashes a
+    remembered dropped page holds, from its copy of those pages' hashes; a page another
+    process drops since (a new entry) is seen: the copy is brought up to date."""
+    storage = MemoryStorage()
+    a, b = Cascade(storage), Cascade(storage)  # two processes on one index
+    a.check_and_add("other", Doc(text(*OTHER)))
+    a.check_and_add("donor", Doc(text(*DONOR)))
+    assert b.check_and_add("page2", Doc(text(*WEATHER, "【延伸阅读】", *OTHER))).duplicate
+    assert a.check_and_add("reading", Doc(text(*READING))).reattributed == ()  # a's copy
+    assert b.check_and_add("page", Doc(SPLICED_WHOLE)).duplicate is not None
+    assert set(storage.hgetall("containment:dropped")) == {"page", "page2"}
+    d = a.check_and_add("source", Doc(text(*ARTICLE)))
+    assert [(m.doc_id, before) for m, before in d.reattributed] == [("page", "other")]
+
+
 def test_a_page_stored_again_is_no_longer_reattributed():
     """A dropped page fetched again and kept (a recrawl: removed, then stored under its id)
     is forgotten when a later document finds it: the corpus holds it, no record to move."""
@@ -1290,6 +1336,23 @@ def test_revival_is_bounded_needs_the_guard_and_only_keeps_first():
     for doc_id, body in (("page", SHORT_SPLICE), ("source", text(*ARTICLE)),
                          ("donor", text(*DONOR))):  # fmt: skip
         assert c.check_and_add(doc_id, Doc(body)).revived == ()
+
+
+def test_revival_check_sees_sources_another_process_remembered():
+    """A process skips the revival lookups for a document none of whose hashes a remembered
+    source waits for, from its copy of the waited-for hashes; a source another process
+    remembers since (a new entry: a new sequence number) is seen: that copy is read again."""
+    storage = MemoryStorage()
+    a, b = Cascade(storage), Cascade(storage)  # two processes on one index
+    a.check_and_add("page", Doc(SHORT_SPLICE))
+    assert a.check_and_add("source", Doc(text(*ARTICLE))).duplicate is not None
+    assert a.check_and_add("reading", Doc(text(*READING))).revived == ()  # a's copy: 1 entry
+    b.check_and_add("page2", Doc(text(*OTHER, "【延伸阅读】", *WEATHER[:2])))
+    assert b.check_and_add("source2", Doc(text(*OTHER))).duplicate is not None
+    assert len(storage.hgetall("containment:rv")) == 2
+    d = a.check_and_add("weather", Doc(text(*WEATHER)))
+    assert [p for _, p in d.revived] == ["source2"]
+    assert [p for _, p in a.check_and_add("donor", Doc(text(*DONOR))).revived] == ["source"]
 
 
 def test_pipeline_revives_the_dropped_source_and_the_store_takes_it_back(tmp_path):

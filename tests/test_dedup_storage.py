@@ -100,6 +100,12 @@ def test_sets_hashes_lists(backend):
     assert s.smembers("s") == {"a", "b", "中"} and s.scard("s") == 3
     assert s.sismember("s", "中") and not s.sismember("s", "z")
     s.sadd("t", "b", "c")
+    s.sadd("single", "a")
+    many = s.smembers_many(["s", "none", "t", "single"])
+    assert many == [{"a", "b", "中"}, set(), {"b", "c"}, {"a"}]
+    many[3].add("new")  # the sets handed back are copies
+    assert s.smembers("single") == {"a"}
+    s.delete("single")
     assert s.smembers_count(["s", "t", "none"]) == {"a": 1, "b": 2, "中": 1, "c": 1}
     assert s.smembers_count(["s", "t", "none"], max_len=2) == {"b": 1, "c": 1}  # "s" too long
     assert s.smembers_count(["s", "t"], max_len=3) == s.smembers_count(["s", "t"])
@@ -441,3 +447,39 @@ def test_race_letter_cascade_keeps_exactly_one(kind, tmp_path):
         _redis_or_skip()
     config = _config(kind, tmp_path)
     _assert_one_kept(_race(mp.get_context("fork"), _letters_race_worker, config, 4), config)
+
+
+def test_memory_lock_excludes_other_threads_and_is_reentrant():
+    """The memory backend's lock (a plain context manager since the check-and-add speed-up):
+    a second thread waits for the holder of the same name; the holder re-enters it and
+    batches inside it; both hand back the storage."""
+    import threading
+    import time
+
+    s = MemoryStorage()
+    order: list[str] = []
+    inside = threading.Event()
+
+    def other() -> None:
+        inside.wait()
+        with s.lock("cascade"):
+            order.append("other")
+
+    t = threading.Thread(target=other)
+    t.start()
+    with s.lock("cascade") as got:
+        assert got is s
+        inside.set()
+        with s.lock("cascade"), s.batch() as again:  # re-entrant
+            assert again is s
+        time.sleep(0.05)
+        order.append("holder")
+    t.join(5)
+    assert order == ["holder", "other"]
+    with pytest.raises(ValueError):
+        with s.lock("cascade"):
+            raise ValueError  # an exception passes through and releases the lock
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(5)
+    assert order[-1] == "other" and not t.is_alive()

@@ -379,3 +379,22 @@ def test_marker_strip_and_widget_prefilter_agree_with_the_plain_regexes():
         assert plain == bool(not pc._NOT_WIDGET.search(core) and plain)
         widgets += plain
     assert widgets > 100
+
+
+def test_meta_quick_test_agrees_with_the_pattern():
+    """``_meta_has`` (a substring test before the metadata pattern) answers as the pattern:
+    every field key with a colon, dates, and lines of ordinary text with and without
+    digits or colons."""
+    import random
+
+    from postprocess.clean import _EDITOR_KEYS, _META_HAS, _meta_has
+
+    lines = [f"{k} ：新华社" for k in _EDITOR_KEYS.split("|")] + [
+        f"{k}:x" for k in _EDITOR_KEYS.split("|")]  # fmt: skip
+    lines += ["2019年7月26日", "1998-12-3", "20 19", "编辑 王磊", "来源 新华网", "：", ""]
+    rng = random.Random(3)
+    pool = "国家统计局今天发布数据来源编辑作者记者2019０１:：年月日-/. 新华社"
+    lines += ["".join(rng.choice(pool) for _ in range(rng.randint(1, 30))) for _ in range(3000)]
+    assert any(_meta_has(x) for x in lines) and not all(_meta_has(x) for x in lines)
+    for x in lines:
+        assert _meta_has(x) == bool(_META_HAS.search(x)), x

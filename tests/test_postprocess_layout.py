@@ -230,3 +230,44 @@ def test_a_data_table_keeps_its_rows():
     rows = "| Pos. | Piloto | Pontos | Vitórias |\n| 1 | Kyle Busch | 5040 | 5 |\n| 2 | Martin Truex Jr. | 5035 | 7 |"
     r = Cleaner(min_chars=0).clean(text=f"{BODY}\n{rows}")
     assert r.text == f"{BODY}\n{rows}" and not r.removed
+
+
+def _language(node) -> set[str]:
+    """Every string a finite regex (literals, classes, alternations, groups) matches."""
+    from re import _parser as sre
+
+    out = {""}
+    for op, arg in node:
+        if op is sre.LITERAL:
+            alts = {chr(arg)}
+        elif op is sre.IN:
+            alts = {chr(a) for o, a in arg if o is sre.LITERAL}
+            assert all(o is sre.LITERAL for o, _ in arg)
+        elif op is sre.SUBPATTERN:
+            alts = _language(arg[-1])
+        elif op is sre.BRANCH:
+            alts = set().union(*(_language(b) for b in arg[1]))
+        else:
+            raise AssertionError(f"not a finite pattern: {op}")
+        out = {a + b for a in out for b in alts}
+    return out
+
+
+def test_related_heading_quick_test_holds_every_headings_first_letter():
+    """The quick test before the heading pattern (a character every heading starts with) is
+    derived by hand: it must hold the first letter of every string the pattern matches, so
+    no heading is skipped."""
+    from re import _parser as sre
+
+    from postprocess.clean import _FIRST_LETTER, _RELATED_FIRSTS, _RELATED_HEAD, _letters
+
+    headings = _language(sre.parse(_RELATED_HEAD.pattern))
+    assert len(headings) > 20 and "相关新闻" in headings and "更多精彩" in headings
+    assert all(h[0] in _RELATED_FIRSTS for h in headings)
+    # the quick test's first letter is the first letter _letters keeps
+    for line in ("1. 相关新闻：", "【延伸阅读】", "_x相关", "·２０相关", "  "):
+        first = _FIRST_LETTER.search(line)
+        assert (first.group() if first else "") == _letters(line)[:1]
+    # and the block rule decides as the pattern alone did: a heading line with a colon
+    text = "\n".join([BODY, BODY, "延伸阅读：某某新闻标题"])
+    assert Cleaner(host_lines=False).clean(text=text).text == f"{BODY}\n{BODY}"

@@ -234,3 +234,72 @@ def test_a_new_redis_index_keeps_the_eager_chain_for_its_outage_fallback(redis_u
             keys = list(storage.r.scan_iter(f"{n}:*"))
             if keys:
                 storage.r.delete(*keys)
+
+
+def _reference_stand_ins(cp, table, window: int) -> list[int]:
+    """spot_letter_hashes written out letter by letter: the multiply-add chain over each
+    antecedent start's letters and the ``window`` after it, occurrence-numbered, mixed."""
+    keys = [1, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5]
+    mask, cps = (1 << 64) - 1, [int(c) for c in cp]
+    n = len(cps)
+    if n < 2:
+        return []
+    xs = []
+    for i, c in enumerate(cps):
+        lengths = [1] if table.one[c] else []
+        if i < n - 1 and table.first[c] and ((c << 21) | cps[i + 1]) in set(table.two.tolist()):
+            lengths.append(2)
+        for length in lengths:
+            x = length
+            for j in range(length + window):
+                p = cps[i + j] if i + j < n else 0
+                x = (x * keys[(j + 1) % len(keys)] + p) & mask
+            xs.append(x)
+    xs.sort()
+    out, seen = [], {}
+    for x in xs:
+        rank = seen.get(x, 0)
+        seen[x] = rank + 1
+        y = (x + rank * 0xD6E8FEB86659FD93) & mask
+        y ^= y >> 33
+        y = (y * 0xFF51AFD7ED558CCD) & mask
+        y ^= y >> 33
+        out.append(y >> 32)
+    return out
+
+
+def test_stand_ins_are_the_multiply_add_chain_of_the_letters():
+    """The vectorised stand-ins (one dot product a start length) are the chain computed
+    letter by letter, repeats and a start at the text's end included."""
+    from dedup.spotsigs import _SpotTable, spot_letter_hashes
+    from dedup.text import letters
+
+    det = LetterCandidatesSpotSigs(MemoryStorage())
+    table = _SpotTable(det._lang_config("zh").antecedents)
+    rng = random.Random(13)
+    texts = [_text(rng) for _ in range(20)] + ["的", "的的", "在是了的" * 30, "我们的", ""]
+    for t in texts:
+        cp = letters(t)
+        for window in (1, 2, 3):
+            assert spot_letter_hashes(cp, table, window).tolist() == _reference_stand_ins(
+                cp, table, window)
+
+
+def test_letters_of_plain_chinese_are_its_letters_found_once():
+    """dedup.text.letters keeps its first letters when NFKC, simplification and lower case
+    change nothing (CJK text), and is the full normalisation otherwise."""
+    import unicodedata
+
+    from dedup.containment import letter_codes
+    from dedup.text import letters, to_simplified
+
+    def reference(t: str) -> list[int]:
+        s = "".join(ch for ch in t if ch.isalnum())
+        return letter_codes(to_simplified(unicodedata.normalize("NFKC", s)).lower()).tolist()
+
+    rng = random.Random(2)
+    texts = [_text(rng) for _ in range(5)] + [
+        "国家統計局說，這個價格對於經濟發展來說還是很重要的。國這爲個業來學時對會們",
+        "ＡＢＣ全角字母和Ⅻ罗马数字，Straße İstanbul ΣΑΣ", "ABC中文", "", "。，！"]  # fmt: skip
+    for t in texts:
+        assert letters(t).tolist() == reference(t)
