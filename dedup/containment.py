@@ -801,7 +801,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     def _small_keys(self, feats: Sample) -> list[str]:
         """The small documents' posting sets of ``feats``' posting-sampled hashes
         (``containment:sp:<hash>``)."""
-        return _hex_keys(self.key("sp", ""), self._posting_hashes(feats))
+        if len(feats.hashes) < self.min_sample:
+            return []
+        return self._posting_keys_of(self.key("sp", ""), feats)
 
     def _small_stored_candidates(self, feats: Sample) -> set[str]:
         """The forward candidates among the small stored documents (:attr:`full_under`) on
