@@ -361,11 +361,9 @@ class MemoryStorage(IndexStorage):
         return out
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
-        sets, single, many = self._sets, [], []
-        for k in keys:
-            s = sets.get(k)
-            if s is None:
-                continue
+        single, many = [], []
+        # most keys of a query are absent (a page's posting hashes that no other page holds)
+        for s in [s for s in map(self._sets.get, keys) if s is not None]:
             if s.__class__ is str:
                 single.append(s)
             elif max_len is None or len(s) <= max_len:
