@@ -545,40 +545,48 @@ def learning_variant(topic: Any, spec: str) -> Any:
     return dataclasses.replace(topic, learning=dataclasses.replace(lc, **kw))
 
 
+def replayed_variants(args: argparse.Namespace, run: str = "topicrawl"
+                      ) -> Iterator[tuple[int, str, str, Any, list[dict]]]:  # fmt: skip
+    """For each recorded crawl of ``args`` (family, seeds, categories; ``run``: the crawls of
+    that variant) and each of ``args.variants``: (seed, category, variant, the category's
+    topic, the rows of :func:`replay`)."""
+    from relevance.topic import load_topic
+
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    dbs = crawl_dbs(args.family, parse_seeds(args.seeds), cats, run)
+    for (seed, cat), db in sorted(dbs.items()):
+        _, truth = ensure_web(args.family, seed)
+        pages = replay_pages(db)
+        sections = web_sections(args.family, seed)
+        topic0 = load_topic(topic_paths()[cat])
+        for v in args.variants.split(","):
+            rows = replay(pages, learning_variant(topic0, v), truth, cat, sections)
+            yield seed, cat, v, topic0, rows
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Precision / recall of the pages each variant accepts when the crawls' fetched pages
     are replayed in their fetch order (same pages for every variant: the crawl order is the
     one of the recorded crawl, not the variant's)."""
     import collections
 
-    from relevance.topic import load_topic
-
-    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
-    seeds = parse_seeds(args.seeds)
     variants = args.variants.split(",")
-    dbs = crawl_dbs(args.family, seeds, cats)
     res: dict[str, dict[str, list]] = {v: collections.defaultdict(list) for v in variants}
-    for (seed, cat), db in sorted(dbs.items()):
-        _, truth = ensure_web(args.family, seed)
-        pages = replay_pages(db)
-        sections = web_sections(args.family, seed)
-        topic0 = load_topic(topic_paths()[cat])
-        for v in variants:
-            rows = replay(pages, learning_variant(topic0, v), truth, cat, sections)
-            acc = [r for r in rows if r["accepted"]]
-            tp = sum(r["on"] for r in acc)
-            n_on = sum(r["on"] for r in rows)
-            prec, rec = tp / max(1, len(acc)), tp / max(1, n_on)
-            res[v][cat].append((prec, rec))
-            wrong = collections.Counter((r["kind"], r["category"]) for r in acc if not r["on"])
-            print(f"{args.family}{seed} {cat} [{v or 'default'}] P {prec:.3f} R {rec:.3f} "
-                  f"accepted {len(acc)} wrong {wrong.most_common(3)}", flush=True)  # fmt: skip
-            if args.dump:
-                for r in rows:
-                    print("   ", "A" if r["accepted"] else "-", "on " if r["on"] else "off",
-                          f"{r['p']:.2f} lit {r['lit']:.2f} model "
-                          f"{'-' if r['model'] is None else format(r['model'], '.2f')}",
-                          r["kind"], r["category"], r["url"])  # fmt: skip
+    for seed, cat, v, _topic, rows in replayed_variants(args):
+        acc = [r for r in rows if r["accepted"]]
+        tp = sum(r["on"] for r in acc)
+        n_on = sum(r["on"] for r in rows)
+        prec, rec = tp / max(1, len(acc)), tp / max(1, n_on)
+        res[v][cat].append((prec, rec))
+        wrong = collections.Counter((r["kind"], r["category"]) for r in acc if not r["on"])
+        print(f"{args.family}{seed} {cat} [{v or 'default'}] P {prec:.3f} R {rec:.3f} "
+              f"accepted {len(acc)} wrong {wrong.most_common(3)}", flush=True)  # fmt: skip
+        if args.dump:
+            for r in rows:
+                print("   ", "A" if r["accepted"] else "-", "on " if r["on"] else "off",
+                      f"{r['p']:.2f} lit {r['lit']:.2f} model "
+                      f"{'-' if r['model'] is None else format(r['model'], '.2f')}",
+                      r["kind"], r["category"], r["url"])  # fmt: skip
     for v in variants:
         ps = [x[0] for c in res[v] for x in res[v][c]]
         rs = [x[1] for c in res[v] for x in res[v][c]]
@@ -640,42 +648,33 @@ def cmd_labels(args: argparse.Namespace) -> int:
     accepted pages, and with ``--ceiling`` the AUC of the same learner on the true labels."""
     import collections
 
-    from relevance.topic import load_topic
     from relevance.weights import CandidateExtractor
 
-    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
     variants = args.variants.split(",")
-    dbs = crawl_dbs(args.family, parse_seeds(args.seeds), cats, args.run)
     res: dict[str, dict[str, list[float]]] = {v: collections.defaultdict(list) for v in variants}
-    for (seed, cat), db in sorted(dbs.items()):
-        _, truth = ensure_web(args.family, seed)
-        pages = replay_pages(db)
-        sections = web_sections(args.family, seed)
-        topic0 = load_topic(topic_paths()[cat])
-        for v in variants:
-            rows = replay(pages, learning_variant(topic0, v), truth, cat, sections)
-            on = [r for r in rows if r["on"]]
-            off = [r for r in rows if not r["on"]]
-            acc = [r for r in rows if r["accepted"]]
-            pos = [r["on"] for r in rows if r["lit"] >= 0.7]
-            neg = [r["on"] for r in rows if r["lit"] <= 0.1]
-            fig = {
-                "P": sum(r["on"] for r in acc) / max(1, len(acc)),
-                "R": sum(r["on"] for r in acc) / max(1, len(on)),
-                "pos_prec": sum(pos) / max(1, len(pos)),
-                "neg_on": sum(neg) / max(1, len(neg)),
-                "auc_lit": roc_auc([r["lit"] for r in on], [r["lit"] for r in off]),
-                "auc_model": roc_auc([r["model"] for r in on if r["model"] is not None],
-                                     [r["model"] for r in off if r["model"] is not None]),
-                "auc_P": roc_auc([r["p"] for r in on], [r["p"] for r in off]),
-            }
-            if args.ceiling and v == variants[0]:
-                ext = CandidateExtractor(pos=topic0.candidates.pos, topic_words=topic0.weights)
-                fig["auc_ceiling"] = supervised_ceiling(rows, ext)
-            for k, x in fig.items():
-                res[v][k].append(x)
-            print(f"{args.family}{seed} {cat} [{v or 'default'}] "
-                  + " ".join(f"{k} {x:.3f}" for k, x in fig.items()), flush=True)  # fmt: skip
+    for seed, cat, v, topic0, rows in replayed_variants(args, args.run):
+        on = [r for r in rows if r["on"]]
+        off = [r for r in rows if not r["on"]]
+        acc = [r for r in rows if r["accepted"]]
+        pos = [r["on"] for r in rows if r["lit"] >= 0.7]
+        neg = [r["on"] for r in rows if r["lit"] <= 0.1]
+        fig = {
+            "P": sum(r["on"] for r in acc) / max(1, len(acc)),
+            "R": sum(r["on"] for r in acc) / max(1, len(on)),
+            "pos_prec": sum(pos) / max(1, len(pos)),
+            "neg_on": sum(neg) / max(1, len(neg)),
+            "auc_lit": roc_auc([r["lit"] for r in on], [r["lit"] for r in off]),
+            "auc_model": roc_auc([r["model"] for r in on if r["model"] is not None],
+                                 [r["model"] for r in off if r["model"] is not None]),
+            "auc_P": roc_auc([r["p"] for r in on], [r["p"] for r in off]),
+        }
+        if args.ceiling and v == variants[0]:
+            ext = CandidateExtractor(pos=topic0.candidates.pos, topic_words=topic0.weights)
+            fig["auc_ceiling"] = supervised_ceiling(rows, ext)
+        for k, x in fig.items():
+            res[v][k].append(x)
+        print(f"{args.family}{seed} {cat} [{v or 'default'}] "
+              + " ".join(f"{k} {x:.3f}" for k, x in fig.items()), flush=True)  # fmt: skip
     for v in variants:
         print(f"[{v or 'default'}] " + " ".join(
             f"{k} {statistics.mean(x for x in xs if x == x):.3f}" for k, xs in res[v].items()))
