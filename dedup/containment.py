@@ -706,11 +706,15 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         memo = self._post_memo
         if memo is not None and memo[0] is feats:
             return memo[1], memo[2]
-        pm = self.posting_m
-        post = [h for h in feats.hashes if h % pm == 0]
+        post = self._posting_sampled(feats.hashes)
         hexes = list(map("%x".__mod__, post))
         self._post_memo = (feats, post, hexes)
         return post, hexes
+
+    def _posting_sampled(self, hashes: Iterable[int]) -> list[int]:
+        """The hashes of ``hashes`` ≡ 0 (mod ``m·posting_factor``), in their order."""
+        pm = self.posting_m
+        return [h for h in hashes if h % pm == 0]
 
     def _posting_keys_of(self, prefix: str, feats: Sample) -> list[str]:
         """``prefix`` + the hex form of each posting-sampled hash of ``feats``."""
@@ -721,12 +725,17 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return []
         return self._posting(feats)[0]
 
+    def _indexed_keys_of(self, prefix: str, feats: Sample) -> list[str]:
+        """:meth:`_posting_keys_of` for a document long enough to be indexed (``min_sample``
+        hashes), else none."""
+        return self._posting_keys_of(prefix, feats) if len(feats.hashes) >= self.min_sample else []
+
     def _hash_keys(self, feats: Sample) -> list[str]:
         """The posting sets of ``feats``' sub-sampled hashes (``containment:p:<hash>``)."""
         memo = self._keys_memo  # query, then add: the same features
         if memo is not None and memo[0] is feats:
             return memo[1]
-        keys = self._posting_keys_of(self._kp, feats) if len(feats.hashes) >= self.min_sample else []
+        keys = self._indexed_keys_of(self._kp, feats)
         self._keys_memo = (feats, keys)
         return keys
 
@@ -744,10 +753,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return keys
 
     def posting_keys(self, feats: Sample) -> list[str]:
-        """The hash posting sets, and the span-key sets on an index that has them."""
+        """The hash posting sets, and on an index that has span keys the span-key sets and,
+        for a small document (``full_under``), the small documents' posting sets
+        (:meth:`_small_stored_candidates`)."""
         keys = self._hash_keys(feats)
         if keys and self.spans_on():
-            return keys + self._span_keys(feats)
+            keys = keys + self._span_keys(feats)
+            if len(feats.hashes) < self.full_under:
+                keys += self._small_keys(feats)
         return keys
 
     def indexed(self, feats: Sample) -> bool:
@@ -801,9 +814,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     def _small_keys(self, feats: Sample) -> list[str]:
         """The small documents' posting sets of ``feats``' posting-sampled hashes
         (``containment:sp:<hash>``)."""
-        if len(feats.hashes) < self.min_sample:
-            return []
-        return self._posting_keys_of(self.key("sp", ""), feats)
+        return self._indexed_keys_of(self.key("sp", ""), feats)
 
     def _small_stored_candidates(self, feats: Sample) -> set[str]:
         """The forward candidates among the small stored documents (:attr:`full_under`) on
@@ -912,19 +923,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 packed = feats.full.astype("<u4").tobytes()
                 self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
                 if spans and self.indexed(feats):
-                    # found by its posting-sampled hashes too (_small_stored_candidates)
-                    self.storage.sadd_many(self._small_keys(feats), doc_id)
+                    # in the small documents' posting sets (posting_keys): listed
                     self.storage.hset(self.key("sp"), doc_id, "1")
 
     def remove(self, doc_id: str) -> None:
         with self.storage.batch():
-            if self.storage.hget(self.key("sp"), doc_id) is not None:
-                raw = self.storage.hget(self.key("docs"), doc_id)
-                if raw is not None:
-                    small = self._small_keys(Sample.from_json(raw))
-                    self.storage.srem_many(small, doc_id)
-                self.storage.hdel(self.key("sp"), doc_id)
             super().remove(doc_id)
+            self.storage.hdel(self.key("sp"), doc_id)
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
             self.storage.hdel(self.key("f"), doc_id)
@@ -1320,7 +1325,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if full is not None and len(page_hashes) < self.full_under:
                 self.storage.hset(self.key("df"), doc_id,
                                   base64.b64encode(full.astype("<u4").tobytes()))  # fmt: skip
-            posting = [h for h in page_hashes if h % self.posting_m == 0]
+            posting = self._posting_sampled(page_hashes)
             self.storage.sadd_many(_hex_keys(self.key("dp", ""), posting), doc_id)
             if self.storage.hlen(self.key("dropped")) > self.reattribute:
                 # the oldest forgotten, down to 3/4 of the bound (one read of the entries per
@@ -1337,7 +1342,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if raw is None:
                 continue
             page = Sample.from_json(raw)
-            posting = [h for h in page.hashes if h % self.posting_m == 0]
+            posting = self._posting_sampled(page.hashes)
             with self.storage.batch():
                 self.storage.srem_many(_hex_keys(self.key("dp", ""), posting), doc_id)
                 for name in ("dropped", "dd", "df"):
@@ -1437,7 +1442,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             for (d, seq), raw in zip(missing, raws, strict=True):
                 if raw is not None:
                     hashes = Sample.from_json(raw).hashes
-                    live[d] = (seq, frozenset(h for h in hashes if h % self.posting_m == 0))
+                    live[d] = (seq, frozenset(self._posting_sampled(hashes)))
         union: set[int] = set().union(*(h for _, h in live.values()))
         self._dropped_copy = (stamp, union, live)
         return union
