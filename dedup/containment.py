@@ -649,6 +649,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._dropped_copy: tuple[tuple[bytes | None, int], set[int],
                                   dict[str, tuple[bytes, frozenset[int]]]] | None = None
         self._kp = self.key("p", "")
+        #: (entries read, the last one, the hashes they hold): :meth:`_small_hashes`
+        self._small_copy: tuple[int, bytes, set[int]] | None = None
         self._span_memo: tuple[Sample, list[str]] | None = None
         #: the query's candidates that only the small documents' posting sets found
         self._guarded: tuple[Sample | None, set[str]] = (None, set())
@@ -828,12 +830,51 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         own edited half is found here as well (test webs a17, a48 reversed)."""
         if not (self.full_under and self.spans_on()) or not self.storage.hlen(self.key("sp")):
             return set()
-        hits = self.storage.smembers_count(self._small_keys(feats))
+        held = self._small_hashes()
+        if held is None:  # (an index of an earlier version: every set read)
+            keys = self._small_keys(feats)
+        elif len(feats.hashes) >= self.min_sample:  # only the sets that may hold a document
+            prefix, (post, hexes) = self.key("sp", ""), self._posting(feats)
+            keys = [prefix + x for h, x in zip(post, hexes, strict=True) if h in held]
+        else:
+            keys = []
+        hits = self.storage.smembers_count(keys)
         if not hits:
             return set()
         n_q = feats.length
         return self._sized(hits, list(hits), "n", lambda h, size, posting, length: (
             h >= 0.5 * posting - 1e-9 and n_q + 1e-9 >= self.threshold * length))
+
+    def _small_hashes(self) -> set[int] | None:
+        """Every posting-sampled hash that a small document was indexed under (the members of
+        the ``containment:sp:<hash>`` sets), or more: this process's copy of the log
+        ``containment:spl`` (one entry per small document stored, its hashes as uint32),
+        extended by the entries appended since it was read (one read a page: the log from the
+        last entry this process read, which must be unchanged, else the copy is read again).
+        A document removed leaves its entry (the copy stays a superset), so a query's small
+        documents' posting sets outside it are empty and need not be read (one dictionary
+        miss each in the memory backend, ~116 a page). None when the log does not cover every
+        small document: an index of an earlier version (its first entry is not ``+``)."""
+        key = self.key("spl")
+        copy = self._small_copy
+        if copy is not None:
+            n, last, held = copy
+            tail = self.storage.lrange(key, n - 1, -1)
+            if tail and tail[0] == last:
+                if len(tail) > 1:
+                    for raw in tail[1:]:
+                        held.update(np.frombuffer(raw, dtype="<u4").tolist())
+                    self._small_copy = (n + len(tail) - 1, tail[-1], held)
+                return held
+        log = self.storage.lrange(key, 0, -1)
+        if not log or log[0] != b"+":
+            self._small_copy = None
+            return None
+        held = set()
+        for raw in log[1:]:
+            held.update(np.frombuffer(raw, dtype="<u4").tolist())
+        self._small_copy = (len(log), log[-1], held)
+        return held
 
     def _short_query_candidates(self, feats: Sample, share: float | None = None) -> set[str]:
         """A short query's reverse candidates: the indexed documents holding at least
@@ -903,6 +944,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 if self.storage.hlen(self.key("docs")) > self.storage.hlen(self.key("n")):
                     self.storage.sadd(self._need_key, "0")
                 self._need_checked = True
+            if spans and self.min_sample <= len(feats.hashes) < self.full_under:
+                # in the small documents' posting sets (posting_keys): logged for the
+                # queries' copies (:meth:`_small_hashes`); a new log covers every small
+                # document only when none is stored yet (else "-": not used)
+                log = self.key("spl")
+                if not self.storage.llen(log):
+                    self.storage.rpush(log, "-" if self.storage.hlen(self.key("sp")) else "+")
+                self.storage.rpush(log, np.asarray(self._posting(feats)[0], "<u4").tobytes())
             super().add_features(doc_id, feats)
             if self.indexed(feats):
                 if spans:
@@ -1379,12 +1428,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
         post, hexes = self._posting(feats)
         at = [j for j, h in enumerate(post) if h % probe_m == 0]
-        if self._dropped_hashes().isdisjoint([post[j] for j in at]):
+        held = self._dropped_hashes()
+        if held.isdisjoint([post[j] for j in at]):
             return []  # no remembered page holds any of the probe's hashes
+        # the sets of the other hashes are empty (the copy is a superset): not read
         prefix = self.key("dp", "")
-        probe = [prefix + hexes[j] for j in at]
-        hits = self.storage.smembers_count(probe)
-        need = max(1.0, 0.5 * len(probe)) - 1e-9
+        hits = self.storage.smembers_count([prefix + hexes[j] for j in at if post[j] in held])
+        need = max(1.0, 0.5 * len(at)) - 1e-9
         ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
         if not ids:
             return []
@@ -1511,9 +1561,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         feats = self.features(doc)
         if not (self.indexed(feats) or self._stored_short_doc(feats)):
             return []
-        if self._waited_for().isdisjoint(self._posting(feats)[0]):
+        waited = self._waited_for()
+        post, hexes = self._posting(feats)
+        if waited.isdisjoint(post):
             return []  # no remembered source waits for any of its hashes
-        ids = sorted(self.storage.smembers_count(self._posting_keys_of(self.key("rw", ""), feats)))
+        prefix = self.key("rw", "")  # (the other hashes' sets are empty: not read)
+        ids = sorted(self.storage.smembers_count(
+            [prefix + x for h, x in zip(post, hexes, strict=True) if h in waited]))  # fmt: skip
         if not ids:
             return []
         out: list[tuple[Match, str, Doc]] = []

@@ -966,6 +966,61 @@ def test_a_small_source_stored_first_finds_its_page_when_edits_break_every_span_
     assert c.check_and_add("original", original) == Decision()
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_the_small_documents_log_reads_only_sets_that_may_hold_one(kind, tmp_path):
+    """A query reads the small documents' posting sets only for hashes in this process's copy
+    of their log (``containment:spl``): another process's small document is seen (its entry
+    read on the next query), a removed one leaves the copy a superset, an index whose log
+    does not start with the first small document (an earlier version's) reads every set,
+    and a cleared index starts over; the candidates are the same as reading every set."""
+    src, copy = _span_breaking_copy()
+    config = _backend_config(kind, tmp_path)
+    shared = make_storage(config)
+    storage = (lambda: shared) if kind == "memory" else (lambda: make_storage(config))
+    one, two = ContainmentDetector(storage()), ContainmentDetector(storage())
+    page = Doc(text(copy, "【延伸阅读】", *DONOR[:3], *OTHER[:2]))
+
+    def found(det: ContainmentDetector) -> set[str]:
+        """The small stored candidates, checked against reading every set."""
+        feats = det.features(page)
+        got = det._small_stored_candidates(feats)
+        copy, det._small_copy = det._small_copy, None
+        held, det._small_hashes = det._small_hashes, lambda: None
+        assert det._small_stored_candidates(feats) == got
+        det._small_copy, det._small_hashes = copy, held
+        return got
+
+    assert found(one) == set()
+    one.add("other", Doc(text(*OTHER)))
+    two.add("src", Doc(src))  # another process stores the small source
+    assert one.storage.lrange(one.key("spl"), 0, 0) == [b"+"]
+    assert "src" in found(one)
+    held = one._small_hashes()
+    assert held is not None and set(one._posting(two.features(Doc(src)))[0]) <= held
+    read: list[list[str]] = []
+    count = one.storage.smembers_count
+    one.storage.smembers_count = lambda keys, *a: read.append(list(keys)) or count(keys, *a)
+    one._small_stored_candidates(one.features(page))
+    del one.storage.smembers_count
+    assert read and len(read[-1]) < len(one._small_keys(one.features(page)))
+    two.remove("src")
+    assert "src" not in found(one)
+    two.add("src", Doc(src))
+    assert "src" in found(one)
+    # an index of an earlier version (small documents, no log): every set is read
+    one.storage.delete(one.key("spl"))
+    fresh = ContainmentDetector(storage())
+    assert fresh._small_hashes() is None and "src" in found(fresh)
+    fresh.add("src2", Doc(src + "补"))  # a log started now does not cover "src"
+    assert fresh.storage.lrange(fresh.key("spl"), 0, 0) == [b"-"]
+    assert fresh._small_hashes() is None and one._small_hashes() is None
+    assert {"src", "src2"} <= found(fresh)
+    one.storage.clear()
+    assert found(one) == set()
+    one.add("src", Doc(src))
+    assert one._small_hashes() is not None and "src" in found(one)
+
+
 @pytest.mark.parametrize("order", ["source first", "page first"])
 def test_a_short_source_in_a_table_cell_with_its_fields_pairs_on_letters(order):
     """Fails before (test web a33, both orders): a 51-letter source edited twice in a
