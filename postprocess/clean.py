@@ -383,6 +383,8 @@ class CleanResult:
     removed: Counter[str] = field(default_factory=Counter)
     reextracted: bool = False
     fallback: bool = False
+    #: the first clean's drop reason when the page was extracted again (kept or not)
+    reextract_reason: str | None = None
 
 
 def _load_tree(html: str | bytes):
@@ -587,7 +589,8 @@ class Cleaner:
     @property
     def stats(self) -> Counter[str]:
         """Running totals: ``pages``, ``kept``, ``dropped/<reason>``, ``removed/<rule>``,
-        ``reextracted``."""
+        ``reextracted``; ``reextract/<reason>`` and ``reextracted/<reason>``: the pages
+        extracted again and those it kept, by the drop reason of the given text."""
         with self._lock:
             return Counter(self._stats)
 
@@ -600,6 +603,10 @@ class Cleaner:
                 self._stats["kept"] += 1
             if result.reextracted:
                 self._stats["reextracted"] += 1
+            if result.reextract_reason:  # per drop reason of the given text: tried, kept
+                self._stats[f"reextract/{result.reextract_reason}"] += 1
+                if result.reextracted:
+                    self._stats[f"reextracted/{result.reextract_reason}"] += 1
             if result.fallback:
                 self._stats["fallback"] += 1
             for rule, n in result.removed.items():
@@ -713,10 +720,12 @@ class Cleaner:
         """
         result = self._clean(html=html, text=text, host=host, url=url, observe=observe)
         if result.dropped and text and html is not None and self.config["reextract"]:
+            reason = result.dropped
             again = self._clean(html=html, text=None, host=host, url=url, observe=False)
             if not again.dropped:
                 again.reextracted = True
                 result = again
+            result.reextract_reason = reason
         self._count(result)
         return result
 

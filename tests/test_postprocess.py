@@ -262,6 +262,8 @@ def test_dropped_given_text_is_extracted_again_from_the_html():
     r = c.clean(html=html, text=stored, host="a.cn")
     assert r.reextracted and r.dropped is None and BODY in r.text
     assert c.stats["reextracted"] == 1 and c.stats["kept"] == 1
+    assert (c.stats["reextract/too_short"], c.stats["reextracted/too_short"]) == (1, 1)
+    assert r.reextract_reason == "too_short"
     r = Cleaner(reextract=False).clean(html=html, text=stored, host="a.cn")
     assert (r.text, r.dropped, r.reextracted) == (None, "too_short", False)
     # no HTML: nothing to re-extract from
