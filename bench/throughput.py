@@ -95,6 +95,11 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
         "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
         "inline_busy": int(_stat(log, "topicrawl/extract/inline_busy") or 0),
         "waited_busy": int(_stat(log, "topicrawl/extract/waited_busy") or 0),
+        # pages the store's cleaner extracted again in the worker, awaited off Scrapy's thread
+        "reextracted": int(_stat(log, "topicrawl/clean/reextracted") or 0),
+        "calls": int(_stat(log, "topicrawl/extract/calls") or 0),
+        "clean_awaited": int(_stat(log, "topicrawl/store/clean_awaited") or 0),
+        "waited_turn": int(_stat(log, "topicrawl/store/waited_turn") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overflow-wait", default="",
                     help="0,16: this checkout's topic spider with each "
                     "TOPICRAWL_EXTRACT_OVERFLOW_WAIT, side by side (with --baseline too)")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the topic crawls' databases (topic-N.db, N in run order) here")
     args = ap.parse_args(argv)
     truth = ensure_web(args.web, 0, rebuild=False)
     seeds = truth["seeds"]["portal"]
@@ -184,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[dict]] = {plain_name: [], **{name: [] for name in topics}}
     names = list(rows)
     load = [os.getloadavg()[0]]
-    with tempfile.TemporaryDirectory() as tmp, ServerProcess(args.web,
+    if args.keep:
+        args.keep = args.keep.resolve()
+        args.keep.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=args.keep) as tmp, ServerProcess(args.web,
                                                              latency_ms=args.latency_ms) as srv:
         for i in range(args.pairs):
             order = names[i % len(names):] + names[: i % len(names)]
@@ -193,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                     r = plain(srv.url, seeds, args.pages, args.concurrency, Path(tmp))
                 else:
                     r = topic(srv.url, seeds, args.pages, args.concurrency, args.topic,
-                              Path(tmp), len(load), *topics[name])  # fmt: skip
+                              args.keep or Path(tmp), len(load), *topics[name])  # fmt: skip
                 load.append(os.getloadavg()[0])
                 rows[name].append(r)
                 print(f"round {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f}"
@@ -201,7 +211,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"ms/page (workers {r['workers_cpu_ms_per_page']:.1f}), peak "
                       f"{r['main_mb']:.0f} + {r['workers_mb']:.0f} MB, {r['pooled']} pages "
                       f"extracted in the pool ({r['finish']}; {r['inline_busy']} overflowed "
-                      f"inline, {r['waited_busy']} waited); load {load[-1]:.1f}",
+                      f"inline, {r['waited_busy']} waited; the cleaner's extractions in "
+                      f"the worker {r['calls']} ({r['reextracted']} kept), pages awaiting "
+                      f"them {r['clean_awaited']}, in line {r['waited_turn']}); load "
+                      f"{load[-1]:.1f}",
                       flush=True)  # fmt: skip
     keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
             "main_mb", "workers_mb", "peak_mb")  # fmt: skip
