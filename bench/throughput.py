@@ -95,11 +95,15 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
         "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
         "inline_busy": int(_stat(log, "topicrawl/extract/inline_busy") or 0),
         "waited_busy": int(_stat(log, "topicrawl/extract/waited_busy") or 0),
-        # pages the store's cleaner extracted again in the worker, awaited off Scrapy's thread
+        # the store's cleaner: its extractions in the worker (Scrapy's thread waits for each),
+        # the pages it extracted again and kept, and per drop reason of the given text
         "reextracted": int(_stat(log, "topicrawl/clean/reextracted") or 0),
         "calls": int(_stat(log, "topicrawl/extract/calls") or 0),
-        "clean_awaited": int(_stat(log, "topicrawl/store/clean_awaited") or 0),
-        "waited_turn": int(_stat(log, "topicrawl/store/waited_turn") or 0),
+        "reasons": {m[1]: (int(m[2]), int(_stat(log, f"topicrawl/clean/reextracted/{m[1]}") or 0))
+                    for m in re.finditer(r"'topicrawl/clean/reextract/(\w+)': (\d+)", log)},
+        "skipped": {m[1]: int(m[2])
+                    for m in re.finditer(r"'topicrawl/clean/reextract_skipped/(\w+)': (\d+)", log)},
+        "documents": int(_stat(log, "topicrawl/clean/kept") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -145,6 +149,16 @@ def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file
 
 
 POOL = {"off": 0, "on": 1}
+
+
+def _reasons(r: dict) -> str:
+    """'too_short 3/1, mostly_links 9/0': extracted again / kept, by the given text's drop
+    reason (``-`` for a checkout whose cleaner does not count them)."""
+    return ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(r["reasons"].items())) or "-"
+
+
+def _skipped(r: dict) -> str:
+    return ", ".join(f"{k} {n}" for k, n in sorted(r["skipped"].items())) or "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,9 +226,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['main_mb']:.0f} + {r['workers_mb']:.0f} MB, {r['pooled']} pages "
                       f"extracted in the pool ({r['finish']}; {r['inline_busy']} overflowed "
                       f"inline, {r['waited_busy']} waited; the cleaner's extractions in "
-                      f"the worker {r['calls']} ({r['reextracted']} kept), pages awaiting "
-                      f"them {r['clean_awaited']}, in line {r['waited_turn']}); load "
-                      f"{load[-1]:.1f}",
+                      f"the worker {r['calls']}, pages extracted again {_reasons(r)}, "
+                      f"{r['reextracted']} kept, not tried {_skipped(r)}; "
+                      f"{r['documents']} documents); load {load[-1]:.1f}",
                       flush=True)  # fmt: skip
     keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
             "main_mb", "workers_mb", "peak_mb")  # fmt: skip
