@@ -168,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--topic", default="topics/shizheng.toml")
     ap.add_argument("--latency-ms", type=float, default=0.0)
-    ap.add_argument("--web", type=Path, default=OUT / "web_large")
+    ap.add_argument("--web", type=Path, default=None, help="default bench/out/web_large[_b]")
+    ap.add_argument("--family", choices=("a", "b"), default="a",
+                    help="sitegen template family of the web (b: held out from tuning)")
     ap.add_argument("--pool", default="", help="off,on: the topic spider with the extraction "
                     "pool off and on, side by side (default: the project's setting)")  # fmt: skip
     ap.add_argument("--baseline", type=Path, default=None,
@@ -183,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, default=None,
                     help="keep the topic crawls' databases (topic-N.db, N in run order) here")
     args = ap.parse_args(argv)
-    truth = ensure_web(args.web, 0, rebuild=False)
+    if args.web is None:
+        args.web = OUT / ("web_large" if args.family == "a" else f"web_large_{args.family}")
+    truth = ensure_web(args.web, 0, rebuild=False, family=args.family)
     seeds = truth["seeds"]["portal"]
     plain_name = "plain BFS spider"
     pools = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
