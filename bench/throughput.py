@@ -95,6 +95,15 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
         "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
         "inline_busy": int(_stat(log, "topicrawl/extract/inline_busy") or 0),
         "waited_busy": int(_stat(log, "topicrawl/extract/waited_busy") or 0),
+        # the store's cleaner: its extractions in the worker (Scrapy's thread waits for each),
+        # the pages it extracted again and kept, and per drop reason of the given text
+        "reextracted": int(_stat(log, "topicrawl/clean/reextracted") or 0),
+        "calls": int(_stat(log, "topicrawl/extract/calls") or 0),
+        "reasons": {m[1]: (int(m[2]), int(_stat(log, f"topicrawl/clean/reextracted/{m[1]}") or 0))
+                    for m in re.finditer(r"'topicrawl/clean/reextract/(\w+)': (\d+)", log)},
+        "skipped": {m[1]: int(m[2])
+                    for m in re.finditer(r"'topicrawl/clean/reextract_skipped/(\w+)': (\d+)", log)},
+        "documents": int(_stat(log, "topicrawl/clean/kept") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
     }
 
@@ -142,6 +151,16 @@ def topic(proxy: str, seeds: list[str], pages: int, concurrency: int, topic_file
 POOL = {"off": 0, "on": 1}
 
 
+def _reasons(r: dict) -> str:
+    """'too_short 3/1, mostly_links 9/0': extracted again / kept, by the given text's drop
+    reason (``-`` for a checkout whose cleaner does not count them)."""
+    return ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(r["reasons"].items())) or "-"
+
+
+def _skipped(r: dict) -> str:
+    return ", ".join(f"{k} {n}" for k, n in sorted(r["skipped"].items())) or "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, default=600)
@@ -149,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--topic", default="topics/shizheng.toml")
     ap.add_argument("--latency-ms", type=float, default=0.0)
-    ap.add_argument("--web", type=Path, default=OUT / "web_large")
+    ap.add_argument("--web", type=Path, default=None, help="default bench/out/web_large[_b]")
+    ap.add_argument("--family", choices=("a", "b"), default="a",
+                    help="sitegen template family of the web (b: held out from tuning)")
     ap.add_argument("--pool", default="", help="off,on: the topic spider with the extraction "
                     "pool off and on, side by side (default: the project's setting)")  # fmt: skip
     ap.add_argument("--baseline", type=Path, default=None,
@@ -161,8 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overflow-wait", default="",
                     help="0,16: this checkout's topic spider with each "
                     "TOPICRAWL_EXTRACT_OVERFLOW_WAIT, side by side (with --baseline too)")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the topic crawls' databases (topic-N.db, N in run order) here")
     args = ap.parse_args(argv)
-    truth = ensure_web(args.web, 0, rebuild=False)
+    if args.web is None:
+        args.web = OUT / ("web_large" if args.family == "a" else f"web_large_{args.family}")
+    truth = ensure_web(args.web, 0, rebuild=False, family=args.family)
     seeds = truth["seeds"]["portal"]
     plain_name = "plain BFS spider"
     pools = {f"scrapy crawl topic, pool {v}": POOL[v] for v in args.pool.split(",") if v}
@@ -184,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[dict]] = {plain_name: [], **{name: [] for name in topics}}
     names = list(rows)
     load = [os.getloadavg()[0]]
-    with tempfile.TemporaryDirectory() as tmp, ServerProcess(args.web,
+    if args.keep:
+        args.keep = args.keep.resolve()
+        args.keep.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=args.keep) as tmp, ServerProcess(args.web,
                                                              latency_ms=args.latency_ms) as srv:
         for i in range(args.pairs):
             order = names[i % len(names):] + names[: i % len(names)]
@@ -193,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                     r = plain(srv.url, seeds, args.pages, args.concurrency, Path(tmp))
                 else:
                     r = topic(srv.url, seeds, args.pages, args.concurrency, args.topic,
-                              Path(tmp), len(load), *topics[name])  # fmt: skip
+                              args.keep or Path(tmp), len(load), *topics[name])  # fmt: skip
                 load.append(os.getloadavg()[0])
                 rows[name].append(r)
                 print(f"round {i + 1} {name}: {r['responses']} responses in {r['elapsed_s']:.1f}"
@@ -201,7 +229,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"ms/page (workers {r['workers_cpu_ms_per_page']:.1f}), peak "
                       f"{r['main_mb']:.0f} + {r['workers_mb']:.0f} MB, {r['pooled']} pages "
                       f"extracted in the pool ({r['finish']}; {r['inline_busy']} overflowed "
-                      f"inline, {r['waited_busy']} waited); load {load[-1]:.1f}",
+                      f"inline, {r['waited_busy']} waited; the cleaner's extractions in "
+                      f"the worker {r['calls']}, pages extracted again {_reasons(r)}, "
+                      f"{r['reextracted']} kept, not tried {_skipped(r)}; "
+                      f"{r['documents']} documents); load {load[-1]:.1f}",
                       flush=True)  # fmt: skip
     keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
             "main_mb", "workers_mb", "peak_mb")  # fmt: skip

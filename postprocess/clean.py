@@ -383,6 +383,8 @@ class CleanResult:
     removed: Counter[str] = field(default_factory=Counter)
     reextracted: bool = False
     fallback: bool = False
+    #: the first clean's drop reason when the page was extracted again (kept or not)
+    reextract_reason: str | None = None
 
 
 def _load_tree(html: str | bytes):
@@ -487,6 +489,8 @@ _DEFAULTS: dict[str, Any] = {
     "favor_precision": False,
     "favor_recall": False,
     "reextract": True,  # extract again from the HTML when the given text is dropped
+    # ... also when it was dropped as mostly links although the fallback was tried (see clean)
+    "reextract_mostly_links": False,
     # line rules on/off
     "blank": True,
     "copyright": True,
@@ -587,12 +591,16 @@ class Cleaner:
     @property
     def stats(self) -> Counter[str]:
         """Running totals: ``pages``, ``kept``, ``dropped/<reason>``, ``removed/<rule>``,
-        ``reextracted``."""
+        ``reextracted``; ``reextract/<reason>`` and ``reextracted/<reason>``: the pages
+        extracted again and those it kept, by the drop reason of the given text;
+        ``reextract_skipped/<reason>``: the dropped pages not extracted again (see clean)."""
         with self._lock:
             return Counter(self._stats)
 
-    def _count(self, result: CleanResult) -> None:
+    def _count(self, result: CleanResult, *, skipped: bool = False) -> None:
         with self._lock:
+            if skipped:  # dropped, and not extracted again by the rule in clean()
+                self._stats[f"reextract_skipped/{result.dropped}"] += 1
             self._stats["pages"] += 1
             if result.dropped:
                 self._stats[f"dropped/{result.dropped}"] += 1
@@ -600,6 +608,10 @@ class Cleaner:
                 self._stats["kept"] += 1
             if result.reextracted:
                 self._stats["reextracted"] += 1
+            if result.reextract_reason:  # per drop reason of the given text: tried, kept
+                self._stats[f"reextract/{result.reextract_reason}"] += 1
+                if result.reextracted:
+                    self._stats[f"reextracted/{result.reextract_reason}"] += 1
             if result.fallback:
                 self._stats["fallback"] += 1
             for rule, n in result.removed.items():
@@ -710,15 +722,37 @@ class Cleaner:
         again from ``html`` with the cleaner's settings and cleaned; the result says so
         (``reextracted``) and ``stats["reextracted"]`` counts it. This recovers articles that a
         stricter extraction (e.g. ``favor_precision``) missed.
+
+        Not for a page dropped as ``mostly_links`` when ``fallback`` is on (unless
+        ``reextract_mostly_links``): the fallback has already weighed readability's text
+        against the page's main block, and such a page is a list or link page that the second
+        extraction drops too (measured in docs/scale.md: none kept on the local webs; the real
+        163 articles it recovers with the fallback off, the fallback keeps at the first
+        clean). Counted in ``stats["reextract_skipped/mostly_links"]``.
         """
         result = self._clean(html=html, text=text, host=host, url=url, observe=observe)
+        skipped = False
         if result.dropped and text and html is not None and self.config["reextract"]:
-            again = self._clean(html=html, text=None, host=host, url=url, observe=False)
-            if not again.dropped:
-                again.reextracted = True
-                result = again
-        self._count(result)
+            reason = result.dropped
+            if self.reextracts(reason):
+                again = self._clean(html=html, text=None, host=host, url=url, observe=False)
+                if not again.dropped:
+                    again.reextracted = True
+                    result = again
+                result.reextract_reason = reason
+            else:
+                skipped = True
+        self._count(result, skipped=skipped)
         return result
+
+    def reextracts(self, reason: str) -> bool:
+        """Whether a page whose given text is dropped for ``reason`` is extracted again
+        (``reextract`` on): not one dropped as ``mostly_links`` when ``fallback`` is on,
+        unless ``reextract_mostly_links`` (see :meth:`clean`)."""
+        c = self.config
+        if not c["reextract"]:
+            return False
+        return reason != "mostly_links" or not c["fallback"] or c["reextract_mostly_links"]
 
     def _clean(self, *, html, text, host, url, observe) -> CleanResult:
         c = self.config

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -262,6 +264,8 @@ def test_dropped_given_text_is_extracted_again_from_the_html():
     r = c.clean(html=html, text=stored, host="a.cn")
     assert r.reextracted and r.dropped is None and BODY in r.text
     assert c.stats["reextracted"] == 1 and c.stats["kept"] == 1
+    assert (c.stats["reextract/too_short"], c.stats["reextracted/too_short"]) == (1, 1)
+    assert r.reextract_reason == "too_short"
     r = Cleaner(reextract=False).clean(html=html, text=stored, host="a.cn")
     assert (r.text, r.dropped, r.reextracted) == (None, "too_short", False)
     # no HTML: nothing to re-extract from
@@ -304,6 +308,64 @@ def test_mostly_links_page_is_dropped_and_link_lines_removed():
         .clean(html=LINKS_HTML, text=f"{BODY}\n{text}\n{BODY2}", host="a.cn")
         .text
     )
+
+
+def _counting(cleaner: Cleaner) -> list[str]:
+    """The URLs ``cleaner`` asks its ``remote_extract`` for (the crawl's worker; here a stub
+    that declines, so the cleaner extracts inline)."""
+    calls: list[str] = []
+    cleaner.remote_extract = lambda html, url, options: calls.append(url)
+    return calls
+
+
+def test_mostly_links_page_is_not_extracted_again_when_the_fallback_was_tried():
+    links = "\n".join(
+        [
+            "- 四川内江市威远县发生5.4级地震 重庆成都有震感",
+            "- 黎智英密会香港反对派 环球网发表评论文章",
+            "- 毕业生考研被在校生指责占用教学资源引发热议",
+        ]
+    )
+    url = "http://a.cn/list.html"
+    c = Cleaner()
+    calls = _counting(c)
+    r = c.clean(html=LINKS_HTML, text=links, url=url)
+    assert (r.text, r.dropped, r.reextract_reason, calls) == (None, "mostly_links", None, [])
+    assert c.stats["reextract_skipped/mostly_links"] == 1 and c.stats["reextract/mostly_links"] == 0
+    assert not c.reextracts("mostly_links") and c.reextracts("too_short")
+    # too short: still extracted again (in the worker when there is one)
+    r = c.clean(html=LINKS_HTML, text="更新于今日。", url=url)
+    assert (r.dropped, r.reextract_reason, calls) == ("too_short", "too_short", [url])
+    # without the fallback, or with reextract_mostly_links, it is extracted again as before
+    for options in ({"fallback": False}, {"reextract_mostly_links": True}):
+        c = Cleaner(**options)
+        calls = _counting(c)
+        r = c.clean(html=LINKS_HTML, text=links, url=url)
+        assert (r.dropped, r.reextract_reason, calls) == ("mostly_links", "mostly_links", [url])
+        assert (
+            c.stats["reextract/mostly_links"] == 1 and not c.stats["reextract_skipped/mostly_links"]
+        )
+    with pytest.raises(ConfigError):
+        Cleaner(reextract_mostly_links="yes")
+
+
+NEWS_163 = Path(os.environ.get("TOPICRAWL_DATA", "/work/shared/data")) / "html" / "news_zh" / "163"
+
+
+@pytest.mark.skipif(not NEWS_163.is_dir(), reason="the shared data's html/news_zh is not here")
+def test_real_articles_the_reextraction_recovered_from_mostly_links_the_fallback_keeps():
+    """The 163 articles whose precision extraction is the site's recommendation lists: with
+    the fallback off, extracted again and kept (four of five); with it on (the default),
+    kept at the first clean, so not extracting a mostly-links page again loses none."""
+    from topicrawl.extract import decode_html, extract_page
+
+    for n in (5, 6, 7, 8):
+        html = decode_html((NEWS_163 / f"{n}.html").read_bytes(), None)[0]
+        text = extract_page(html, None).text
+        r = Cleaner(fallback=False).clean(html=html, text=text, host="163")
+        assert (r.dropped, r.reextract_reason, r.reextracted) == (None, "mostly_links", True)
+        r = Cleaner().clean(html=html, text=text, host="163")
+        assert (r.dropped, r.reextract_reason, r.fallback) == (None, None, True)
 
 
 MENU_TABLE_HTML = """<html><head><title>时政新闻 | 京华在线</title></head><body><table><tr>
