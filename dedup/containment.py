@@ -108,7 +108,11 @@ the page is not it plus material other documents hold, the page only takes the r
 query that has a stored match (test web b93, URL order: a source met after its own cut half
 is the half's duplicate, and its commentary page, which holds both, is recorded as the
 source's duplicate, not the half's). So a page is also remembered when its original is
-unknown to containment, short (``min_short``) or not.
+unknown to containment, short (``min_short``) or not. And a forward pair the guard refused
+for want of evidence (a small stored document found only by its posting sets, or a pair
+only the letters accept) is kept for the deferred re-check as the reverse ones are (test
+web b70, reversed: a small source stored first, its commentary page met before the articles
+it spliced).
 
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
@@ -1123,12 +1127,23 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # original met after its edited first half) needs the reverse direction's evidence:
         # the page's material beyond the stored document held by other documents
         # and so does a small stored document only its posting sets found (its span keys
-        # broken by edits: a copy's, or those of an original met after its edited half)
+        # broken by edits: a copy's, or those of an original met after its edited half);
+        # a pair the guard refuses for want of evidence is kept for the deferred re-check
+        # (:meth:`recheck_reprints`: once documents holding that material are stored, the
+        # page leaves as the small document's duplicate; test web b70, reversed)
         guarded = self._guarded[1] if self._guarded[0] is feats else set()
-        ranked = [(-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
-                  if (sc := self.score(feats, s)) > 0 and (
-                      not (d in guarded or self._letters_only(s, feats))
-                      or self._spliced_pair(s, None, feats)[0])]  # fmt: skip
+        ranked, refused = [], []
+        for d, s in stored:
+            if (sc := self.score(feats, s)) <= 0:
+                continue
+            if d in guarded or self._letters_only(s, feats):
+                ok, unheld = self._spliced_pair(s, None, feats)
+                if not ok:
+                    if unheld:  # for want of evidence: kept for the deferred re-check
+                        refused.append((None, d, unheld))
+                    continue
+            ranked.append((-len(feats.hashes & s.hashes), -sc, d))
+        self._note_refused(feats, refused)
         # and the remembered dropped pages standing in for their originals: on their own
         # for an original containment never indexed, else only in place of a stored match
         # (the page is a duplicate anyway: the stand-in changes which page its record names)

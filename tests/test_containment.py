@@ -1523,3 +1523,30 @@ def test_a_stand_in_with_a_known_original_changes_only_records():
     d = c.check_and_add("copy2", Doc(text(*ARTICLE, *OTHER[:4])))  # it holds the half and the
     assert d.duplicate is not None and d.duplicate.doc_id == "copy"  # copy: a duplicate anyway
 
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_a_page_refused_against_a_small_source_for_want_of_evidence_is_rechecked(kind,
+                                                                                   tmp_path):  # fmt: skip
+    """Fails before (test web b70, reversed): a small source stored first, found by its
+    commentary page only through the small documents' posting sets (edits broke its span
+    keys), was refused by the guard while none of the articles the page spliced was
+    indexed, and the pair was forgotten: both stayed in the corpus. The pair is now kept for
+    the deferred re-check, and the article's arrival retires the page as the source's
+    duplicate, on every backend."""
+    config = _backend_config(kind, tmp_path)
+    storage = MemoryStorage() if kind == "memory" else make_storage(config)
+    try:
+        src, copy = _span_breaking_copy()
+        c = Cascade(storage, ["containment"])
+        assert c.check_and_add("src", Doc(src)) == Decision()
+        page = Doc(text(copy, "【延伸阅读】", *DONOR[:3], *OTHER[:2]))
+        assert c.check_and_add("page", page) == Decision()  # nothing spliced is held yet
+        d = c.check_and_add("donor", Doc(text(*DONOR)))
+        [(m, original)] = d.deferred
+        assert (m.doc_id, m.method, m.replaces, original) == ("page", "containment", True, "src")
+        stored = set(storage.hgetall("containment:docs"))
+        assert "page" not in stored and {"src", "donor"} <= stored
+    finally:
+        if kind != "memory":
+            storage.clear()
+            storage.close()
