@@ -98,6 +98,22 @@ makes the guard hold, the cascade retires the page as the source's duplicate and
 source (:meth:`ContainmentDetector.revivals`, ``Decision.revived``; the store takes the
 source back into the corpus).
 
+**Stand-ins** (with ``reattribute``). A remembered dropped page stands in for the document
+it was dropped for (:meth:`ContainmentDetector._stand_ins`): a later page that contains it
+as the forward rule would match it were it stored is its duplicate when that document was
+too short for containment to index (test web b43, reversed: a source dropped as SpotSigs'
+duplicate of a 49-letter copy, its commentary page holding 0.69 of that copy's letters and
+0.98 of the source's); when containment indexes that document, is contained in the page and
+the page is not it plus material other documents hold, the page only takes the record of a
+query that has a stored match (test web b93, URL order: a source met after its own cut half
+is the half's duplicate, and its commentary page, which holds both, is recorded as the
+source's duplicate, not the half's). So a page is also remembered when its original is
+unknown to containment, short (``min_short``) or not. And a forward pair the guard refused
+for want of evidence (a small stored document found only by its posting sets, or a pair
+only the letters accept) is kept for the deferred re-check as the reverse ones are (test
+web b70, reversed: a small source stored first, its commentary page met before the articles
+it spliced).
+
 **Short texts** (``min_short``, 6 sampled hashes; 0 = off). A text under ``min_sample`` hashes
 (a 71-letter article: test webs a11, b16) is indexed apart (``containment:short``,
 ``containment:q:<hash>``), so it is no candidate for the longer documents' rules,
@@ -644,10 +660,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._post_memo: tuple[Sample, list[int], list[str]] | None = None
         #: (the ``rv`` entries' stamp, the hashes they wait for): :meth:`_waited_for`
         self._waited: tuple[tuple[bytes | None, int], set[int]] | None = None
-        #: (the ``dropped`` entries' stamp, their pages' posting-sampled hashes, per page:
-        #: (its sequence number, its hashes)): :meth:`_dropped_hashes`
-        self._dropped_copy: tuple[tuple[bytes | None, int], set[int],
-                                  dict[str, tuple[bytes, frozenset[int]]]] | None = None
+        #: (the ``dropped`` entries' stamp, each posting-sampled hash of their pages → the
+        #: pages holding it, per page: (its sequence number, its hashes)):
+        #: :meth:`_dropped_hashes`
+        self._dropped_copy: tuple[tuple[bytes | None, int], dict[int, set[str]],
+                                  dict[str, tuple[bytes, frozenset[int]]]] | None = None  # fmt: skip
         self._kp = self.key("p", "")
         #: (entries read, the last one, the hashes they hold): :meth:`_small_hashes`
         self._small_copy: tuple[int, bytes, set[int]] | None = None
@@ -1159,12 +1176,28 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # original met after its edited first half) needs the reverse direction's evidence:
         # the page's material beyond the stored document held by other documents
         # and so does a small stored document only its posting sets found (its span keys
-        # broken by edits: a copy's, or those of an original met after its edited half)
+        # broken by edits: a copy's, or those of an original met after its edited half);
+        # a pair the guard refuses for want of evidence is kept for the deferred re-check
+        # (:meth:`recheck_reprints`: once documents holding that material are stored, the
+        # page leaves as the small document's duplicate; test web b70, reversed)
         guarded = self._guarded[1] if self._guarded[0] is feats else set()
-        ranked = sorted(((-len(feats.hashes & s.hashes), -sc, d) for d, s in stored
-                         if (sc := self.score(feats, s)) > 0 and (
-                             not (d in guarded or self._letters_only(s, feats))
-                             or self._spliced_pair(s, None, feats)[0])))  # fmt: skip
+        ranked, refused = [], []
+        for d, s in stored:
+            if (sc := self.score(feats, s)) <= 0:
+                continue
+            if d in guarded or self._letters_only(s, feats):
+                ok, unheld = self._spliced_pair(s, None, feats)
+                if not ok:
+                    if unheld:  # for want of evidence: kept for the deferred re-check
+                        refused.append((None, d, unheld))
+                    continue
+            ranked.append((-len(feats.hashes & s.hashes), -sc, d))
+        self._note_refused(feats, refused)
+        # and the remembered dropped pages standing in for their originals: on their own
+        # for an original containment never indexed, else only in place of a stored match
+        # (the page is a duplicate anyway: the stand-in changes which page its record names)
+        ranked = sorted([*ranked, *(r for r, alone in self._stand_ins(feats)
+                                    if alone or ranked)])  # fmt: skip
         matches = [Match(d, -neg, self.name) for _, neg, d in ranked]
         if not matches:
             matches = self._short_matches(feats)
@@ -1344,6 +1377,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         ``containment:dp:<hash>`` (its posting-sampled hashes) by which a later document
         finds it. A page dropped again is remembered with its new original.
 
+        The remembered pages also *stand in* for their originals: a later page that contains
+        one is its duplicate (:meth:`_stand_ins`). So a page is also remembered, short
+        (``min_short`` hashes) or not, when its original is unknown to containment (a copy
+        too short to index, matched by SpotSigs or the exact hash), with the cover of its
+        whole sample (re-attribution then never moves it).
+
         A page dropped as it came (``doc``) whose original holds it with material the
         ``spliced`` guard alone refused is also remembered for revival (:meth:`revivals`)."""
         if doc is not None:
@@ -1351,17 +1390,23 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not (self.reattribute and self.reverse):
             return
         page = self.features(doc) if doc is not None else self._stored_any([doc_id]).get(doc_id)
-        if page is None or len(page.hashes) < self.min_sample:
+        if page is None or not (len(page.hashes) >= self.min_sample or self._short(page)):
             self._forget_dropped([doc_id])  # (a page remembered before: no longer known)
             return
         page_hashes = page.hashes  # (features() memoises one document: read before the next)
         full = page.full
         orig = (self.features(original_doc) if original_doc is not None
                 else self._stored_any([original]).get(original))  # fmt: skip
-        cover = len(page_hashes & orig.hashes) if orig is not None else None
-        if cover is None or cover >= self.threshold * len(page_hashes):
-            # the original unknown to containment (shorter than it indexes), or it holds most
-            # of the page: no other document can be a clearly better original
+        if orig is None:  # a remembered dropped page (a stand-in's match: :meth:`_stand_ins`)
+            orig = self._dropped_samples([original]).get(original)
+        if orig is None:
+            # the original unknown to containment (shorter than it indexes: test web b43,
+            # reversed, a 49-letter copy): taken to hold all of the page, so no later document
+            # is its better original, but the page stands in for it (:meth:`_stand_ins`)
+            cover = len(page_hashes)
+        elif (cover := len(page_hashes & orig.hashes)) >= self.threshold * len(page_hashes):
+            # it holds most of the page: no other document can be a clearly better original,
+            # and a page containing this one contains most of it
             self._forget_dropped([doc_id])
             return
         old = self.storage.hget(self.key("dropped"), doc_id)
@@ -1383,6 +1428,93 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 oldest = sorted(entries, key=lambda d: (int(entries[d].split(b":", 1)[0]), d))
                 keep = max(1, self.reattribute * 3 // 4)
                 self._forget_dropped(oldest[: len(entries) - keep])
+
+    def _dropped_samples(self, ids: list[str]) -> dict[str, Sample]:
+        """The remembered samples of the dropped pages of ``ids`` (``containment:dd``), a
+        small page's with every shingle hash (``containment:df``)."""
+        if not ids:
+            return {}
+        out = {}
+        for d, raw, full in zip(ids, self.storage.hmget(self.key("dd"), ids),
+                                self.storage.hmget(self.key("df"), ids), strict=True):  # fmt: skip
+            if raw is None:
+                continue
+            s = Sample.from_json(raw)
+            if full is not None:
+                s = Sample(s.hashes, s.length, s.spans,
+                           np.frombuffer(base64.b64decode(full), dtype="<u4"))  # fmt: skip
+            out[d] = s
+        return out
+
+    def _stand_ins(self, feats: Sample) -> list[tuple[tuple[int, float, str], bool]]:
+        """The remembered dropped pages (:meth:`dropped`) that the query contains as the forward
+        rule would match them were they stored (:meth:`_original_score`: a pair only the
+        letters accept, and a short page, under the ``spliced`` guard), ranked as
+        :meth:`query_features` ranks the stored ones: ``(-|S(page) ∩ S(query)|, -c(page,
+        query), page id)``.
+
+        A dropped page stands in for the document it was dropped for, whose text may hold
+        less of it: a source met after its own cut half (test web b93, URL order) is that
+        half's duplicate, and its commentary page, met after both, holds the half too; the
+        source covers more of the page, so the page is the source's duplicate (its record
+        names the source, whose record names the half: the corpus is the same). And a source
+        dropped as SpotSigs' duplicate of a copy too short for containment to index (test web
+        b43, reversed: 49 letters) is found by its commentary page, which holds only 0.69 of
+        that copy's letters. Candidates: the pages holding at least half of their
+        posting-sampled hashes in the query's (this process's copy of the ``dp`` sets,
+        :meth:`_dropped_hashes`), not stored again since (a revived page is matched as
+        stored)."""
+        if not (self.reattribute and self.reverse) or not (self.indexed(feats)
+                                                           or self._short(feats)):  # fmt: skip
+            return []
+        inv = self._dropped_hashes()
+        hits: dict[str, int] = {}
+        for h in self._posting(feats)[0]:
+            for d in inv.get(h, ()):
+                hits[d] = hits.get(d, 0) + 1
+        if not hits:
+            return []
+        live = self._dropped_copy[2] if self._dropped_copy is not None else {}
+        ids = sorted(d for d, n in hits.items() if d in live and n >= 0.5 * len(live[d][1]))
+        if not ids:
+            return []
+        samples = self._dropped_samples(ids)
+        stored = self._stored_any(list(samples))
+        out = []
+        for d, s in samples.items():
+            if d in stored or (sc := self._original_score(s, None, feats)) <= 0:
+                continue
+            if (alone := self._stands_in(d, s)) is None:
+                continue
+            out.append(((-len(feats.hashes & s.hashes), -sc, d), alone))
+        return out
+
+    def _stands_in(self, page_id: str, page: Sample) -> bool | None:
+        """Whether the remembered dropped page ``page_id`` stands in for the document it was
+        dropped for: True when that document was unknown to containment when the page was
+        dropped (too short to index: the cover of the page's whole sample was remembered;
+        test web b43) — a page containing it is its duplicate; False when that document is
+        contained in the page (c ≥ ``threshold``) and the page is not it plus material other
+        indexed documents hold (the ``spliced`` guard) — the page only takes the record of
+        a query that has a stored match (:meth:`query_features`): a source met after its own
+        cut half and dropped as the half's duplicate is what its commentary page copies
+        (test web b93), but a copy of it that the half alone does not match stays kept, as
+        before (b26: the half holds 0.78 of that copy's sample); None otherwise — a reprint
+        with extras, whose original, not the page, is what a copy of it copies (a commentary
+        page replaced by its source and met again names the source), or a page dropped for a
+        document it does not contain."""
+        raw = self.storage.hget(self.key("dropped"), page_id)
+        if raw is None:
+            return None
+        _, cover, original = _read_dropped(raw)
+        if cover >= self.threshold * len(page.hashes):  # unknown when the page was dropped
+            return True
+        orig = self._stored_any([original]).get(original)
+        if orig is None:
+            orig = self._dropped_samples([original]).get(original)
+        if orig is None or self._either(orig, page) < self.threshold:
+            return None
+        return None if self._spliced_pair(orig, None, page)[0] else False
 
     def _forget_dropped(self, ids: list[str]) -> None:
         """Forget remembered dropped pages (no error for one not remembered)."""
@@ -1429,7 +1561,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         post, hexes = self._posting(feats)
         at = [j for j, h in enumerate(post) if h % probe_m == 0]
         held = self._dropped_hashes()
-        if held.isdisjoint([post[j] for j in at]):
+        if held.keys().isdisjoint([post[j] for j in at]):
             return []  # no remembered page holds any of the probe's hashes
         # the sets of the other hashes are empty (the copy is a superset): not read
         prefix = self.key("dp", "")
@@ -1466,18 +1598,18 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         out.sort(key=lambda x: (-x[0].score, x[0].doc_id))
         return out
 
-    def _dropped_hashes(self) -> set[int]:
+    def _dropped_hashes(self) -> dict[int, set[str]]:
         """Every posting-sampled hash of the remembered dropped pages (the members of the
-        ``containment:dp:<hash>`` sets): this process's copy, brought up to date when the
-        entries' sequence number or count changed (a page remembered takes a new sequence
-        number; one forgotten lowers the count; a page's sample never changes under its
-        entry), reading only the pages it does not hold yet."""
+        ``containment:dp:<hash>`` sets), each with the pages holding it: this process's copy,
+        brought up to date when the entries' sequence number or count changed (a page
+        remembered takes a new sequence number; one forgotten lowers the count; a page's
+        sample never changes under its entry), reading only the pages it does not hold yet."""
         entries_key = self.key("dropped")
         stamp = (self.storage.get(self.key("dropped", "seq")), self.storage.hlen(entries_key))
         got = self._dropped_copy
         if got is not None and got[0] == stamp:
             return got[1]
-        pages = got[2] if got is not None else {}
+        inv, pages = (got[1], got[2]) if got is not None else ({}, {})
         live: dict[str, tuple[bytes, frozenset[int]]] = {}
         missing: list[tuple[str, bytes]] = []
         for d, raw in self.storage.hgetall(entries_key).items():
@@ -1487,15 +1619,23 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 live[d] = old
             else:
                 missing.append((d, seq))
+        for d, (seq, hashes) in pages.items():  # forgotten or remembered anew: out
+            if live.get(d, (None,))[0] != seq:
+                for h in hashes:
+                    holders = inv[h]
+                    holders.discard(d)
+                    if not holders:
+                        del inv[h]
         if missing:
             raws = self.storage.hmget(self.key("dd"), [d for d, _ in missing])
             for (d, seq), raw in zip(missing, raws, strict=True):
                 if raw is not None:
-                    hashes = Sample.from_json(raw).hashes
-                    live[d] = (seq, frozenset(self._posting_sampled(hashes)))
-        union: set[int] = set().union(*(h for _, h in live.values()))
-        self._dropped_copy = (stamp, union, live)
-        return union
+                    hashes = frozenset(self._posting_sampled(Sample.from_json(raw).hashes))
+                    live[d] = (seq, hashes)
+                    for h in hashes:
+                        inv.setdefault(h, set()).add(d)
+        self._dropped_copy = (stamp, inv, live)
+        return inv
 
     # -- revival of a dropped source ----------------------------------------------------------
 
@@ -1627,7 +1767,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._waited = (stamp, hashes)
         return hashes
 
-    def _original_score(self, source: Sample, page_id: str, page: Sample) -> float:
+    def _original_score(self, source: Sample, page_id: str | None, page: Sample) -> float:
         """c(source, page) when the forward rule would match ``page`` (queried) to ``source``
         (stored): :meth:`score`, a pair only the letters accept under the ``spliced`` guard;
         a short ``source`` under the short documents' rule (:meth:`_short_matches`); else
