@@ -80,7 +80,8 @@ def test_domain_veto_labels_the_scorers_page_model(glossary, monkeypatch):
     s = _scorer(glossary, monkeypatch, "domain_veto = 0.7\ndomain_negative = true\n")
     assert s.domain_profile is not None and s.page_model is not None
     fashion = PageInfo(url="http://p.test/1", title="明星 演唱会",
-                       text="明星 演唱会 " + "时装 面料 " * 6)  # 艺 4, 工 12: 0.75 foreign
+                       text="明星 演唱会 " + "时装 面料 " * 6)  # fmt: skip
+    # 艺 4, 工 12: 0.75 foreign
     show = PageInfo(url="http://p.test/2", title="明星 演唱会", text="明星 演唱会 导演 电影")
     for page in (fashion, show):
         rel, lit, _ = s.page_scores(page)
