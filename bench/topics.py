@@ -522,6 +522,7 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str,
                         keywords=p["keywords"], text=p["text"], is_seed=p["seed"],
                         section=(sections or {}).get(p["url"]))  # fmt: skip
         rel, lit, model = scorer.page_scores(info)
+        vetoed = scorer.domain_rejected(info.url, model)  # [learning] domain_accept
         scorer.observe_page(info, rel, None)
         pm = scorer.page_model  # the page's label as the page model keeps it (before section
         # negatives, applied at training); None: unlabelled, or the page not in its pool
@@ -530,7 +531,7 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str,
         out.append({"url": p["url"], "info": info, "p": rel, "lit": lit, "model": model,
                     "on": t.get("kind") == "article" and t.get("category") == category,
                     "kind": t.get("kind", "?"), "category": t.get("category") or "-",
-                    "accepted": scorer.acceptance(rel) >= topic.page_threshold,
+                    "accepted": scorer.acceptance(rel) >= topic.page_threshold and not vetoed,
                     "pseudo": pseudo})  # fmt: skip
     return out
 

@@ -126,6 +126,11 @@ class CalibratedLinkScorer:
         #: ``[learning] domain_veto``: HowNet domains of the topic against a page's
         #: (:mod:`relevance.learning.domains`); None: off
         self.domain_profile: DomainProfile | None = None
+        #: ``domain_labels``: a vetoed pseudo-positive is no positive of the page model;
+        #: ``domain_accept`` > 0: a vetoed page is accepted only with P_model at least this
+        self.domain_labels = True
+        self.domain_accept = 0.0
+        self._domain_vetoed: tuple[str, bool] = ("", False)
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -193,6 +198,7 @@ class CalibratedLinkScorer:
                 scorer.domain_profile = DomainProfile(topic.weights, domains,
                                                       veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
                 page_model.veto_negative = lc.domain_negative
+                scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -234,7 +240,16 @@ class CalibratedLinkScorer:
         model = self._model([words])[0]
         p = self._mix(lit, model)
         self._last = (page.url, p, words, lit)
+        dp = self.domain_profile
+        self._domain_vetoed = (page.url, dp is not None and dp.vetoes(words))
         return p, lit, model
+
+    def domain_rejected(self, page_url: str, model: float | None) -> bool:
+        """``[learning] domain_accept``: the page just scored is rejected whatever its P(page)
+        — its HowNet domain words lie outside the topic's (``domain_veto``, ``domain_min``)
+        and its P_model is under ``domain_accept`` (absent: 0)."""
+        return (self.domain_accept > 0 and self._domain_vetoed == (page_url, True)
+                and (model or 0.0) < self.domain_accept)  # fmt: skip
 
     def page_relevance(self, page: PageInfo) -> float:
         return self.page_scores(page)[0]
@@ -252,6 +267,9 @@ class CalibratedLinkScorer:
             parts["model"] = float(model)
         if self.accept_map is not None:
             parts["accept"] = float(self.accept_map(p))
+        if self.domain_rejected(page.url, model):  # P(page) stays (links, link model)
+            parts["accept"] = 0.0
+            parts["domain_veto"] = 1.0
         return p, parts
 
     def acceptance(self, relevance: float) -> float:
@@ -285,9 +303,8 @@ class CalibratedLinkScorer:
             if self.section_negatives and lc is not None and keyed is not None:
                 section = keyed[1]
                 self.page_model.negative_sections = lc.contrast_keys
-            dp = self.domain_profile
-            veto = (dp is not None and label is None and lit >= self.page_model.positive
-                    and dp.vetoes(words))  # fmt: skip
+            veto = (self.domain_labels and label is None and lit >= self.page_model.positive
+                    and self._domain_vetoed == (page.url, True))  # fmt: skip
             retrained = self.page_model.observe(words, lit, label, section, veto)
             if shared is not None:  # with its host and section for the others' contrast
                 host, key = keyed if keyed is not None else (None, None)

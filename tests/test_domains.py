@@ -96,3 +96,19 @@ def test_domain_veto_is_off_by_default_and_validated():
     assert CalibratedLinkScorer.from_topic(topic).domain_profile is None
     with pytest.raises(TopicFileError, match="domain_veto"):
         parse_topic('name = "x"\n[words]\n"a" = 1\n[learning]\ndomain_veto = 2\n')
+
+
+def test_domain_accept_rejects_a_vetoed_page_unless_the_page_model_is_confident(
+    glossary, monkeypatch
+):
+    s = _scorer(glossary, monkeypatch, "domain_veto = 0.7\ndomain_accept = 0.8\n")
+    fashion = PageInfo(url="http://p.test/1", title="明星 演唱会",
+                       text="明星 演唱会 " + "时装 面料 " * 6)  # fmt: skip
+    show = PageInfo(url="http://p.test/2", title="明星 演唱会", text="明星 演唱会 导演 电影")
+    p, parts = s.page_relevance_parts(fashion)
+    assert parts["accept"] == 0.0 and parts["domain_veto"] == 1.0 and p > 0.5
+    assert "accept" not in s.page_relevance_parts(show)[1]
+    assert not s.domain_rejected("http://p.test/1", 0.9)  # checked against the last page
+    s.page_scores(fashion)
+    assert s.domain_rejected("http://p.test/1", 0.5)
+    assert not s.domain_rejected("http://p.test/1", 0.85)
