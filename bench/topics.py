@@ -522,12 +522,17 @@ def replay(pages: list[dict], topic: Any, truth: dict, category: str,
                         keywords=p["keywords"], text=p["text"], is_seed=p["seed"],
                         section=(sections or {}).get(p["url"]))  # fmt: skip
         rel, lit, model = scorer.page_scores(info)
+        vetoed = scorer.domain_rejected(info.url, model)  # [learning] domain_accept
         scorer.observe_page(info, rel, None)
+        pm = scorer.page_model  # the page's label as the page model keeps it (before section
+        # negatives, applied at training); None: unlabelled, or the page not in its pool
+        pseudo = pm.pages[-1][1] if pm is not None and pm.seen == len(pm.pages) else None
         t = truth["pages"].get(p["url"]) or {}
         out.append({"url": p["url"], "info": info, "p": rel, "lit": lit, "model": model,
                     "on": t.get("kind") == "article" and t.get("category") == category,
                     "kind": t.get("kind", "?"), "category": t.get("category") or "-",
-                    "accepted": scorer.acceptance(rel) >= topic.page_threshold})  # fmt: skip
+                    "accepted": scorer.acceptance(rel) >= topic.page_threshold and not vetoed,
+                    "pseudo": pseudo})  # fmt: skip
     return out
 
 
@@ -658,11 +663,16 @@ def cmd_labels(args: argparse.Namespace) -> int:
         acc = [r for r in rows if r["accepted"]]
         pos = [r["on"] for r in rows if r["lit"] >= 0.7]
         neg = [r["on"] for r in rows if r["lit"] <= 0.1]
+        lab_pos = [r["on"] for r in rows if r["pseudo"] == 1]
         fig = {
             "P": sum(r["on"] for r in acc) / max(1, len(acc)),
             "R": sum(r["on"] for r in acc) / max(1, len(on)),
             "pos_prec": sum(pos) / max(1, len(pos)),
             "neg_on": sum(neg) / max(1, len(neg)),
+            # the positives the page model keeps (after [learning] domain_veto): share
+            # on-topic, and the share of the on-topic fetched pages among them
+            "lab_pos_prec": sum(lab_pos) / max(1, len(lab_pos)),
+            "lab_pos_rec": sum(lab_pos) / max(1, len(on)),
             "auc_lit": roc_auc([r["lit"] for r in on], [r["lit"] for r in off]),
             "auc_model": roc_auc([r["model"] for r in on if r["model"] is not None],
                                  [r["model"] for r in off if r["model"] is not None]),

@@ -36,6 +36,7 @@ from the crawled pages themselves, only where the literal evidence is confident.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from relevance.combine import combiner
 from relevance.evidence import LiteralEvidence
 from relevance.learning.base import retrain_due
 from relevance.learning.contrast import LearnedContrast
+from relevance.learning.domains import DomainProfile
 from relevance.learning.final import Change, FinalJudgement
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
@@ -52,6 +54,8 @@ from relevance.learning.rejudge import HeldPage, RejudgeBuffer
 from relevance.learning.selftrain import Bag, SelfTrainingPageModel
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
+
+logger = logging.getLogger(__name__)
 
 
 class CalibratedLinkScorer:
@@ -119,6 +123,14 @@ class CalibratedLinkScorer:
         #: ``[learning] section_negatives``: the pages of the learned contrast's sections are
         #: the page model's negatives (co-training: the section view labels the text view)
         self.section_negatives = False
+        #: ``[learning] domain_veto``: HowNet domains of the topic against a page's
+        #: (:mod:`relevance.learning.domains`); None: off
+        self.domain_profile: DomainProfile | None = None
+        #: ``domain_labels``: a vetoed pseudo-positive is no positive of the page model;
+        #: ``domain_accept`` > 0: a vetoed page is accepted only with P_model at least this
+        self.domain_labels = True
+        self.domain_accept = 0.0
+        self._domain_vetoed: tuple[str, bool] = ("", False)
 
     @classmethod
     def from_topic(cls, topic, *, seed: int | None = 0, **_: Any) -> CalibratedLinkScorer:
@@ -175,6 +187,18 @@ class CalibratedLinkScorer:
                 breadcrumbs=lc.contrast_breadcrumbs, meta=lc.section_meta,
                 against_crawl=lc.contrast_against_crawl, seed=seed or 0)  # fmt: skip
         scorer.section_negatives = lc.section_negatives
+        if page_model is not None and lc.domain_veto > 0:
+            from relevance.learning.domains import load_domains
+
+            try:
+                domains = load_domains()
+            except Exception as exc:  # no HowNet glossary in the data directory
+                logger.warning("[learning] domain_veto off: no HowNet glossary (%s)", exc)
+            else:
+                scorer.domain_profile = DomainProfile(topic.weights, domains,
+                                                      veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
+                page_model.veto_negative = lc.domain_negative
+                scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -216,7 +240,16 @@ class CalibratedLinkScorer:
         model = self._model([words])[0]
         p = self._mix(lit, model)
         self._last = (page.url, p, words, lit)
+        dp = self.domain_profile
+        self._domain_vetoed = (page.url, dp is not None and dp.vetoes(words))
         return p, lit, model
+
+    def domain_rejected(self, page_url: str, model: float | None) -> bool:
+        """``[learning] domain_accept``: the page just scored is rejected whatever its P(page)
+        — its HowNet domain words lie outside the topic's (``domain_veto``, ``domain_min``)
+        and its P_model is under ``domain_accept`` (absent: 0)."""
+        return (self.domain_accept > 0 and self._domain_vetoed == (page_url, True)
+                and (model or 0.0) < self.domain_accept)  # fmt: skip
 
     def page_relevance(self, page: PageInfo) -> float:
         return self.page_scores(page)[0]
@@ -234,6 +267,9 @@ class CalibratedLinkScorer:
             parts["model"] = float(model)
         if self.accept_map is not None:
             parts["accept"] = float(self.accept_map(p))
+        if self.domain_rejected(page.url, model):  # P(page) stays (links, link model)
+            parts["accept"] = 0.0
+            parts["domain_veto"] = 1.0
         return p, parts
 
     def acceptance(self, relevance: float) -> float:
@@ -267,7 +303,9 @@ class CalibratedLinkScorer:
             if self.section_negatives and lc is not None and keyed is not None:
                 section = keyed[1]
                 self.page_model.negative_sections = lc.contrast_keys
-            retrained = self.page_model.observe(words, lit, label, section)
+            veto = (self.domain_labels and label is None and lit >= self.page_model.positive
+                    and self._domain_vetoed == (page.url, True))  # fmt: skip
+            retrained = self.page_model.observe(words, lit, label, section, veto)
             if shared is not None:  # with its host and section for the others' contrast
                 host, key = keyed if keyed is not None else (None, None)
                 shared.publish_page(words, lit, label, key, host, raw)

@@ -149,6 +149,17 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
     section_negatives = true           #   the pages of those contrast sections are the
                                        #   page model's negatives, whatever their words
                                        #   (co-training: the section view labels the text)
+    domain_veto = 0.0                  # > 0: a pseudo-positive whose HowNet domain words
+                                       #   (体育, 艺, 商, 教育, 政, …) lie at least this share
+                                       #   outside the topic words' domains is not a
+                                       #   positive of the page model (sibling knowledge;
+                                       #   relevance.learning.domains); 0: off
+    domain_min = 2                     #   … counted only with at least this many such words
+    domain_negative = false            #   … and it becomes a negative (false: unlabelled)
+    domain_labels = true               #   the veto applies to the page model's positives
+    domain_accept = 0.0                #   > 0: a vetoed page is accepted only when its
+                                       #   P_model is at least this (0: no veto at the
+                                       #   page decision; P(page) and links unchanged)
     calibrate_accept = false           # accept a page when the isotonic calibration of
                                        #   P(page) (the share of such pages on-topic on the
                                        #   development crawls; relevance.acceptance) is at
@@ -278,6 +289,11 @@ class LearningConfig:
     section_meta: bool = False
     contrast_against_crawl: bool = False
     section_negatives: bool = True
+    domain_veto: float = 0.0
+    domain_min: int = 2
+    domain_negative: bool = False
+    domain_labels: bool = True
+    domain_accept: float = 0.0
     calibrate_accept: bool = False
     suggested: list[str] = field(default_factory=list)
 
@@ -457,6 +473,11 @@ _TABLES: dict[str, _Spec] = {
         "section_meta": (bool, None),
         "contrast_against_crawl": (bool, None),
         "section_negatives": (bool, None),
+        "domain_veto": ((int, float), (0.0, 1.0)),
+        "domain_min": (int, (1, 1_000_000)),
+        "domain_negative": (bool, None),
+        "domain_labels": (bool, None),
+        "domain_accept": ((int, float), (0.0, 1.0)),
         "calibrate_accept": (bool, None),
         "suggested": (list, None),
     },

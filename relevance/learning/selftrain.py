@@ -144,6 +144,9 @@ class SelfTrainingPageModel(LearnedModel):
         #: evidence (``[learning] section_negatives``: the learned contrast's sections, set
         #: by the scorer; empty: the pseudo-labels of the evidence alone)
         self.negative_sections: frozenset[str] = frozenset()
+        #: a vetoed pseudo-positive (``[learning] domain_veto``) becomes a negative (True) or
+        #: stays unlabelled (False)
+        self.veto_negative = False
         self.fixed: list[tuple[Counter, int, float]] = []
         self.seen = 0
         self.since = 0
@@ -168,17 +171,22 @@ class SelfTrainingPageModel(LearnedModel):
         return None
 
     def observe(self, words: Sequence[str], evidence: float, label: bool | None = None,
-                section: str | None = None) -> bool:  # fmt: skip
+                section: str | None = None, veto: bool = False) -> bool:  # fmt: skip
         """Add a fetched page (its candidate words and P_lit, and the key of its section when
         known); retrain every ``retrain_every`` pages. A user's ``label`` overrides the
-        pseudo-label of the evidence. Returns True when the model was retrained."""
-        return self.observe_counts(Counter(words[: self.max_words]), evidence, label, section)
+        pseudo-label of the evidence; ``veto`` (sibling knowledge, ``[learning]
+        domain_veto``) takes a pseudo-positive's label away (a negative with
+        :attr:`veto_negative`). Returns True when the model was retrained."""
+        return self.observe_counts(Counter(words[: self.max_words]), evidence, label, section,
+                                   veto)  # fmt: skip
 
     def observe_counts(self, counts: Counter, evidence: float, label: bool | None = None,
-                       section: str | None = None) -> bool:  # fmt: skip
+                       section: str | None = None, veto: bool = False) -> bool:  # fmt: skip
         """:meth:`observe` of a page given as word counts (a page another scale-out worker
         fetched: ``crawler.sharedlearn.SharedLearningStream``)."""
         pseudo = self.label(evidence) if label is None else int(label)
+        if veto and label is None and pseudo == 1:
+            pseudo = 0 if self.veto_negative else None
         if label is not None:
             section = None  # a user's label is never overridden by the section view
         item = (bag_of_counts(counts), pseudo, section)
