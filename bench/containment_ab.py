@@ -22,7 +22,6 @@ page); decisions may differ there, and the number of duplicates each found is pr
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import inspect
 import os
 import statistics
@@ -33,17 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.checkouts import load_module  # noqa: E402
 from dedup import containment as new_containment  # noqa: E402
 from dedup.base import Doc  # noqa: E402
 from dedup.storage import MemoryStorage  # noqa: E402
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,16 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=6, help="with --pages: alternating rounds")
     args = ap.parse_args(argv)
     base = Path(args.base)
-    old = _load("base_containment", base / "dedup" / "containment.py")
-    old_storage = _load("base_storage", base / "dedup" / "storage.py")
-    _load("base_clean", base / "postprocess" / "clean.py")
+    old = load_module("base_containment", base / "dedup" / "containment.py")
+    old_storage = load_module("base_storage", base / "dedup" / "storage.py")
+    load_module("base_clean", base / "postprocess" / "clean.py")
     # the base's cleaned(), with the base's cleaner
     src = inspect.getsource(old.cleaned).replace("from postprocess.clean import",
                                                  "from base_clean import")  # fmt: skip
     exec(src, old.__dict__)  # noqa: S102 - the base's own source
     if args.pages:
         return _pages(Path(args.pages), args.rounds, old, old_storage)
-    bench = _load("bench_dedup", ROOT / "bench" / "dedup.py")
+    bench = load_module("bench_dedup", ROOT / "bench" / "dedup.py")
     gen = bench.SentenceDocs()
     dets = {"base": old.ContainmentDetector(old_storage.MemoryStorage()),
             "this tree": new_containment.ContainmentDetector(MemoryStorage())}  # fmt: skip

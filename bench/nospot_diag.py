@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import importlib.util
 import json
 import statistics
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.checkouts import load_module  # noqa: E402
 from dedup.containment import cleaned, letter_codes, shingle_hashes  # noqa: E402
 from dedup.evaluate import DocCache  # noqa: E402
 from dedup.exact import token_fingerprint  # noqa: E402
@@ -40,12 +40,6 @@ DEFAULT = ["exact", "spotsigs", "containment"]
 NO_SPOT = ["exact", "containment"]
 EDITS = ("truncated", "ads", "traditional", "reparagraph")
 
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def containment_pair(a, b, k: int = 8) -> tuple[float, float]:
@@ -61,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-set", default=str(ROOT / "bench" / "out" / "neardup_real"))
     ap.add_argument("--generated-set", default=str(ROOT / "bench" / "out" / "neardup_zh"))
     args = ap.parse_args(argv)
-    bc = _load("bench_containment", ROOT / "bench" / "containment.py")
-    bd = _load("bench_dedup", ROOT / "bench" / "dedup.py")
+    bc = load_module("bench_containment", ROOT / "bench" / "containment.py")
+    bd = load_module("bench_dedup", ROOT / "bench" / "dedup.py")
     bd.register_letters_exact()
     docs = DocCache()
 

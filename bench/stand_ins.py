@@ -17,7 +17,6 @@ tree's containment detector in each of its cascades; everything else is this tre
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 import statistics
@@ -29,18 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.checkouts import load_module  # noqa: E402
 from dedup.base import REGISTRY, Doc  # noqa: E402
 from dedup.cascade import Cascade  # noqa: E402
 from dedup.containment import ContainmentDetector  # noqa: E402
 from dedup.storage import MemoryStorage  # noqa: E402
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(docs: list[Doc], detector_class) -> tuple[float, int]:
@@ -61,14 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=4, help="alternating rounds")
     args = ap.parse_args(argv)
     this = ContainmentDetector
-    base = _load("base_containment", Path(args.base) / "dedup" / "containment.py")
+    base = load_module("base_containment", Path(args.base) / "dedup" / "containment.py")
     REGISTRY["containment"] = this  # (loading the base registered its class)
     codes = {"base": base.ContainmentDetector, "this tree": this}
     sets: dict[str, list[Doc]] = {}
     if args.docs:
-        spec = importlib.util.spec_from_file_location("bench_dedup", ROOT / "bench" / "dedup.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = load_module("bench_dedup", ROOT / "bench" / "dedup.py")
         gen = mod.SentenceDocs()
         sets[f"SentenceDocs, {args.docs:,}"] = [Doc(gen.text(i)) for i in range(args.docs)]
     if args.webs:
