@@ -486,13 +486,12 @@ class CalibratedLinkScorer:
             parent, feats = float(link["parent"]), link["features"]
         except (KeyError, TypeError, ValueError):
             return None
-        words = self.words(anchor)
-        lit = self.evidence.anchor_probability(words)
+        _, lit, model = self._anchor_judgements([anchor])[0]
         try:  # the neighbours' evidence when the link was found (0 when absent)
             ctx = float(link.get("anchor_context") or 0.0)
         except (TypeError, ValueError):
             ctx = 0.0
-        anchor_p = self._mix(self._context_literal(lit, ctx), self._model([words])[0])
+        anchor_p = self._mix(self._context_literal(lit, ctx), model)
         prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor_p))
         return prior if self.link_model is None else self.link_model.probability(prior, feats)
 

@@ -309,7 +309,7 @@ def test_calibrated_scorer_learns_from_the_crawl():
 
 
 def test_memoised_anchors_score_links_as_computed_link_by_link():
-    """score_links memoises each anchor's words, P_lit and P_model by text while the
+    """score_links (and rescore) memoise each anchor's words, P_lit and P_model by text while the
     evidence's contrast and the page model's table are the same objects: every score and
     breakdown equals those of a scorer that memoises nothing, before and after the page model
     retrains and the contrast topics change, and the features list is the link's own."""
@@ -328,6 +328,8 @@ def test_memoised_anchors_score_links_as_computed_link_by_link():
             (x.score, x.follow, x.breakdown) for x in b
         ]
         assert a[0].breakdown["features"] is not a[4].breakdown["features"]
+        for x, link in zip(a, links, strict=True):  # a queued link scored again at its pop
+            assert memo.rescore(x.breakdown, link.anchor) == plain.rescore(x.breakdown, link.anchor)
 
     same()
     same()  # from the memo
