@@ -57,6 +57,10 @@ from relevance.page import memoised_words
 
 logger = logging.getLogger(__name__)
 
+#: anchor texts whose judgement :meth:`CalibratedLinkScorer._anchor_judgements` remembers
+#: (≈ 200 bytes each beside the words memo; emptied when full)
+ANCHOR_MEMO = 1 << 14
+
 
 class CalibratedLinkScorer:
     """Calibrated page and link relevance with the self-trained page model and the online
@@ -102,6 +106,10 @@ class CalibratedLinkScorer:
         #: (crawler.sharedlearn.SharedLearningStream), set by the spider
         self.shared: Any = None
         self._words: dict[str, list[str]] = {}
+        #: anchor text -> (its words, P_lit, P_model), valid while the models that decide them
+        #: are the ones in ``_anchors_by`` (:meth:`_anchor_judgements`)
+        self._anchors: dict[str, tuple[list[str], float, float | None]] = {}
+        self._anchors_by: tuple[Any, Any, float] | None = None
         self._last: tuple[str, float, list[str], float] | None = None  # url, P, words, P_lit
         self._last_features: tuple[float, float, float] = (0.0, 0.0, 0.0)  # of the last page
         #: rejected pages judged again after each retraining of the page model
@@ -434,9 +442,10 @@ class CalibratedLinkScorer:
             head = self.words(self.description_text(page))
             parent = self._mix(self.evidence.page_probability(self.evidence.page(head, [])),
                                self._model([head])[0])  # fmt: skip
-        anchors = [self.words(lk.anchor) for lk in links]
-        models = self._model(anchors)
-        lits = [self.evidence.anchor_probability(words) for words in anchors]
+        judged = self._anchor_judgements([lk.anchor for lk in links])
+        anchors = [j[0] for j in judged]
+        lits = [j[1] for j in judged]
+        models = [j[2] for j in judged]
         contexts = anchor_context(lits, self.context) if self.context else None
         out = []
         for i, (link, words, model) in enumerate(zip(links, anchors, models, strict=True)):
@@ -471,6 +480,43 @@ class CalibratedLinkScorer:
             out.append(LinkScore(p, follow, breakdown))
         return out
 
+    def _anchor_judgements(self, texts: Sequence[str]) -> list[tuple[list[str], float,
+                                                                    float | None]]:  # fmt: skip
+        """(candidate words, P_lit, P_model) of each anchor text, as :meth:`score_links` used
+        to compute them a link at a time, memoised by text: a site's menu and headline anchors
+        recur on every page. What decides them — the literal evidence's contrast topics and
+        the page model's table and intercept — is replaced, never changed in place, when a
+        model is rebuilt, so the memo holds while those objects are the same and is emptied
+        when one is replaced (or at :data:`ANCHOR_MEMO` texts); texts longer than
+        ``memo_chars`` are not memoised (as :meth:`words`)."""
+        m = self.page_model
+        by = (self.evidence.contrast, None if m is None else m.terms,
+              0.0 if m is None else m.intercept)  # fmt: skip
+        was = self._anchors_by
+        memo = self._anchors
+        if was is None or was[0] is not by[0] or was[1] is not by[1] or was[2] != by[2]:
+            memo.clear()
+            self._anchors_by = by
+        out: list[tuple[list[str], float, float | None]] = [None] * len(texts)  # type: ignore[list-item]
+        todo: list[int] = []
+        for i, text in enumerate(texts):
+            found = memo.get(text)
+            if found is None:
+                todo.append(i)
+            else:
+                out[i] = found
+        if todo:
+            words = [self.words(texts[i]) for i in todo]
+            models = self._model(words)
+            probability = self.evidence.anchor_probability
+            if len(memo) + len(todo) > ANCHOR_MEMO:
+                memo.clear()
+            for i, w, model in zip(todo, words, models, strict=True):
+                out[i] = found = (w, probability(w), model)
+                if len(texts[i]) <= self.memo_chars:
+                    memo[texts[i]] = found
+        return out
+
     def rescore(self, link: dict, anchor: str) -> float | None:
         """The score of a queued link with the current models, from its stored breakdown
         (holding page P, anchor text, features); None when the breakdown lacks them."""
@@ -478,13 +524,12 @@ class CalibratedLinkScorer:
             parent, feats = float(link["parent"]), link["features"]
         except (KeyError, TypeError, ValueError):
             return None
-        words = self.words(anchor)
-        lit = self.evidence.anchor_probability(words)
+        _, lit, model = self._anchor_judgements([anchor])[0]
         try:  # the neighbours' evidence when the link was found (0 when absent)
             ctx = float(link.get("anchor_context") or 0.0)
         except (TypeError, ValueError):
             ctx = 0.0
-        anchor_p = self._mix(self._context_literal(lit, ctx), self._model([words])[0])
+        anchor_p = self._mix(self._context_literal(lit, ctx), model)
         prior = min(1.0, max(0.0, self.alpha * parent + self.beta * anchor_p))
         return prior if self.link_model is None else self.link_model.probability(prior, feats)
 

@@ -308,6 +308,72 @@ def test_calibrated_scorer_learns_from_the_crawl():
     assert state["link_model"]["observed"] == 8
 
 
+def test_memoised_anchors_score_links_as_computed_link_by_link():
+    """score_links (and rescore) memoise each anchor's words, P_lit and P_model by text while the
+    evidence's contrast and the page model's table are the same objects: every score and
+    breakdown equals those of a scorer that memoises nothing, before and after the page model
+    retrains and the contrast topics change, and the features list is the link's own."""
+    memo, plain = scorer(), scorer()
+    plain.memo_chars = 0  # no text memoised: every anchor judged afresh
+    home = PageInfo("http://a.cn/", "首页", "", "", "")
+    anchors = ["联赛球员进球", "基金", "球队 比赛", "银行 利率", "联赛球员进球", "主帅 发言"]
+    links = [
+        Link(f"http://a.cn/{d}/{i}.html", a)
+        for i, (d, a) in enumerate(zip(["sports", "finance"] * 3, anchors, strict=True))
+    ]
+
+    def same() -> None:
+        a, b = memo.score_links(home, links), plain.score_links(home, links)
+        assert [(x.score, x.follow, x.breakdown) for x in a] == [
+            (x.score, x.follow, x.breakdown) for x in b
+        ]
+        assert a[0].breakdown["features"] is not a[4].breakdown["features"]
+        for x, link in zip(a, links, strict=True):  # a queued link scored again at its pop
+            assert memo.rescore(x.breakdown, link.anchor) == plain.rescore(x.breakdown, link.anchor)
+
+    same()
+    same()  # from the memo
+    assert set(memo._anchors) == set(anchors) and not plain._anchors
+    for i in range(12):  # both retrain (the page model is then ready) and rebuild contrast
+        sport = i % 2 == 0
+        page = PageInfo(f"http://a.cn/{'sports' if sport else 'finance'}/{i + 9}.html",
+                        "球队比赛" if sport else "基金市场", "", "",
+                        "球队在联赛比赛中进球。" if sport else "银行基金利率市场投资。")  # fmt: skip
+        for s in (memo, plain):
+            s.observe_page(page, s.page_relevance(page), None)
+        same()
+    assert memo.page_model.ready and memo.page_model.trainings >= 2
+    memo.evidence.set_contrast([{"基金": 1.0, "银行": 1.0}])
+    plain.evidence.set_contrast([{"基金": 1.0, "银行": 1.0}])
+    same()
+
+
+def test_term_table_is_the_loop_over_every_column():
+    import numpy as np
+
+    from relevance.learning.selftrain import term_table
+
+    rng = np.random.default_rng(5)
+    names = [f"w{j}" for j in range(500)]
+    coef = rng.normal(size=500) * (rng.random(500) < 0.4)
+    coef[3], coef[7] = -0.0, np.nan
+    idf = rng.random(500) * 6
+    loop = {names[j]: (float(idf[j]), float(coef[j])) for j in range(len(names))
+            if coef[j] != 0.0}  # fmt: skip
+    table = term_table(names, idf, coef)
+    assert list(table) == list(loop) and "w3" not in table and "w7" in table
+    assert all(table[w][0] == loop[w][0] for w in loop)
+    assert all(table[w][1] == loop[w][1] or np.isnan(loop[w][1]) for w in loop)
+    assert all(type(x) is float for pair in table.values() for x in pair)
+
+
+def test_url_features_are_a_new_list_each_call():
+    a = url_features("http://a.cn/sports/2024/05/1.html")
+    a.append("x")
+    again = url_features("http://a.cn/sports/2024/05/1.html")
+    assert again == ["h:a.cn", "s:a.cn/sports/0/0", "u:sports"]
+
+
 def test_anchor_context_is_the_mean_of_the_neighbours_evidence():
     assert anchor_context([1.0, 0.0, 0.0, 1.0, 0.0], 1) == [0.0, 0.5, 0.5, 0.0, 1.0]
     assert anchor_context([1.0, 0.0, 1.0], 2) == [0.5, 1.0, 0.5]

@@ -56,6 +56,9 @@ _REDIRECTS = [301, 302, 303, 307, 308]
 FETCHED = 1 << 62
 #: URL fingerprints remembered (:meth:`TopicSpider._fingerprint`; ~200 bytes each)
 URL_FINGERPRINTS = 1 << 14
+#: links' URLs whose kind (:meth:`TopicSpider._url_kind`) is remembered (a site's menu links
+#: recur on every page; the memo is emptied when full)
+URL_KINDS = 1 << 13
 #: pages that cannot be parsed, logged one line each (WARNING) before they are only counted
 BROKEN_LOGGED = 5
 #: the reactor the extraction pool needs (its pages are awaited as asyncio futures)
@@ -356,6 +359,7 @@ class TopicSpider(scrapy.Spider):
         #: Best priority issued per request fingerprint; FETCHED once the page was parsed.
         self.best_priority: dict[bytes, int] = {}
         self._url_fingerprint: Callable[[str], bytes] | None = None
+        self._url_kinds: dict[str, str | None] = {}
         self._state_restored = False
         #: JOBDIR (from_crawler): the learned state is saved there and restored on resume
         self.jobdir: str | None = None
@@ -1601,19 +1605,20 @@ class TopicSpider(scrapy.Spider):
                       ) -> Iterator[scrapy.Request]:  # fmt: skip
         """:meth:`follow`'s work, its stats counted in ``counts``."""
         links = []
+        kinds, known = self._url_kinds, self.known_urls
         for link in found:
-            parts = urlsplit(link.url)
-            path = parts.path.lower()
-            if parts.scheme not in ("http", "https"):
-                key = "topicrawl/links/not_http"
-            elif not host_allowed(parts.hostname or "", self.host_patterns):
-                key = "topicrawl/links/offsite"
-            elif self.known_urls and link.url in self.known_urls:
+            url = link.url
+            if (kind := kinds.get(url, "")) == "":
+                kind = self._url_kind(url)
+                if len(kinds) >= URL_KINDS:
+                    kinds.clear()
+                kinds[url] = kind
+            if kind == "topicrawl/links/not_http" or kind == "topicrawl/links/offsite":
+                key = kind
+            elif known and url in known:
                 key = "topicrawl/recrawl/known_links"  # stored: fetched if listed
-            elif path.endswith(_BINARY_SUFFIXES) and not (
-                self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
-            ):
-                key = "topicrawl/links/non_html"
+            elif kind is not None:
+                key = kind  # non_html
             else:
                 links.append(link)
                 continue
@@ -1655,6 +1660,23 @@ class TopicSpider(scrapy.Spider):
                       "link_score": link_score},
                 dont_filter=requeue,
             )  # fmt: skip
+
+    def _url_kind(self, url: str) -> str | None:
+        """Why a link to ``url`` is not scored, from the URL alone (the stats key
+        ``topicrawl/links/not_http``, ``…/offsite`` or ``…/non_html``), or None: the checks of
+        :meth:`_follow_links` that depend on nothing that changes during a crawl (the allowed
+        hosts and whether documents are fetched), memoised by URL there."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return "topicrawl/links/not_http"
+        if not host_allowed(parts.hostname or "", self.host_patterns):
+            return "topicrawl/links/offsite"
+        path = parts.path.lower()
+        if path.endswith(_BINARY_SUFFIXES) and not (
+            self.documents and path.endswith(tuple(DOCUMENT_SUFFIXES))
+        ):
+            return "topicrawl/links/non_html"
+        return None
 
     def _follow_recovered_redirect(self, response: Response) -> Iterator[scrapy.Request]:
         """A URL requested again after a killed crawl answered with a redirect: follow it as
