@@ -42,7 +42,7 @@ def test_the_lexicon_is_cached(glossary, tmp_path, monkeypatch):
     monkeypatch.setenv("TOPICRAWL_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TOPICRAWL_NO_CACHE", raising=False)
     first = load_domains(glossary.parent)
-    assert list((tmp_path / "cache").glob("hownet-domains-*.pickle"))
+    assert list((tmp_path / "cache").glob("hownet-domains-*.json"))
     assert load_domains(glossary.parent) == first
 
 

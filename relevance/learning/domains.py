@@ -12,20 +12,14 @@ sibling-category page that happens to use the topic's words (a 时尚 page with 
 代言 for 娱乐): with ``[learning] domain_veto`` it is not a positive of the page model.
 
 The lexicon is built once from the glossary (HowNet's own parser, :mod:`relevance.hownet`)
-and cached with the parsed dictionaries (:func:`relevance.hownet.cache_dir`).
+and kept in the start-up cache (:mod:`topicrawl.modelcache`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
-import pickle
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-
-logger = logging.getLogger(__name__)
 
 #: the domain secondary features the glossary uses (its DEFs name them in their other
 #: sememes; sub-domains of the taxonomy — football, securities — do not occur there)
@@ -51,36 +45,24 @@ def read_domains(glossary: Path) -> dict[str, frozenset[str]]:
 
 
 def load_domains(directory: str | Path | None = None) -> dict[str, frozenset[str]]:
-    """:func:`read_domains` of the shared HowNet glossary (``directory``: its folder), cached
-    by the glossary's path, size and time and this module's (ResourceMissingError / OSError
-    when the glossary is missing)."""
-    from relevance.hownet import cache_dir, dictionary_files
+    """:func:`read_domains` of the shared HowNet glossary (``directory``: its folder), through
+    the start-up cache (:mod:`topicrawl.modelcache`: keyed by the glossary's and this code's
+    content, JSON; ResourceMissingError / OSError when the glossary is missing)."""
+    from relevance.hownet import dictionary_files
+    from topicrawl import modelcache
 
     glossary, _ = dictionary_files(directory)
-    cache = None
-    if not os.environ.get("TOPICRAWL_NO_CACHE"):
-        h = hashlib.sha1()
-        for p in (glossary, Path(__file__)):
-            st = p.stat()
-            h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
-        cache = cache_dir() / f"hownet-domains-{h.hexdigest()[:16]}.pickle"
-        if cache.exists():
-            try:
-                with cache.open("rb") as fh:
-                    return pickle.load(fh)
-            except Exception:  # a stale or partial cache is rebuilt
-                pass
-    found = read_domains(glossary)
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            with tmp.open("wb") as fh:
-                pickle.dump(found, fh)
-            tmp.replace(cache)
-        except OSError:
-            pass
-    return found
+
+    def build() -> dict[str, list[str]]:
+        return {w: sorted(d) for w, d in read_domains(glossary).items()}
+
+    if modelcache.enabled():
+        key = modelcache.cache_key("hownet-domains", {}, files=[glossary],
+                                   code=[__name__, "relevance.hownet"])  # fmt: skip
+        found = modelcache.cached("hownet-domains", key, build)
+    else:
+        found = build()
+    return {w: frozenset(d) for w, d in found.items()}
 
 
 class DomainProfile:
