@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 from lxml import html as lxml_html
@@ -125,3 +127,49 @@ def test_extract_page_carries_the_section():
     assert ex.section == "http://paper.example.cn/node_12.htm"
     assert ex.text  # the extraction itself is unchanged
     assert extract_page(f"<html><body>{ARTICLE}</body></html>", "http://a.cn/1").section is None
+
+
+def _walking_every_element(monkeypatch, tree):
+    """:func:`topicrawl.extract._crumb_candidates` as it was: the Python test of the label on
+    every element of the page (the reference for the XPath pre-selection)."""
+    from topicrawl import extract
+
+    with monkeypatch.context() as m:
+        m.setattr(extract, "_LABELLED_XPATH", lambda t: t.iter())
+        return extract._crumb_candidates(tree)
+
+
+@pytest.mark.parametrize("body", [
+    '<div class="CRUMBS"><a href="/">首页</a> &gt; <a href="/s/">s</a></div>',
+    '<div id="Bread_Nav"><a href="/">Home</a> / <a href="/s/">s</a></div>',
+    '<ol itemtype="https://schema.org/BreadcrumbList"><li><a href="/">a</a></li></ol>',
+    '<nav aria-label="面包屑"><a href="/">首页</a> › <a href="/s/">s</a></nav>',
+    '<div aria-label="当前位置"><a href="/">首页</a> › <a href="/s/">s</a></div>',
+    # characters whose lower case is an ASCII letter: İ (i + a combining dot) and the Kelvin sign
+    '<div class="weizhİ"><a href="/">首页</a> › <a href="/s/">s</a></div>',
+    '<div class="WEİZHI weizhİ-x"><a href="/">首页</a></div><div class="dqwz lOc"></div>',
+    '<div class="\u212aloc position"><a href="/">首页</a></div><p class="pos">x</p>',
+    "".join(f'<div class="loc-{i}" id="where{i}"><a href="/">首页</a></div>' for i in range(20)),
+    '<div class="x"><!-- a comment --><span class="">当前位置：<a href="/">首页</a></span></div>',
+])  # fmt: skip
+def test_labelled_elements_are_those_every_element_walked_finds(monkeypatch, body):
+    from topicrawl.extract import _crumb_candidates
+
+    tree = lxml_html.fromstring(f"<html><body>{body}</body></html>")
+    assert _crumb_candidates(tree) == _walking_every_element(monkeypatch, tree)
+
+
+DATA_HTML = Path(os.environ.get("TOPICRAWL_DATA", "/work/shared/data")) / "html"
+
+
+@pytest.mark.skipif(not DATA_HTML.is_dir(), reason="the shared data's html is not here")
+def test_labelled_elements_on_real_pages(monkeypatch):
+    """The XPath pre-selection finds the same breadcrumb candidates as the walk over every
+    element on the shared data's real pages."""
+    from topicrawl.extract import _crumb_candidates
+
+    pages = sorted(DATA_HTML.rglob("*.htm*"))
+    assert pages
+    for path in pages:
+        tree = lxml_html.fromstring(path.read_bytes())
+        assert _crumb_candidates(tree) == _walking_every_element(monkeypatch, tree), path

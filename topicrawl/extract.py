@@ -206,6 +206,10 @@ _HOME_PATH = re.compile(r"^/?(?:(?:index|default|home|main)\.[a-z]{2,5})?$", re.
 _CRUMB_HINTS = ("crumb", "bread", "loc", "pos", "where", "weizhi", "dqwz")
 #: the texts that may open a breadcrumb (the cheap test before :data:`CRUMB_MARKERS`)
 _MARKER_XPATH = "//text()[contains(., '位置')]"
+#: the elements with a class, id, itemtype or aria-label, in document order: the only ones
+#: whose label :func:`_crumb_candidates` tests (a walk over every element makes a Python
+#: proxy of each)
+_LABELLED_XPATH = etree.XPath("descendant-or-self::*[@class or @id or @itemtype or @aria-label]")
 
 
 def _crumb_named(el: Any) -> bool:
@@ -278,7 +282,7 @@ def _crumb_candidates(tree: Any) -> list[Any]:
     name one (in document order), then the parents of the texts that open one
     (``当前位置：``; their parent again when that holds no link)."""
     found = []
-    for el in tree.iter():
+    for el in _LABELLED_XPATH(tree):
         attrib = el.attrib
         if not attrib or not isinstance(el.tag, str):
             continue
