@@ -16,10 +16,10 @@ from conftest import ROOT, crawl_command
 PROBE = (
     "import atexit, json, sys\n"
     "def report():\n"
-    "    ext = sys.modules.get('trafilatura.external')\n"
+    "    from topicrawl.extract import justext_stoplists_built\n"
     "    print('PROBE ' + json.dumps({'modules': sorted({m.split('.')[0] for m in sys.modules}),"
     " 'scrapy': sorted(m for m in sys.modules if m.startswith('scrapy.')),"
-    " 'stoplists': getattr(ext, 'JT_STOPLIST', None) is not None}), flush=True)\n"
+    " 'stoplists': justext_stoplists_built()}), flush=True)\n"
     "atexit.register(report)\n"
     "from scrapy.cmdline import execute\n"
     "sys.argv = ['scrapy'] + sys.argv[1:]\n"

@@ -504,3 +504,39 @@ def test_crawl_survives_a_pool_that_keeps_failing(proxy, small_web, politics_top
     assert "cannot parse" in log and "ExtractionTimeout" in log
     assert len(pages) == 60, counts
     assert st["topicrawl/pages/fetched"] - st["topicrawl/pages/broken"] == 60, counts
+
+
+# -- jusText's stoplists held once (topicrawl.extract.JustextStoplists) ----------------------
+def test_justext_stoplists_are_the_words_trafilatura_would_build():
+    """The words jusText's cache holds when trafilatura's ``JT_STOPLIST`` is the shared
+    object are those of trafilatura's own tuple, lower-cased as jusText does: the same
+    paragraphs classified alike."""
+    from justext import get_stoplist, get_stoplists
+    from justext.core import define_stoplist
+
+    from topicrawl.extract import JustextStoplists
+
+    own = tuple({word for language in get_stoplists() for word in get_stoplist(language)})
+    assert define_stoplist(JustextStoplists()) == frozenset(w.lower() for w in own)
+
+
+def test_justext_fallback_holds_its_stoplist_once():
+    """In a fresh interpreter, a short page's extraction (trafilatura's jusText fallback)
+    builds one frozenset of the words, keyed by the shared object; trafilatura's tuple is
+    never built (≈ 14 MB less: docs/scale.md); the crawl's flag says it was built."""
+    code = (
+        "import sys, json\n"
+        "from topicrawl.extract import extract_page, justext_stoplists_built, JustextStoplists\n"
+        "import trafilatura.external as ext\n"
+        "from justext.core import define_stoplist\n"
+        "before = justext_stoplists_built()\n"
+        "extract_page('<html><body><div><p>短</p><a href=\"/x\">链接</a></div></body></html>',"
+        " 'http://a.cn/1.html')\n"
+        "print(json.dumps({'before': before, 'after': justext_stoplists_built(),"
+        " 'shared': isinstance(ext.JT_STOPLIST, JustextStoplists),"
+        " 'cached': define_stoplist.cache_info().currsize}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120)  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"before": False, "after": True, "shared": True, "cached": 1}

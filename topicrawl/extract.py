@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -24,6 +25,52 @@ import trafilatura
 from htmldate import find_date
 from lxml import etree
 from lxml import html as lxml_html
+
+
+class JustextStoplists:
+    """jusText's stop words of every language, for trafilatura's jusText fallback, held once.
+
+    trafilatura builds a tuple of them (``trafilatura.external.JT_STOPLIST``, 154,484 words,
+    ≈ 14 MB) and gives it to jusText, whose ``define_stoplist`` lower-cases them into a
+    frozenset that it caches keyed by the tuple (≈ 19 MB): two copies of every word, both
+    kept. Set as trafilatura's ``JT_STOPLIST`` (:func:`share_justext_stoplists`), this object
+    is what jusText's cache is keyed by instead: iterated once, by ``define_stoplist``, it
+    yields the words of each stoplist (``justext.get_stoplist``, lower case), and the
+    frozenset is the only copy — the same words, so jusText classifies every paragraph as
+    before (docs/scale.md, ``tests/test_extract.py``). Hashed by identity: no hash of 154,484
+    words at each jusText call either."""
+
+    #: whether jusText has read the words (a page's extraction needed its fallback)
+    built = False
+
+    def __iter__(self):
+        from justext import get_stoplist, get_stoplists
+
+        type(self).built = True
+        for language in sorted(get_stoplists()):
+            yield from get_stoplist(language)
+
+
+def share_justext_stoplists() -> None:
+    """Make trafilatura's jusText fallback use :class:`JustextStoplists` (unless it has built
+    its own tuple already)."""
+    external = sys.modules.get("trafilatura.external")
+    if external is not None and getattr(external, "JT_STOPLIST", None) is None:
+        external.JT_STOPLIST = JustextStoplists()
+
+
+def justext_stoplists_built() -> bool:
+    """Whether this process holds jusText's stoplist of every language (≈ 19 MB): a page's
+    extraction here needed trafilatura's jusText fallback."""
+    external = sys.modules.get("trafilatura.external")
+    stoplist = getattr(external, "JT_STOPLIST", None)
+    if isinstance(stoplist, JustextStoplists):
+        return JustextStoplists.built
+    return stoplist is not None
+
+
+share_justext_stoplists()
+
 
 #: Declared names mapped to the codec that decodes them correctly.
 SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "gb_2312-80": "gb18030", "x-gbk": "gb18030",

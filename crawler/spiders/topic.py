@@ -44,7 +44,7 @@ from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quan
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
-from topicrawl.extract import Extracted, decode_html, extract_page
+from topicrawl.extract import Extracted, decode_html, extract_page, justext_stoplists_built
 from topicrawl.interrupt import interruptible
 from topicrawl.outcome import NO_SEED_REACHABLE, set_outcome
 
@@ -471,8 +471,6 @@ class TopicSpider(scrapy.Spider):
     def _close_extract_pool(self, spider: Any = None, reason: str = "") -> None:
         """The pool closed (its workers' memory and CPU into the stats), and the crawl
         process's memory: peak RSS, and RSS, PSS and USS now (``topicrawl/memory/*``)."""
-        import sys
-
         from crawler.extractpool import memory_mb, peak_rss_mb
 
         stats = self.crawler.stats
@@ -483,10 +481,8 @@ class TopicSpider(scrapy.Spider):
         for key, value in now.items():
             stats.set_value(f"topicrawl/memory/{key}_mb", round(value, 1))
         # whether a page extracted here (the pool full, or off) made trafilatura build its
-        # jusText fallback's stoplist of every language (≈ 30 MB: docs/scale.md)
-        external = sys.modules.get("trafilatura.external")
-        stats.set_value("topicrawl/memory/justext_stoplists",
-                        int(getattr(external, "JT_STOPLIST", None) is not None))  # fmt: skip
+        # jusText fallback's stoplist of every language (≈ 19 MB: docs/scale.md)
+        stats.set_value("topicrawl/memory/justext_stoplists", int(justext_stoplists_built()))
 
     # -- shared and kept learning (crawler.sharedlearn) -------------------------------------
     def share_learning(self, client: Any, settings: Any) -> None:
