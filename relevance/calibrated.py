@@ -36,7 +36,6 @@ from the crawled pages themselves, only where the literal evidence is confident.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,8 +53,7 @@ from relevance.learning.rejudge import HeldPage, RejudgeBuffer
 from relevance.learning.selftrain import Bag, SelfTrainingPageModel
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
-
-logger = logging.getLogger(__name__)
+from topicrawl.errors import ResourceMissingError
 
 #: anchor texts whose judgement :meth:`CalibratedLinkScorer._anchor_judgements` remembers
 #: (≈ 200 bytes each beside the words memo; emptied when full)
@@ -200,13 +198,15 @@ class CalibratedLinkScorer:
 
             try:
                 domains = load_domains()
-            except Exception as exc:  # no HowNet glossary in the data directory
-                logger.warning("[learning] domain_veto off: no HowNet glossary (%s)", exc)
-            else:
-                scorer.domain_profile = DomainProfile(topic.weights, domains,
-                                                      veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
-                page_model.veto_negative = lc.domain_negative
-                scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
+            except (ResourceMissingError, OSError) as exc:  # never a crawl without its veto
+                raise ResourceMissingError(
+                    f"[learning] domain_veto needs HowNet's glossary.dat ({exc}): install the "
+                    "shared data's hownet/ (TOPICRAWL_DATA) or set domain_veto = 0"
+                ) from exc
+            scorer.domain_profile = DomainProfile(topic.weights, domains,
+                                                  veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
+            page_model.veto_negative = lc.domain_negative
+            scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
