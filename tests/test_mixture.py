@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -16,7 +17,7 @@ TOPIC = 'name = "体育"\n[words]\n"比赛" = 1.0\n"球队" = 1.0\n"球员" = 1.
 
 
 def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + 2.718281828459045 ** -x)
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 def _crawl_scores(rng: random.Random, n: int = 300) -> list[float]:
@@ -67,7 +68,9 @@ def test_topic_key_is_off_by_default_and_validated():
 
 
 def test_scorer_accepts_on_the_mixture_and_keeps_relevance():
-    scorer = CalibratedLinkScorer.from_topic(parse_topic(TOPIC + "[learning]\naccept_mixture = 3\n"))
+    scorer = CalibratedLinkScorer.from_topic(
+        parse_topic(TOPIC + "[learning]\naccept_mixture = 3\n")
+    )
     plain = CalibratedLinkScorer.from_topic(parse_topic(TOPIC))
     page = PageInfo(url="http://a.cn/1", title="比赛", text="新闻 " * 30)
     p, parts = scorer.page_relevance_parts(page)
