@@ -8,6 +8,9 @@
                                   # a crawl's fetched pages again, through [learning] variants
     python bench/topics.py final [--family b] [--seeds 1,2] [--out DIR]  # judged again at the end
     python bench/topics.py split [--family b] [--seeds 1,2] [--verbose]  # recall lost where
+    python bench/topics.py mixture [--crawls "b:1,2;a:0"]   # accept_mixture offline, chosen by
+                                                            # leave-one-category/family-out
+    python bench/topics.py mixture-effect --family b --seeds 58 --run topicrawl:accept_mixture=3
     python bench/topics.py labels [--family b] [--seeds 1,2] [--variants ",em_steps=0"] [--ceiling]
         # the page model's pseudo-labels and ROC AUC (and the learner's on true labels)
     python bench/topics.py calibrate [--crawls "b:1,2;a:0"]   # the acceptance's calibration map
@@ -784,6 +787,169 @@ def cmd_final_effect(args: argparse.Namespace) -> int:
     return 0
 
 
+def mixture_rows(db: Path, truth: dict, category: str) -> list[tuple[float, bool, bool]]:
+    """(recorded P(page), on-topic, seed) of each fetched page of a crawl, in fetch order."""
+    def row(p: Any) -> tuple[float, bool, bool]:
+        t = truth["pages"].get(p.final_url or p.url) or {}
+        return (p.relevance or 0.0, t.get("kind") == "article" and t.get("category") == category,
+                bool((p.link_score or {}).get("seed")))  # fmt: skip
+
+    return stored_pages(db, row)
+
+
+def mixture_decisions(rows: list[tuple[float, bool, bool]], components: int, cuts: list[float],
+                      threshold: float = 0.5) -> dict[float, list[bool]]:  # fmt: skip
+    """The page decisions of :class:`relevance.learning.mixture.ScoreMixture` over recorded
+    scores in fetch order, as the crawl makes them (decided, then observed): accepted at
+    P(page) >= ``threshold``, or where the top component (centre >= ``threshold``) has a
+    posterior >= each cut (the built rule: cut = threshold)."""
+    from relevance.learning.mixture import ScoreMixture
+
+    m = ScoreMixture(components)
+    out: dict[float, list[bool]] = {c: [] for c in cuts}
+    for p, _on, seed in rows:
+        centre = m.top_centre()
+        post = m.posterior(p) if p < threshold and centre is not None and centre >= threshold else None
+        for c in cuts:
+            out[c].append(p >= threshold or (post is not None and post >= c))
+        if not seed:
+            m.observe(p)
+    return out
+
+
+def cmd_mixture(args: argparse.Namespace) -> int:
+    """``[learning] accept_mixture`` offline on recorded crawls: page precision / recall of the
+    fetched pages for each (components, posterior cut) against the plain P(page) >= 0.5, per
+    family, and the choice by leave-one-category-out and leave-one-family-out (largest mean
+    recall gain with precision down by at most ``--max-loss``; and by F1)."""
+    import collections
+
+    use_out(args.out)
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    ks = [int(k) for k in args.components.split(",")]
+    cuts = [float(c) for c in args.cuts.split(",")]
+    recs = []
+    for spec in args.crawls.split(";"):
+        fam, seeds = spec.split(":")
+        for (seed, cat), db in sorted(crawl_dbs(fam, parse_seeds(seeds), cats, args.run).items()):
+            _, truth = ensure_web(fam, seed)
+            rows = mixture_rows(db, truth, cat)
+            n_on = sum(on for _, on, _ in rows)
+
+            def pr(dec: list[bool], rows=rows, n_on=n_on) -> tuple[float, float]:
+                tp = sum(on for (_, on, _), a in zip(rows, dec, strict=True) if a)
+                return tp / max(1, sum(dec)), tp / max(1, n_on)
+
+            r: dict[Any, Any] = {"fam": fam, "cat": cat,
+                                 "base": pr([p >= 0.5 for p, _, _ in rows])}  # fmt: skip
+            for k in ks:
+                for c, dec in mixture_decisions(rows, k, cuts).items():
+                    r[(k, c)] = pr(dec)
+            recs.append(r)
+            print(f"{fam}{seed} {cat} base P {r['base'][0]:.3f} R {r['base'][1]:.3f}  " + "  ".join(
+                f"K{k}/{c}: {r[(k, c)][0]:.3f} {r[(k, c)][1]:.3f}" for k in ks for c in cuts),
+                flush=True)  # fmt: skip
+    keys = [(k, c) for k in ks for c in cuts]
+
+    def diff(rs: list[dict], key: Any, i: int) -> list[float]:
+        return [r[key][i] - r["base"][i] for r in rs]
+
+    def mse(d: list[float]) -> str:
+        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+        return f"{statistics.mean(d):+.3f} ± {se:.3f}"
+
+    fams = collections.OrderedDict((r["fam"], None) for r in recs)
+    for fam in [*fams, "all"]:
+        rs = [r for r in recs if fam in ("all", r["fam"])]
+        print(f"family {fam}, {len(rs)} crawls: base P {statistics.mean(r['base'][0] for r in rs):.3f} "
+              f"R {statistics.mean(r['base'][1] for r in rs):.3f}")  # fmt: skip
+        for key in keys:
+            print(f"   K {key[0]} cut {key[1]}: P {mse(diff(rs, key, 0))}  R {mse(diff(rs, key, 1))}")
+
+    def by_rule(rs: list[dict], key: Any) -> float:
+        dp, dr = statistics.mean(diff(rs, key, 0)), statistics.mean(diff(rs, key, 1))
+        return dr if dp >= -args.max_loss else -1.0
+
+    def by_f1(rs: list[dict], key: Any) -> float:
+        p = statistics.mean(r[key][0] for r in rs)
+        rc = statistics.mean(r[key][1] for r in rs)
+        return 2 * p * rc / max(1e-9, p + rc)
+
+    for name, score in (("recall, precision loss <= max-loss", by_rule), ("F1", by_f1)):
+        for fold, groups in (("category", sorted({r["cat"] for r in recs})), ("family", list(fams))):
+            if len(groups) < 2:
+                continue
+            chosen, dp, dr = [], [], []
+            for g in groups:
+                train = [r for r in recs if r["cat" if fold == "category" else "fam"] != g]
+                test = [r for r in recs if r["cat" if fold == "category" else "fam"] == g]
+                key = max(keys, key=lambda k: score(train, k))
+                chosen.append(key)
+                dp += diff(test, key, 0)
+                dr += diff(test, key, 1)
+            print(f"leave-one-{fold}-out by {name}: chosen {collections.Counter(chosen).most_common()}; "
+                  f"held-out folds P {mse(dp)} R {mse(dr)}")  # fmt: skip
+    return 0
+
+
+def mixture_effect(db: Path, truth: dict, category: str, threshold: float) -> dict[str, tuple]:
+    """Corpus (precision, recall, size) of an ``accept_mixture`` crawl as it ended and without
+    the documents only the mixture accepted (``relevance_parts.accept`` >= ``threshold`` >
+    relevance): the same crawl with the plain decision (the option leaves the crawl order
+    alone). Recall by duplicate group, as :func:`bench.harvest.measure`."""
+    from models.store import Store
+
+    store = Store.from_url(f"sqlite:///{db}")
+    try:
+        run = store.list_runs()[-1]
+        docs = {d.url for d in store.iter_documents(run.id)}
+        only = {p.url for p in store.iter_pages(run.id)
+                if (p.relevance or 0.0) < threshold
+                and (p.relevance_parts or {}).get("accept", 0.0) >= threshold}  # fmt: skip
+    finally:
+        store.close()
+    targets = portal_targets(truth, category)
+    groups: dict[str, set[str]] = {}
+    for url in targets:
+        groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
+
+    def pr(corpus: set[str]) -> tuple[float, float, int]:
+        on = corpus & targets
+        hit = sum(1 for members in groups.values() if members & on)
+        return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
+
+    added = docs & only
+    return {"plain": pr(docs - only), "mixture": pr(docs),
+            "added": (len(added), len(added & targets))}
+
+
+def cmd_mixture_effect(args: argparse.Namespace) -> int:
+    """The built ``accept_mixture`` measured within each crawl: the corpus against the same
+    corpus less the documents only the mixture accepted (paired in the same crawl)."""
+    from relevance.topic import load_topic
+
+    use_out(args.out)
+    cats = args.categories.split(",") if args.categories else list(CATEGORIES)
+    diffs = []
+    for (seed, cat), db in sorted(crawl_dbs(args.family, parse_seeds(args.seeds), cats,
+                                            args.run).items()):  # fmt: skip
+        _, truth = ensure_web(args.family, seed)
+        r = mixture_effect(db, truth, cat, load_topic(topic_paths()[cat]).page_threshold)
+        (p0, r0, n0), (p1, r1, n1) = r["plain"], r["mixture"]
+        diffs.append((p1 - p0, r1 - r0))
+        print(f"{args.family}{seed} {cat} plain P {p0:.3f} R {r0:.3f} ({n0} docs)  mixture "
+              f"P {p1:.3f} R {r1:.3f} ({n1} docs)  added {r['added'][0]}, on-topic "
+              f"{r['added'][1]}", flush=True)  # fmt: skip
+    n = len(diffs)
+    if n > 1:
+        for i, name in enumerate(("precision", "recall")):
+            d = [x[i] for x in diffs]
+            print(f"{name}: mixture - plain, mean of {n} crawls {statistics.mean(d):+.4f} ± "
+                  f"{statistics.stdev(d) / n**0.5:.4f}; better in {sum(x > 0 for x in d)}, "
+                  f"worse in {sum(x < 0 for x in d)}")  # fmt: skip
+    return 0
+
+
 def cmd_final(args: argparse.Namespace) -> int:
     """Page precision / recall of each rule of :data:`FINAL_RULES` on recorded crawls, per
     crawl and pooled, and the paired difference of each rule against the crawl's own
@@ -1302,6 +1468,19 @@ def main(argv: list[str] | None = None) -> int:
                                    "final re-judgement, within each recorded crawl")
                     ).set_defaults(func=cmd_final_effect)  # fmt: skip
 
+    mx = sub.add_parser("mixture", help="[learning] accept_mixture offline on recorded "
+                        "crawls, with its choice by leave-one-out")  # fmt: skip
+    mx.add_argument("--crawls", default="b:1,2;a:0", help='"FAMILY:SEEDS;..."')
+    mx.add_argument("--categories", default="")
+    mx.add_argument("--run", default="topicrawl")
+    mx.add_argument("--components", default="2,3,4")
+    mx.add_argument("--cuts", default="0.5,0.7,0.9")
+    mx.add_argument("--max-loss", type=float, default=0.01)
+    mx.add_argument("--out", default="")
+    mx.set_defaults(func=cmd_mixture)
+    recorded_crawls(sub.add_parser("mixture-effect", help="corpus with and without the pages "
+                                   "only accept_mixture accepted, within each recorded crawl")
+                    ).set_defaults(func=cmd_mixture_effect)  # fmt: skip
     lb = recorded_crawls(sub.add_parser("labels", help="the page model's pseudo-labels and "
                                         "ranking (ROC AUC) over recorded crawls"), out=False)
     lb.add_argument("--variants", default="", help="[learning] overrides as in replay")

@@ -36,7 +36,6 @@ from the crawled pages themselves, only where the literal evidence is confident.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,12 +49,12 @@ from relevance.learning.domains import DomainProfile
 from relevance.learning.final import Change, FinalJudgement
 from relevance.learning.labels import UserLabels
 from relevance.learning.linkmodel import OnlineLinkModel, link_features
+from relevance.learning.mixture import ScoreMixture
 from relevance.learning.rejudge import HeldPage, RejudgeBuffer
 from relevance.learning.selftrain import Bag, SelfTrainingPageModel
 from relevance.linkscore import Link, LinkScore, PageInfo
 from relevance.page import memoised_words
-
-logger = logging.getLogger(__name__)
+from topicrawl.errors import ResourceMissingError
 
 #: anchor texts whose judgement :meth:`CalibratedLinkScorer._anchor_judgements` remembers
 #: (≈ 200 bytes each beside the words memo; emptied when full)
@@ -128,6 +127,11 @@ class CalibratedLinkScorer:
         #: the calibration map of the acceptance (``[learning] calibrate_accept``;
         #: relevance.acceptance), None: a page is accepted on P(page) itself
         self.accept_map: AcceptanceMap | None = None
+        #: ``[learning] accept_mixture``: the crawl's own calibration of P(page), a mixture
+        #: model of its fetched pages' scores (relevance.learning.mixture), None: off; it
+        #: accepts at ``accept_threshold`` (the topic's ``[page] threshold``)
+        self.accept_mixture: ScoreMixture | None = None
+        self.accept_threshold = 0.5
         #: ``[learning] section_negatives``: the pages of the learned contrast's sections are
         #: the page model's negatives (co-training: the section view labels the text view)
         self.section_negatives = False
@@ -189,6 +193,9 @@ class CalibratedLinkScorer:
         scorer.fixed_contrast = fixed
         if lc.calibrate_accept:
             scorer.accept_map = AcceptanceMap()
+        if lc.accept_mixture:
+            scorer.accept_mixture = ScoreMixture(lc.accept_mixture, seed=seed or 0)
+            scorer.accept_threshold = topic.page_threshold
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(
                 topic.weights, ratio=lc.contrast_ratio, positive=lc.positive,
@@ -200,13 +207,15 @@ class CalibratedLinkScorer:
 
             try:
                 domains = load_domains()
-            except Exception as exc:  # no HowNet glossary in the data directory
-                logger.warning("[learning] domain_veto off: no HowNet glossary (%s)", exc)
-            else:
-                scorer.domain_profile = DomainProfile(topic.weights, domains,
-                                                      veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
-                page_model.veto_negative = lc.domain_negative
-                scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
+            except (ResourceMissingError, OSError) as exc:  # never a crawl without its veto
+                raise ResourceMissingError(
+                    f"[learning] domain_veto needs HowNet's glossary.dat ({exc}): install the "
+                    "shared data's hownet/ (TOPICRAWL_DATA) or set domain_veto = 0"
+                ) from exc
+            scorer.domain_profile = DomainProfile(topic.weights, domains,
+                                                  veto=lc.domain_veto, min_words=lc.domain_min)  # fmt: skip
+            page_model.veto_negative = lc.domain_negative
+            scorer.domain_labels, scorer.domain_accept = lc.domain_labels, lc.domain_accept
         if page_model is not None and lc.rejudge > 0:
             scorer.rejudge = RejudgeBuffer(lc.rejudge, max_words=page_model.max_words,
                                            min_literal=lc.rejudge_literal)  # fmt: skip
@@ -273,8 +282,8 @@ class CalibratedLinkScorer:
                  "literal": float(lit)}  # fmt: skip
         if model is not None:
             parts["model"] = float(model)
-        if self.accept_map is not None:
-            parts["accept"] = float(self.accept_map(p))
+        if self.accept_map is not None or self.accept_mixture is not None:
+            parts["accept"] = float(self.acceptance(p))
         if self.domain_rejected(page.url, model):  # P(page) stays (links, link model)
             parts["accept"] = 0.0
             parts["domain_veto"] = 1.0
@@ -282,12 +291,23 @@ class CalibratedLinkScorer:
 
     def acceptance(self, relevance: float) -> float:
         """The value a page is accepted on (at ``[page] threshold``): P(page) itself, or its
-        calibrated probability of being on-topic with ``[learning] calibrate_accept``."""
-        return relevance if self.accept_map is None else self.accept_map(relevance)
+        calibrated probability of being on-topic with ``[learning] calibrate_accept``; with
+        ``accept_mixture``, at least the posterior of the top component of the crawl's score
+        mixture (:meth:`ScoreMixture.acceptance`)."""
+        value = relevance if self.accept_map is None else self.accept_map(relevance)
+        m = self.accept_mixture
+        if m is not None:
+            value = max(value, m.acceptance(relevance, self.accept_threshold))
+        return value
 
     def accept_cut(self, threshold: float) -> float:
-        """The smallest P(page) accepted at ``threshold`` (:meth:`acceptance` is monotone)."""
-        return threshold if self.accept_map is None else self.accept_map.cut(threshold)
+        """The smallest P(page) accepted at ``threshold`` (:meth:`acceptance` is monotone;
+        with ``accept_mixture``, the mixture's cut as it is now)."""
+        cut = threshold if self.accept_map is None else self.accept_map.cut(threshold)
+        m = self.accept_mixture
+        if m is not None and threshold == self.accept_threshold:
+            cut = min(cut, m.cut(threshold))
+        return cut
 
     def observe_page(self, page: PageInfo, relevance: float, link: dict | None) -> None:
         """A fetched page: it trains the page model (pseudo-labelled by its literal evidence,
@@ -299,6 +319,8 @@ class CalibratedLinkScorer:
             assert self._last is not None
             words, lit = self._last[2], self._last[3]
         label = self.labels.lookup(page.url) if self.labels else None
+        if self.accept_mixture is not None and not page.is_seed:  # judged already
+            self.accept_mixture.observe(relevance)
         shared = self.shared
         retrained = False
         lc = self.learned_contrast

@@ -164,6 +164,10 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   P(page) (the share of such pages on-topic on the
                                        #   development crawls; relevance.acceptance) is at
                                        #   least [page] threshold; links keep P(page)
+    accept_mixture = 0                 # K >= 2: also accept a page whose score's posterior
+                                       #   in a K-component mixture of the crawl's fetched
+                                       #   P(page) (top component) is at least [page]
+                                       #   threshold (relevance.learning.mixture); 0: off
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -295,6 +299,7 @@ class LearningConfig:
     domain_labels: bool = True
     domain_accept: float = 0.0
     calibrate_accept: bool = False
+    accept_mixture: int = 0
     suggested: list[str] = field(default_factory=list)
 
 
@@ -479,6 +484,7 @@ _TABLES: dict[str, _Spec] = {
         "domain_labels": (bool, None),
         "domain_accept": ((int, float), (0.0, 1.0)),
         "calibrate_accept": (bool, None),
+        "accept_mixture": (int, (0, 8)),
         "suggested": (list, None),
     },
 }
@@ -751,6 +757,9 @@ def parse_topic(text: str, path: str | None = None) -> Topic:
             "learning",
             "negative",
         )
+    if learning.accept_mixture == 1:
+        raise fail("[learning] accept_mixture must be 0 (off) or 2 to 8 components, not 1",
+                   "learning", "accept_mixture")  # fmt: skip
     hosts = doc.get("crawl", {}).get("allowed_hosts", [])
     for h in hosts:
         if not isinstance(h, str) or not re.fullmatch(r"(\*\.)?[A-Za-z0-9.-]+(:\d+)?", h):

@@ -9,7 +9,7 @@ from relevance.learning.domains import DomainProfile, load_domains, read_domains
 from relevance.learning.selftrain import SelfTrainingPageModel
 from relevance.linkscore import PageInfo
 from relevance.topic import parse_topic
-from topicrawl.errors import TopicFileError
+from topicrawl.errors import ResourceMissingError, TopicFileError
 
 GLOSSARY = """\
 明星 N human|人,entertainment|艺,desired|良
@@ -112,3 +112,24 @@ def test_domain_accept_rejects_a_vetoed_page_unless_the_page_model_is_confident(
     s.page_scores(fashion)
     assert s.domain_rejected("http://p.test/1", 0.5)
     assert not s.domain_rejected("http://p.test/1", 0.85)
+
+
+@pytest.mark.parametrize("hownet_dir", [False, True])  # no hownet/; hownet/ without glossary.dat
+def test_domain_veto_without_the_glossary_fails_clearly(tmp_path, monkeypatch, hownet_dir):
+    monkeypatch.setenv("TOPICRAWL_DATA", str(tmp_path))
+    monkeypatch.setenv("TOPICRAWL_NO_CACHE", "1")
+    if hownet_dir:
+        (tmp_path / "hownet").mkdir()
+    topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\ndomain_veto = 0.9\n')
+    with pytest.raises(ResourceMissingError, match="domain_veto = 0"):
+        CalibratedLinkScorer.from_topic(topic)
+
+
+def test_domain_veto_lets_other_errors_through(monkeypatch):
+    def corrupt(directory=None):
+        raise ValueError("not a glossary")
+
+    monkeypatch.setattr("relevance.learning.domains.load_domains", corrupt)
+    topic = parse_topic('name = "x"\n[words]\n"比赛" = 1\n[learning]\ndomain_veto = 0.9\n')
+    with pytest.raises(ValueError, match="not a glossary"):
+        CalibratedLinkScorer.from_topic(topic)
