@@ -16,6 +16,7 @@ import codecs
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -43,7 +44,7 @@ class JustextStoplists:
     #: whether jusText has read the words (a page's extraction needed its fallback)
     built = False
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         from justext import get_stoplist, get_stoplists
 
         type(self).built = True
