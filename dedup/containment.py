@@ -1571,9 +1571,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not ids:
             return []
         entries = dict(zip(ids, self.storage.hmget(self.key("dropped"), ids), strict=True))
-        samples = dict(self._with_full([
-            (d, Sample.from_json(raw)) for d, raw in zip(ids, self.storage.hmget(
-                self.key("dd"), ids), strict=True) if raw is not None]))  # fmt: skip
+        # (a dropped page is out of the index: a small one's hashes are under ``df``)
+        samples = self._dropped_samples(ids)
         live = set(self._stored_any(ids))  # stored again since (a recrawl kept it)
         out: list[tuple[Match, str]] = []
         stale: list[str] = []
