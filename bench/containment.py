@@ -384,7 +384,9 @@ def main(argv: list[str] | None = None) -> int:
                          "for the short documents' holders and the in-line cuts of "
                          "2026-11-27, run once; a1-a81 and b1-b81, a86-a93 and b86-b93 are "
                          "development webs since session 36; a94-a101 and b94-b101 held out "
-                         "for session 36's stand-ins, run once)")  # fmt: skip
+                         "for session 36's stand-ins, run once; a1-a101 and b1-b101 are "
+                         "development webs since session 37; a102-a109 and b102-b109 held "
+                         "out for session 37's edit distance of short texts, run once)")  # fmt: skip
     ap.add_argument("--growth", default=None, metavar="SIZES",
                     help="only the candidate stages' time on SentenceDocs at these index "
                          "sizes (e.g. 10000,50000)")  # fmt: skip

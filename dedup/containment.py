@@ -130,6 +130,24 @@ two of a 51-letter source's four, test web b43); and a page refused against a sh
 it holds stays remembered for the re-check when its own reverse query runs after (test web
 a43).
 
+**Short texts with edits** (since issue 17, session 37). Runs of ``k`` letters (the
+letters' measure below, :func:`covered`) forgive an edit only where the text runs on for
+``k`` letters around it: letters between two edits fewer than ``k`` apart, or between an
+edit and the text's end, are lost with it. A long text seldom has that; a short one does:
+test web b96's 49-letter source, whose page inserts two letters and drops one within its
+first 17, keeps 0.65 of its letters in runs (no rule on 8-letter shingles reaches 0.8) but is
+3 edits from a substring of the page. So for a short text A (:meth:`_short`: under
+``min_sample`` hashes or ``min_contained`` letters) whose and the other text's letters are
+known (a query's, and a stored small document's: ``containment:l``, its letters as UTF-8,
+beside its hashes), a pair the letters refuse is measured once more as
+c(A, B) = 1 − d / |A|, d the least edit distance between A's letters and a substring of B's
+(Sellers 1980, :func:`edit_contained`), aligned around the letters where B holds one of A's
+shingles (:meth:`_edit_score`); such a pair is a short document's, so it pairs only under
+the short documents' guard, with B's letters aligned to A counted as A's. A short query's
+reverse candidates also include the small documents holding any one of its posting-sampled
+hashes (b96 reversed: its page kept one of four). Longer texts keep the letters' measure
+(and the dedup sets' decisions stay as they were).
+
 Both texts are compared **after cleaning**: the cleaner's static line rules
 (:class:`postprocess.clean.Cleaner`, no host model, no HTML) remove editor, source, date and
 navigation lines and table remnants first, so a copy's boilerplate neither hides it nor makes
@@ -398,6 +416,18 @@ def _has_full(s: Sample) -> bool:
     return s.full is not None and len(s.full) > 0
 
 
+def _pack_letters(letters: np.ndarray) -> bytes:
+    """The stored form of a text's letters (``containment:l``): their UTF-8 bytes (3 a CJK
+    letter, where its shingle hashes take 4, 5⅓ in base64)."""
+    return letters.astype("<u4").tobytes().decode("utf-32-le").encode("utf-8")
+
+
+def _unpack_letters(raw: bytes | str) -> np.ndarray:
+    """:func:`_pack_letters`' letters back as code points (uint32)."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+
+
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
     """Broder's c(A, B) = |A ∩ B| / |A| on two samples (0.0 for an empty A)."""
     return len(a & b) / len(a) if a else 0.0
@@ -422,6 +452,44 @@ def cover_mask(a: np.ndarray, b: np.ndarray, k: int = 8) -> np.ndarray:
     return np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32)) > 0
 
 
+def _edit_rows(a: np.ndarray, b: np.ndarray, free_start: bool) -> np.ndarray:
+    """The last row of the edit-distance table of ``a`` (pattern) against ``b``: entry j is
+    the least number of insertions, deletions and substitutions turning ``a`` into a
+    substring of ``b`` ending at letter j (``free_start``: starting anywhere; else at 0).
+    One numpy pass per letter of ``a``: a row's horizontal moves are a running minimum of
+    (entry − j) + j."""
+    n = len(b)
+    cols = np.arange(n + 1, dtype=np.int64)
+    row = np.zeros(n + 1, dtype=np.int64) if free_start else cols.copy()
+    cand = np.empty(n + 1, dtype=np.int64)
+    for i, letter in enumerate(a, 1):
+        cand[0] = i
+        np.minimum(row[:-1] + (b != letter), row[1:] + 1, out=cand[1:])
+        cand -= cols
+        np.minimum.accumulate(cand, out=row)
+        row += cols
+    return row
+
+
+def edit_contained(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
+    """Sellers' approximate string matching (Sellers 1980, "The theory and computation of
+    evolutionary distances: pattern recognition"): the least edit distance between the
+    letters ``a`` and any substring of the letters ``b``, and that substring's span
+    ``(distance, start, end)`` in ``b`` (the shortest of the best ending first). An inserted,
+    deleted or changed letter costs one; a passage of ``a`` that ``b`` lacks costs its
+    letters, as in :func:`covered`. 1 − distance / len(a) is ``a``'s containment in ``b``
+    with edits forgiven letter by letter (:meth:`ContainmentDetector._edit_score`)."""
+    if not len(a):
+        return 0, 0, 0
+    if not len(b):
+        return len(a), 0, 0
+    last = _edit_rows(a, b, True)
+    end = int(np.argmin(last))
+    # the start: the same table run backwards from ``end`` (anchored there, free at its end)
+    back = _edit_rows(a[::-1], b[:end][::-1], False)
+    return int(last[end]), end - int(np.argmin(back)), end
+
+
 @dataclass(frozen=True)
 class Sample:
     """A document's shingle sample, its length in letters and its span keys (the stored
@@ -433,6 +501,9 @@ class Sample:
     #: every shingle hash in text order (not only the MOD-m sample): a query's, or a small
     #: stored document's (``full_under``; ``containment:f``), else None
     full: np.ndarray | None = _field(default=None, compare=False)
+    #: the letters (lower-cased code points) those hashes were computed from, where they are
+    #: known: a query's, a small stored document's (``containment:l``), else None
+    letters: np.ndarray | None = _field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The stored form: ``"<length>:<base64 of the sorted hashes as little-endian
@@ -668,6 +739,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self._kp = self.key("p", "")
         #: (entries read, the last one, the hashes they hold): :meth:`_small_hashes`
         self._small_copy: tuple[int, bytes, set[int]] | None = None
+        #: (A, B, :meth:`_edit_score`'s answer): the last pair asked (asked again by the guard)
+        self._edit_memo: tuple[Sample, Sample, tuple[float, int, int]] | None = None
         self._span_memo: tuple[Sample, list[str]] | None = None
         #: the query's candidates that only the small documents' posting sets found
         self._guarded: tuple[Sample | None, set[str]] = (None, set())
@@ -697,8 +770,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             # a small document's letters without a reprint note or source and editor
             # fields glued to a paragraph (a table cell): the letters decide a pair only
             # under the guard, so the samples, which decide alone, keep them
-            full = shingle_hashes(letter_codes(cut.lower()), self.k)
-        feats = Sample(sample, length, tuple(spans), full)
+            letters = letter_codes(cut.lower())
+            full = shingle_hashes(letters, self.k)
+        feats = Sample(sample, length, tuple(spans), full, letters)
         self._last = (text, title, feats)
         return feats
 
@@ -899,7 +973,11 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         document has few) and longer than it; with ``share``, those holding at least that
         share of its posting-sampled hashes (a small document, measured on letters: one
         edited letter breaks ``k`` shingles, so the samples' bound does not hold; every
-        candidate is verified)."""
+        candidate is verified). A short query whose letters are known also takes the small
+        documents holding any one of them: with edits forgiven (:meth:`_edit_score`), the
+        pair may hold at θ = 0.8 a fifth of the short text's letters edited, ``k``
+        shingles each, so no share of its few hashes is a bound (test web b96, reversed:
+        a 49-letter source whose page kept 1 of its 4); their letters are at hand."""
         if not self.reverse or (share is not None and feats.length < self.min_contained
                                 and not self._short(feats)):  # fmt: skip
             return set()
@@ -908,6 +986,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         need = (posting - (1.0 - self.threshold) * len(feats.hashes) if share is None
                 else share * posting) - 1e-9  # fmt: skip
         n_q = feats.length
+        if share is not None and self._short(feats) and feats.letters is not None:
+            return self._sized(hits, list(hits), "n", lambda h, size, post, length: n_q < length
+                               and (h >= need or size < self.full_under))  # fmt: skip
         return self._sized(hits, [d for d, h in hits.items() if h >= need], "n",
                            lambda h, size, post, length: n_q < length)
 
@@ -988,6 +1069,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if len(feats.hashes) < self.full_under and feats.full is not None:
                 packed = feats.full.astype("<u4").tobytes()
                 self.storage.hset(self.key("f"), doc_id, base64.b64encode(packed))
+                if feats.letters is not None:  # (a short document's edits: _edit_score)
+                    self.storage.hset(self.key("l"), doc_id, _pack_letters(feats.letters))
                 if spans and self.indexed(feats):
                     # in the small documents' posting sets (posting_keys): listed
                     self.storage.hset(self.key("sp"), doc_id, "1")
@@ -999,6 +1082,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self.storage.hdel(self.key("n"), doc_id)
             self.storage.hdel(self.key("sn"), doc_id)
             self.storage.hdel(self.key("f"), doc_id)
+            self.storage.hdel(self.key("l"), doc_id)
             raw = self.storage.hget(self.key("short"), doc_id)
             if raw is not None:
                 feats = Sample.from_json(raw)
@@ -1042,7 +1126,46 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if est >= self.threshold:
             return est
         c = self._contained(a, b, common)
-        return c if c >= self.threshold else est
+        if c >= self.threshold:
+            return c
+        edits = self._edit_score(a, b)
+        return edits[0] if edits is not None and edits[0] >= self.threshold else est
+
+    def _edit_score(self, a: Sample, b: Sample) -> tuple[float, int, int] | None:
+        """For a short ``a`` (:meth:`_short`) with both texts' letters known: c(A, B) with
+        edits forgiven letter by letter, 1 − d / |A| where d is the least edit distance
+        between A's letters and a substring of B's (:func:`edit_contained`), and that
+        substring's span in B's letters; else None.
+
+        The letters' measure (:func:`covered`) forgives an edit where A's text runs on for
+        ``k`` letters around it, but not a run shorter than ``k`` between two edits or an
+        edit and the text's end: three edits in the first 17 letters of a 49-letter source
+        leave it 0.65 of its letters (test web b96), and a source under ~100 letters has
+        too few for that to be rare. Searched around the letters where B holds one of A's
+        shingles (an alignment sharing no ``k``-letter run with A is no candidate anyway):
+        from ``|A| + (1 − threshold)·|A|`` letters before the first such shingle of B to as
+        many after the last."""
+        if not (self._short(a) and a.letters is not None and b.letters is not None
+                and _has_full(a) and _has_full(b)):  # fmt: skip
+            return None
+        memo = self._edit_memo
+        if memo is not None and memo[0] is a and memo[1] is b:
+            return memo[2]
+        at = np.flatnonzero(np.isin(b.full, a.full))
+        out = (0.0, 0, 0)
+        n = len(a.letters)
+        reach = n + math.floor((1.0 - self.threshold) * n)
+        # one window per group of held shingles closer than two reaches (a passage B
+        # repeats far apart is aligned twice, not across everything between)
+        cuts = np.flatnonzero(np.diff(at) > 2 * reach) + 1
+        for group in np.split(at, cuts) if len(at) else ():
+            lo = max(0, int(group[0]) - reach)
+            hi = min(len(b.letters), int(group[-1]) + self.k + reach)
+            d, start, end = edit_contained(a.letters, b.letters[lo:hi])
+            if 1.0 - d / n > out[0]:
+                out = (1.0 - d / n, lo + start, lo + end)
+        self._edit_memo = (a, b, out)
+        return out
 
     def _letters_only(self, a: Sample, b: Sample) -> bool:
         """Whether only the letters make c(A, B) reach ``threshold`` (not the samples)."""
@@ -1071,16 +1194,21 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                                 for d, raw in zip(ids, raws, strict=True) if raw is not None])  # fmt: skip
 
     def _with_full(self, got: list[tuple[str, Sample]]) -> list[tuple[str, Sample]]:
+        """``got`` with every shingle hash (``containment:f``) and the letters
+        (``containment:l``) of its small documents."""
         small = [d for d, s in got if len(s.hashes) < self.full_under]
         if not small:
             return got
         raws = dict(zip(small, self.storage.hmget(self.key("f"), small), strict=True))
+        texts = dict(zip(small, self.storage.hmget(self.key("l"), small), strict=True))
         out = []
         for d, s in got:
             raw = raws.get(d)
             if raw is not None:
                 h = np.frombuffer(base64.b64decode(raw), dtype="<u4")
-                s = Sample(s.hashes, s.length, s.spans, h)
+                text = texts.get(d)
+                s = Sample(s.hashes, s.length, s.spans, h,
+                           None if text is None else _unpack_letters(text))  # fmt: skip
             out.append((d, s))
         return out
 
@@ -1145,9 +1273,19 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         part ``short`` covers (the page is a copy of what most of it is; estimated on the
         samples). Also the hashes of that unheld material (for :meth:`recheck_reprints`)."""
         letters = self._short(short) and _has_full(short) and _has_full(page)
+        edits = None
         if letters:  # the page's material beyond the short text: the letters it does not cover
-            mask = cover_mask(page.full, short.full, self.k)[: len(page.full)]
-            rest, held = self._beyond(page_id or "", short, page, page.full[~mask])
+            mask = cover_mask(page.full, short.full, self.k)
+            if covered(short.full, page.full, self.k) < self.threshold:
+                # a pair only the edits forgiven make (:meth:`_edit_score`): the page's
+                # letters aligned with the short text are its, edited or not
+                edits = self._edit_score(short, page)
+                if edits is not None and edits[0] >= self.threshold:
+                    mask[edits[1] : edits[2]] = True
+                else:
+                    edits = None
+            rest, held = self._beyond(page_id or "", short, page,
+                                      page.full[~mask[: len(page.full)]])  # fmt: skip
         else:
             rest, held = self._beyond(page_id or "", short, page)
         if not rest:
@@ -1155,7 +1293,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         share = sum(held) / len(rest)
         ok = share >= self.spliced
         if ok and self._short(short):
-            if letters:  # on letters (both texts' hashes known)
+            if edits is not None:  # on letters, edits forgiven
+                part = edits[0] * _letters_of(short, self.k)
+                beyond = float(np.count_nonzero(~mask))
+            elif letters:  # on letters (both texts' hashes known)
                 part = covered(short.full, page.full, self.k) * _letters_of(short, self.k)
                 beyond = (1.0 - covered(page.full, short.full, self.k)) * _letters_of(page, self.k)
             else:  # its part of the page: c(short, page) of its sample
@@ -1394,7 +1535,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self._forget_dropped([doc_id])  # (a page remembered before: no longer known)
             return
         page_hashes = page.hashes  # (features() memoises one document: read before the next)
-        full = page.full
+        full, letters = page.full, page.letters
         orig = (self.features(original_doc) if original_doc is not None
                 else self._stored_any([original]).get(original))  # fmt: skip
         if orig is None:  # a remembered dropped page (a stand-in's match: :meth:`_stand_ins`)
@@ -1419,6 +1560,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if full is not None and len(page_hashes) < self.full_under:
                 self.storage.hset(self.key("df"), doc_id,
                                   base64.b64encode(full.astype("<u4").tobytes()))  # fmt: skip
+                if letters is not None:
+                    self.storage.hset(self.key("dl"), doc_id, _pack_letters(letters))
             posting = self._posting_sampled(page_hashes)
             self.storage.sadd_many(_hex_keys(self.key("dp", ""), posting), doc_id)
             if self.storage.hlen(self.key("dropped")) > self.reattribute:
@@ -1431,18 +1574,21 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
 
     def _dropped_samples(self, ids: list[str]) -> dict[str, Sample]:
         """The remembered samples of the dropped pages of ``ids`` (``containment:dd``), a
-        small page's with every shingle hash (``containment:df``)."""
+        small page's with every shingle hash and its letters (``containment:df``,
+        ``containment:dl``)."""
         if not ids:
             return {}
         out = {}
-        for d, raw, full in zip(ids, self.storage.hmget(self.key("dd"), ids),
-                                self.storage.hmget(self.key("df"), ids), strict=True):  # fmt: skip
+        for d, raw, full, text in zip(ids, self.storage.hmget(self.key("dd"), ids),
+                                      self.storage.hmget(self.key("df"), ids),
+                                      self.storage.hmget(self.key("dl"), ids), strict=True):  # fmt: skip
             if raw is None:
                 continue
             s = Sample.from_json(raw)
             if full is not None:
                 s = Sample(s.hashes, s.length, s.spans,
-                           np.frombuffer(base64.b64decode(full), dtype="<u4"))  # fmt: skip
+                           np.frombuffer(base64.b64decode(full), dtype="<u4"),
+                           None if text is None else _unpack_letters(text))  # fmt: skip
             out[d] = s
         return out
 
@@ -1526,7 +1672,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             posting = self._posting_sampled(page.hashes)
             with self.storage.batch():
                 self.storage.srem_many(_hex_keys(self.key("dp", ""), posting), doc_id)
-                for name in ("dropped", "dd", "df"):
+                for name in ("dropped", "dd", "df", "dl"):
                     self.storage.hdel(self.key(name), doc_id)
 
     def reattributions(self, doc_id: str, doc: Doc) -> list[tuple[Match, str]]:
@@ -1571,9 +1717,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not ids:
             return []
         entries = dict(zip(ids, self.storage.hmget(self.key("dropped"), ids), strict=True))
-        samples = dict(self._with_full([
-            (d, Sample.from_json(raw)) for d, raw in zip(ids, self.storage.hmget(
-                self.key("dd"), ids), strict=True) if raw is not None]))  # fmt: skip
+        # (a dropped page is out of the index: a small one's hashes are under ``df``)
+        samples = self._dropped_samples(ids)
         live = set(self._stored_any(ids))  # stored again since (a recrawl kept it)
         out: list[tuple[Match, str]] = []
         stale: list[str] = []
