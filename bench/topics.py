@@ -867,7 +867,10 @@ def cmd_mixture(args: argparse.Namespace) -> int:
             print(f"   K {key[0]} cut {key[1]}: P {mse(diff(rs, key, 0))}  R {mse(diff(rs, key, 1))}")
 
     def by_rule(rs: list[dict], key: Any) -> float:
-        dp, dr = statistics.mean(diff(rs, key, 0)), statistics.mean(diff(rs, key, 1))
+        d = diff(rs, key, 0)
+        dp, dr = statistics.mean(d), statistics.mean(diff(rs, key, 1))
+        if args.se_margin and len(d) > 1:  # the loss bounded at the mean less z s.e.
+            dp -= args.se_margin * statistics.stdev(d) / len(d) ** 0.5
         return dr if dp >= -args.max_loss else -1.0
 
     def by_f1(rs: list[dict], key: Any) -> float:
@@ -1476,6 +1479,8 @@ def main(argv: list[str] | None = None) -> int:
     mx.add_argument("--components", default="2,3,4")
     mx.add_argument("--cuts", default="0.5,0.7,0.9")
     mx.add_argument("--max-loss", type=float, default=0.01)
+    mx.add_argument("--se-margin", type=float, default=0.0,
+                    help="bound the precision loss at the mean less this many s.e.")  # fmt: skip
     mx.add_argument("--out", default="")
     mx.set_defaults(func=cmd_mixture)
     recorded_crawls(sub.add_parser("mixture-effect", help="corpus with and without the pages "

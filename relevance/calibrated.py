@@ -194,7 +194,9 @@ class CalibratedLinkScorer:
         if lc.calibrate_accept:
             scorer.accept_map = AcceptanceMap()
         if lc.accept_mixture:
-            scorer.accept_mixture = ScoreMixture(lc.accept_mixture, seed=seed or 0)
+            scorer.accept_mixture = ScoreMixture(
+                lc.accept_mixture, seed=seed or 0, cut=lc.accept_mixture_cut or None
+            )
             scorer.accept_threshold = topic.page_threshold
         if lc.learn_contrast:
             scorer.learned_contrast = LearnedContrast(

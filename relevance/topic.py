@@ -168,6 +168,8 @@ Schema (every table but ``[words]`` is optional; defaults are the paper's values
                                        #   in a K-component mixture of the crawl's fetched
                                        #   P(page) (top component) is at least [page]
                                        #   threshold (relevance.learning.mixture); 0: off
+    accept_mixture_cut = 0.0           # the posterior that accept_mixture needs (0: [page]
+                                       #   threshold)
     suggested = []                     # words `topicrawl topic learn` found (not used)
 
     [crawl]
@@ -300,6 +302,7 @@ class LearningConfig:
     domain_accept: float = 0.0
     calibrate_accept: bool = False
     accept_mixture: int = 0
+    accept_mixture_cut: float = 0.0
     suggested: list[str] = field(default_factory=list)
 
 
@@ -485,6 +488,7 @@ _TABLES: dict[str, _Spec] = {
         "domain_accept": ((int, float), (0.0, 1.0)),
         "calibrate_accept": (bool, None),
         "accept_mixture": (int, (0, 8)),
+        "accept_mixture_cut": ((int, float), (0.0, 1.0)),
         "suggested": (list, None),
     },
 }

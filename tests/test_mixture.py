@@ -46,6 +46,21 @@ def test_mixture_accepts_the_on_topic_tail_below_the_threshold():
     assert m.acceptance(cut - 0.01, 0.5) < 0.5
 
 
+def test_mixture_posterior_cut_accepts_less_and_records_under_the_threshold():
+    plain, strict = ScoreMixture(3), ScoreMixture(3, cut=0.7)
+    for p in _crawl_scores(random.Random(1)):
+        plain.observe(p)
+        strict.observe(p)
+    assert strict.cut(0.5) >= plain.cut(0.5)
+    for p in (0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.49):
+        post = strict.posterior(p)
+        assert (strict.acceptance(p, 0.5) >= 0.5) == (post is not None and post >= 0.7)
+        if strict.acceptance(p, 0.5) >= 0.5:
+            assert plain.acceptance(p, 0.5) >= 0.5
+    c = strict.cut(0.5)
+    assert strict.acceptance(c, 0.5) >= 0.5 and strict.acceptance(c - 0.01, 0.5) < 0.5
+
+
 def test_mixture_accepts_nothing_more_before_its_first_fit_or_without_an_on_topic_component():
     m = ScoreMixture(3)
     for p in (0.4, 0.1) * 10:
@@ -62,6 +77,8 @@ def test_mixture_accepts_nothing_more_before_its_first_fit_or_without_an_on_topi
 def test_topic_key_is_off_by_default_and_validated():
     assert parse_topic(TOPIC).learning.accept_mixture == 0
     assert parse_topic(TOPIC + "[learning]\naccept_mixture = 3\n").learning.accept_mixture == 3
+    lc = parse_topic(TOPIC + "[learning]\naccept_mixture = 3\naccept_mixture_cut = 0.7\n").learning
+    assert lc.accept_mixture_cut == 0.7
     for bad in ("1", "9", '"3"'):
         with pytest.raises(TopicFileError, match="accept_mixture"):
             parse_topic(TOPIC + f"[learning]\naccept_mixture = {bad}\n")

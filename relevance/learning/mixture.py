@@ -38,10 +38,11 @@ class ScoreMixture:
     """A K-component Gaussian mixture over the logits of the crawl's fetched P(page)."""
 
     def __init__(self, components: int = 3, *, start: int = 30, every: int = 10,
-                 window: int = 5000, seed: int = 0):  # fmt: skip
+                 window: int = 5000, seed: int = 0, cut: float | None = None):  # fmt: skip
         if components < 2:
             raise ValueError("a score mixture needs at least 2 components")
         self.components, self.start, self.every, self.seed = components, start, every, seed
+        self.posterior_cut = cut  # the posterior accepted at (None: the threshold)
         self.scores: deque[float] = deque(maxlen=window)
         self.seen = 0  # scores observed
         self.fits = 0
@@ -97,14 +98,21 @@ class ScoreMixture:
     def acceptance(self, p: float, threshold: float) -> float:
         """The value a page of score ``p`` is accepted on at ``threshold``: ``p`` itself, or
         the top component's posterior when that is higher and the component's centre is at or
-        above the threshold (an on-topic population exists)."""
+        above the threshold (an on-topic population exists). With a posterior cut ``c``
+        (``accept_mixture_cut``) the posterior counts only from ``c`` on; below it the
+        value is capped under the threshold, so ``relevance_parts.accept`` still records it."""
         if p >= threshold or self._model is None:
             return p
         centre = self.top_centre()
         if centre is None or centre < threshold:
             return p
         post = self.posterior(p)
-        return p if post is None else max(p, post)
+        if post is None:
+            return p
+        cut = threshold if self.posterior_cut is None else self.posterior_cut
+        if post >= cut:
+            return max(p, post, threshold)
+        return max(p, min(post, math.nextafter(threshold, 0.0)))
 
     def cut(self, threshold: float) -> float:
         """The lowest P(page) from which up to ``threshold`` :meth:`acceptance` accepts every
@@ -120,7 +128,7 @@ class ScoreMixture:
         if grid and centre is not None and centre >= threshold:
             post = self._model.predict_proba([[self._x(p)] for p in grid])[:, self._top]
             for p, q in zip(reversed(grid), reversed(post), strict=True):  # down from it
-                if q < threshold:
+                if q < (threshold if self.posterior_cut is None else self.posterior_cut):
                     break
                 found = p
         self._cut = ((self.fits, threshold), found)
