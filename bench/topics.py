@@ -11,6 +11,7 @@
     python bench/topics.py mixture [--crawls "b:1,2;a:0"]   # accept_mixture offline, chosen by
                                                             # leave-one-category/family-out
     python bench/topics.py mixture-effect --family b --seeds 58 --run topicrawl:accept_mixture=3
+                                          [--cut 0.9]   # a stricter cut, same crawls
     python bench/topics.py labels [--family b] [--seeds 1,2] [--variants ",em_steps=0"] [--ceiling]
         # the page model's pseudo-labels and ROC AUC (and the learner's on true labels)
     python bench/topics.py calibrate [--crawls "b:1,2;a:0"]   # the acceptance's calibration map
@@ -895,20 +896,24 @@ def cmd_mixture(args: argparse.Namespace) -> int:
     return 0
 
 
-def mixture_effect(db: Path, truth: dict, category: str, threshold: float) -> dict[str, tuple]:
+def mixture_effect(db: Path, truth: dict, category: str, threshold: float,
+                   cut: float = 0.0) -> dict[str, tuple]:  # fmt: skip
     """Corpus (precision, recall, size) of an ``accept_mixture`` crawl as it ended and without
     the documents only the mixture accepted (``relevance_parts.accept`` >= ``threshold`` >
     relevance): the same crawl with the plain decision (the option leaves the crawl order
-    alone). Recall by duplicate group, as :func:`bench.harvest.measure`."""
+    alone). With ``cut`` above the crawl's own posterior cut, "mixture" is the corpus less
+    the mixture's documents accepted on a posterior under ``cut`` (a stricter cut read from
+    the same crawl). Recall by duplicate group, as :func:`bench.harvest.measure`."""
     from models.store import Store
 
     store = Store.from_url(f"sqlite:///{db}")
     try:
         run = store.list_runs()[-1]
         docs = {d.url for d in store.iter_documents(run.id)}
-        only = {p.url for p in store.iter_pages(run.id)
-                if (p.relevance or 0.0) < threshold
-                and (p.relevance_parts or {}).get("accept", 0.0) >= threshold}  # fmt: skip
+        accepts = {p.url: (p.relevance_parts or {}).get("accept", 0.0)
+                   for p in store.iter_pages(run.id) if (p.relevance or 0.0) < threshold}  # fmt: skip
+        only = {u for u, a in accepts.items() if a >= threshold}
+        weak = {u for u, a in accepts.items() if threshold <= a < cut}
     finally:
         store.close()
     targets = portal_targets(truth, category)
@@ -921,8 +926,9 @@ def mixture_effect(db: Path, truth: dict, category: str, threshold: float) -> di
         hit = sum(1 for members in groups.values() if members & on)
         return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
 
-    added = docs & only
-    return {"plain": pr(docs - only), "mixture": pr(docs),
+    docs_cut = docs - weak
+    added = docs_cut & only
+    return {"plain": pr(docs - only), "mixture": pr(docs_cut),
             "added": (len(added), len(added & targets))}
 
 
@@ -937,7 +943,8 @@ def cmd_mixture_effect(args: argparse.Namespace) -> int:
     for (seed, cat), db in sorted(crawl_dbs(args.family, parse_seeds(args.seeds), cats,
                                             args.run).items()):  # fmt: skip
         _, truth = ensure_web(args.family, seed)
-        r = mixture_effect(db, truth, cat, load_topic(topic_paths()[cat]).page_threshold)
+        r = mixture_effect(db, truth, cat, load_topic(topic_paths()[cat]).page_threshold,
+                           args.cut)  # fmt: skip
         (p0, r0, n0), (p1, r1, n1) = r["plain"], r["mixture"]
         diffs.append((p1 - p0, r1 - r0))
         print(f"{args.family}{seed} {cat} plain P {p0:.3f} R {r0:.3f} ({n0} docs)  mixture "
@@ -1483,9 +1490,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="bound the precision loss at the mean less this many s.e.")  # fmt: skip
     mx.add_argument("--out", default="")
     mx.set_defaults(func=cmd_mixture)
-    recorded_crawls(sub.add_parser("mixture-effect", help="corpus with and without the pages "
-                                   "only accept_mixture accepted, within each recorded crawl")
-                    ).set_defaults(func=cmd_mixture_effect)  # fmt: skip
+    me = recorded_crawls(sub.add_parser("mixture-effect", help="corpus with and without the "
+                         "pages only accept_mixture accepted, within each recorded crawl"))
+    me.add_argument("--cut", type=float, default=0.0, help="a stricter posterior cut read "
+                    "from the same crawls (0: the crawl's own)")
+    me.set_defaults(func=cmd_mixture_effect)  # fmt: skip
     lb = recorded_crawls(sub.add_parser("labels", help="the page model's pseudo-labels and "
                                         "ranking (ROC AUC) over recorded crawls"), out=False)
     lb.add_argument("--variants", default="", help="[learning] overrides as in replay")
