@@ -254,6 +254,7 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
 
+import edlib
 import numpy as np
 
 from dedup.base import Doc, Match, PostingIndexDetector, register
@@ -452,23 +453,21 @@ def cover_mask(a: np.ndarray, b: np.ndarray, k: int = 8) -> np.ndarray:
     return np.convolve(held.astype(np.int32), np.ones(k, dtype=np.int32)) > 0
 
 
-def _edit_rows(a: np.ndarray, b: np.ndarray, free_start: bool) -> np.ndarray:
-    """The last row of the edit-distance table of ``a`` (pattern) against ``b``: entry j is
-    the least number of insertions, deletions and substitutions turning ``a`` into a
-    substring of ``b`` ending at letter j (``free_start``: starting anywhere; else at 0).
-    One numpy pass per letter of ``a``: a row's horizontal moves are a running minimum of
-    (entry − j) + j."""
-    n = len(b)
-    cols = np.arange(n + 1, dtype=np.int64)
-    row = np.zeros(n + 1, dtype=np.int64) if free_start else cols.copy()
-    cand = np.empty(n + 1, dtype=np.int64)
-    for i, letter in enumerate(a, 1):
-        cand[0] = i
-        np.minimum(row[:-1] + (b != letter), row[1:] + 1, out=cand[1:])
-        cand -= cols
-        np.minimum.accumulate(cand, out=row)
-        row += cols
-    return row
+#: edlib aligns bytes: at most 256 symbols, one of them for every letter of B not in A
+EDIT_ALPHABET = 255
+
+
+def _edit_symbols(a: np.ndarray, b: np.ndarray) -> tuple[bytes, bytes]:
+    """``a`` and ``b`` as bytes for edlib: each distinct letter of ``a`` one byte, every
+    letter of ``b`` that ``a`` lacks one more (it never matches, whichever it is), so a
+    Chinese text of up to :data:`EDIT_ALPHABET` distinct letters fits edlib's alphabet."""
+    alphabet = np.unique(a)
+    if len(alphabet) > EDIT_ALPHABET:
+        raise ValueError(f"{len(alphabet)} distinct letters (edlib: at most {EDIT_ALPHABET})")
+    at = np.minimum(np.searchsorted(alphabet, b), len(alphabet) - 1)
+    codes_a = np.searchsorted(alphabet, a).astype(np.uint8)
+    codes_b = np.where(alphabet[at] == b, at, len(alphabet)).astype(np.uint8)
+    return codes_a.tobytes(), codes_b.tobytes()
 
 
 def edit_contained(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
@@ -478,16 +477,25 @@ def edit_contained(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
     ``(distance, start, end)`` in ``b`` (the shortest of the best ending first). An inserted,
     deleted or changed letter costs one; a passage of ``a`` that ``b`` lacks costs its
     letters, as in :func:`covered`. 1 − distance / len(a) is ``a``'s containment in ``b``
-    with edits forgiven letter by letter (:meth:`ContainmentDetector._edit_score`)."""
+    with edits forgiven letter by letter (:meth:`ContainmentDetector._edit_score`).
+
+    Computed by edlib (Šošić & Šikić 2017, Myers' 1999 bit-vector algorithm): its infix
+    mode ("HW") is Sellers' matching and gives every best end; the start is the prefix
+    alignment ("SHW") of the reversed ``a`` against ``b`` reversed from that end, its
+    earliest best end (the shortest substring). ``a`` may hold at most
+    :data:`EDIT_ALPHABET` distinct letters (ValueError beyond)."""
     if not len(a):
         return 0, 0, 0
     if not len(b):
         return len(a), 0, 0
-    last = _edit_rows(a, b, True)
-    end = int(np.argmin(last))
-    # the start: the same table run backwards from ``end`` (anchored there, free at its end)
-    back = _edit_rows(a[::-1], b[:end][::-1], False)
-    return int(last[end]), end - int(np.argmin(back)), end
+    qa, qb = _edit_symbols(a, b)
+    hw = edlib.align(qa, qb, mode="HW", task="distance")
+    d = int(hw["editDistance"])
+    if d >= len(a):  # no letter aligned: the empty substring at b's start
+        return len(a), 0, 0
+    end = min(e for _, e in hw["locations"]) + 1
+    back = edlib.align(qa[::-1], qb[:end][::-1], mode="SHW", task="distance")
+    return d, end - 1 - min(e for _, e in back["locations"]), end
 
 
 @dataclass(frozen=True)
@@ -1144,9 +1152,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         too few for that to be rare. Searched around the letters where B holds one of A's
         shingles (an alignment sharing no ``k``-letter run with A is no candidate anyway):
         from ``|A| + (1 − threshold)·|A|`` letters before the first such shingle of B to as
-        many after the last."""
+        many after the last. A text of more than :data:`EDIT_ALPHABET` distinct letters
+        (edlib's alphabet; a short text has seldom 255 letters at all) is not measured so."""
         if not (self._short(a) and a.letters is not None and b.letters is not None
                 and _has_full(a) and _has_full(b)):  # fmt: skip
+            return None
+        if len(a.letters) > EDIT_ALPHABET and len(np.unique(a.letters)) > EDIT_ALPHABET:
             return None
         memo = self._edit_memo
         if memo is not None and memo[0] is a and memo[1] is b:

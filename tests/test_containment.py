@@ -904,25 +904,43 @@ def _edit_distance(a: str, b: str) -> int:
     return row[-1]
 
 
+def _contained_brute(a: str, b: str) -> tuple[int, int, int]:
+    """Sellers' matching by brute force: the least Levenshtein distance between ``a`` and a
+    substring of ``b``, and the span of the shortest such substring ending first."""
+    return min(((_edit_distance(a, b[i:j]), j, j - i) for i in range(len(b) + 1)
+                for j in range(i, len(b) + 1)), default=(len(a), 0, 0))  # fmt: skip
+
+
 def test_edit_contained_is_the_least_distance_to_a_substring():
-    """Sellers' approximate matching against every substring, on random small strings; the
-    span returned is such a substring. The worked case of test web b96: a 49-letter source
-    whose page inserts two letters and drops one in its first 17 (3 edits: 0.94, where 0.65
-    of its letters are held in 8-letter runs)."""
+    """Sellers' approximate matching (edlib's infix mode) against every substring, on random
+    small strings of Latin and Chinese letters, some holding an edited copy of ``a``: the
+    same distance and span as brute force. The worked case of test web b96: a 49-letter
+    source whose page inserts two letters and drops one in its first 17 (3 edits: 0.94,
+    where 0.65 of its letters are held in 8-letter runs)."""
     rng = random.Random(3)
-    for _ in range(300):
-        a = "".join(rng.choice("abc") for _ in range(rng.randint(1, 6)))
-        b = "".join(rng.choice("abc") for _ in range(rng.randint(0, 9)))
-        d, start, end = edit_contained(letter_codes(a), letter_codes(b))
-        best = min(_edit_distance(a, b[i:j]) for i in range(len(b) + 1)
-                   for j in range(i, len(b) + 1))  # fmt: skip
-        assert d == best and _edit_distance(a, b[start:end]) == d, (a, b)
+    han = "".join(chr(0x4E00 + i) for i in range(300))
+    for alphabet in ("abc", "的是一了", han):
+        for _ in range(300):
+            a = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 7)))
+            b = "".join(rng.choice(alphabet + "xy") for _ in range(rng.randint(0, 10)))
+            if rng.random() < 0.5:  # an edited copy of a inside b
+                edited = list(a)
+                for _ in range(rng.randint(0, 2)):
+                    edited[rng.randrange(len(edited))] = rng.choice(alphabet)
+                at = rng.randint(0, len(b))
+                b = b[:at] + "".join(edited[rng.randint(0, 1) :]) + b[at:]
+            d, start, end = edit_contained(letter_codes(a), letter_codes(b))
+            best, j, length = _contained_brute(a, b)
+            assert (d, start, end) == (best, j - length, j), (a, b)
     src = "笑傲江湖毕成功blog文最佳影片一最佳影片提名预测最佳导演最佳男主角最佳女主角最佳男配角最佳女配角"
     page = "本站转载笑傲江湖毕的成功blg文最佳影片一是最佳影片提名预测最佳导演最佳男主角最佳女主角最佳男配角最佳女配角来源南岭晚报"
     assert edit_contained(letter_codes(src), letter_codes(page)) == (3, 4, 54)
     a, b = (shingle_hashes(letter_codes(x)) for x in (src, page))
     assert covered(a, b) == pytest.approx(32 / 49)
     assert edit_contained(letter_codes(src), letter_codes("")) == (49, 0, 0)
+    assert edit_contained(letter_codes(han[:255]), letter_codes(han)) == (0, 0, 255)
+    with pytest.raises(ValueError):  # edlib's byte alphabet: at most 255 distinct letters
+        edit_contained(letter_codes(han[:256]), letter_codes(han))
 
 
 #: SHORT (44 letters, 11 sampled hashes: a short document) with three edits in its first 17
