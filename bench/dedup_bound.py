@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
-import os
 import statistics
 import sys
 import time
@@ -25,12 +23,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.getcwd())
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 import dedup.containment  # noqa: E402
 import dedup.exact  # noqa: E402
 import dedup.spotsigs  # noqa: E402
 import topicrawl.segment as seg  # noqa: E402
+from bench.checkouts import load_module  # noqa: E402
 from dedup.base import Doc  # noqa: E402
 from dedup.cascade import DEFAULT_METHODS, LETTER_OPTIONS, Cascade  # noqa: E402
 
@@ -47,9 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=10000)
     ap.add_argument("--probes", type=int, default=2000)
     args = ap.parse_args(argv)
-    spec = importlib.util.spec_from_file_location("bench_dedup", Path("bench") / "dedup.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_module("bench_dedup", ROOT / "bench" / "dedup.py")
     gen = bench.SentenceDocs()
     seg.segment_zh("预热分词词典")
     c = Cascade.from_config({"methods": list(DEFAULT_METHODS),

@@ -461,6 +461,23 @@ def portal_targets(truth: dict, category: str) -> set[str]:
     return {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
 
 
+def corpus_scorer(truth: dict, category: str) -> Callable[[set[str]], tuple[float, float, int]]:
+    """A corpus's (precision, recall by duplicate group, size) against ``category``'s portal
+    targets (recall as :func:`bench.harvest.measure` counts it: a group is found when any of
+    its pages is in the corpus)."""
+    targets = portal_targets(truth, category)
+    groups: dict[str, set[str]] = {}
+    for url in targets:
+        groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
+
+    def pr(corpus: set[str]) -> tuple[float, float, int]:
+        on = corpus & targets
+        hit = sum(1 for members in groups.values() if members & on)
+        return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
+
+    return pr
+
+
 def crawl_dbs(family: str, seeds: list[int], cats: list[str], run: str = "topicrawl") -> dict:
     """The latest crawl database of ``run`` per (seed, category) under bench/out/topics-runs."""
     slug = "".join(ch if ch.isalnum() or ch in ".-" else "_" for ch in run)
@@ -749,15 +766,7 @@ def corpus_before_and_after_final(db: Path, truth: dict, category: str) -> dict[
     # judged lower and out: it left the corpus (only pages in it are revoked); judged higher
     # and out: a late acceptance dedup or cleaning dropped
     left = {u for u, accepted, lower in moved if lower and not accepted}
-    targets = portal_targets(truth, category)
-    groups: dict[str, set[str]] = {}
-    for url in targets:
-        groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
-
-    def pr(corpus: set[str]) -> tuple[float, float, int]:
-        on = corpus & targets
-        hit = sum(1 for members in groups.values() if members & on)
-        return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
+    pr = corpus_scorer(truth, category)
 
     return {"fetch": pr((docs - joined) | left), "final": pr(docs),
             "moved": (len(left), len(joined))}
@@ -917,14 +926,7 @@ def mixture_effect(db: Path, truth: dict, category: str, threshold: float,
     finally:
         store.close()
     targets = portal_targets(truth, category)
-    groups: dict[str, set[str]] = {}
-    for url in targets:
-        groups.setdefault(truth["pages"][url].get("dup_group") or url, set()).add(url)
-
-    def pr(corpus: set[str]) -> tuple[float, float, int]:
-        on = corpus & targets
-        hit = sum(1 for members in groups.values() if members & on)
-        return len(on) / max(1, len(corpus)), hit / max(1, len(groups)), len(corpus)
+    pr = corpus_scorer(truth, category)
 
     docs_cut = docs - weak
     added = docs_cut & only
