@@ -121,6 +121,31 @@ def web_pages(family: str, seed: int) -> list[tuple[str, dict, Doc]]:
     return pages
 
 
+def story_groups(pages: list[tuple[str, dict, Doc]]) -> dict[str, str]:
+    """Each page's duplicate group (the ground truth's ``dup_group``, else the page itself),
+    with the groups of original articles whose bodies are the same text merged: the article
+    corpus holds one body twice, up to spaces, under two headlines (cn0199 and cn0518), and a
+    copy matched to the other is a copy of the same story. Only originals count (no reprint
+    with extras, no near miss), so an edited near miss stays apart from its original."""
+    group = {u: (p.get("dup_group") or u) for u, p, _ in pages}
+    parent: dict[str, str] = {}
+
+    def find(g: str) -> str:
+        while parent.get(g, g) != g:
+            g = parent[g]
+        return g
+
+    first: dict[str, str] = {}  # a body's text -> the first group holding it
+    for u, p, _ in pages:
+        if p.get("reprint_of") or p.get("near_miss") or not p.get("body"):
+            continue
+        text = "".join("".join(p["body"]).split())
+        a, b = find(first.setdefault(text, group[u])), find(group[u])
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return {u: find(g) for u, g in group.items()}
+
+
 def local_web(
     family: str, seed: int, cascades: list[tuple[str, list[str], dict]], order: str = ORDERS[0],
     pages: list[tuple[str, dict, Doc]] | None = None,
@@ -133,7 +158,7 @@ def local_web(
     pages = list(web_pages(family, seed) if pages is None else pages)
     if order == ORDERS[1]:
         pages.reverse()
-    group = {u: (p.get("dup_group") or u) for u, p, _ in pages}
+    group = story_groups(pages)
     commentary = {u for u, p, _ in pages if p.get("reprint_extras") == "commentary"}
     # the page each commentary copy reprints (its source, kept in the corpus when both met)
     source_of = {u: p.get("reprint_of") for u, p, _ in pages if u in commentary}
