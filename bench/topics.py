@@ -461,6 +461,19 @@ def portal_targets(truth: dict, category: str) -> set[str]:
     return {u for u in topic_targets(truth, category) if urlsplit(u).hostname in hosts}
 
 
+def print_paired(diffs: list[tuple[float, float]], label: str) -> None:
+    """The paired (precision, recall) differences of several crawls: mean ± standard error,
+    and in how many crawls each rose and fell (nothing for fewer than two crawls)."""
+    n = len(diffs)
+    if n < 2:
+        return
+    for i, name in enumerate(("precision", "recall")):
+        d = [x[i] for x in diffs]
+        print(f"{name}: {label}, mean of {n} crawls {statistics.mean(d):+.4f} ± "
+              f"{statistics.stdev(d) / n**0.5:.4f}; better in {sum(x > 0 for x in d)}, "
+              f"worse in {sum(x < 0 for x in d)}")  # fmt: skip
+
+
 def corpus_scorer(truth: dict, category: str) -> Callable[[set[str]], tuple[float, float, int]]:
     """A corpus's (precision, recall by duplicate group, size) against ``category``'s portal
     targets (recall as :func:`bench.harvest.measure` counts it: a group is found when any of
@@ -787,13 +800,7 @@ def cmd_final_effect(args: argparse.Namespace) -> int:
         print(f"{args.family}{seed} {cat} before P {p0:.3f} R {r0:.3f} ({n0} docs)  after "
               f"P {p1:.3f} R {r1:.3f} ({n1} docs)  left {r['moved'][0]} joined {r['moved'][1]}",
               flush=True)  # fmt: skip
-    n = len(diffs)
-    if n > 1:
-        for i, name in enumerate(("precision", "recall")):
-            d = [x[i] for x in diffs]
-            print(f"{name}: after - before, mean of {n} crawls {statistics.mean(d):+.4f} ± "
-                  f"{statistics.stdev(d) / n**0.5:.4f}; better in {sum(x > 0 for x in d)}, "
-                  f"worse in {sum(x < 0 for x in d)}")  # fmt: skip
+    print_paired(diffs, "after - before")
     return 0
 
 
@@ -952,13 +959,7 @@ def cmd_mixture_effect(args: argparse.Namespace) -> int:
         print(f"{args.family}{seed} {cat} plain P {p0:.3f} R {r0:.3f} ({n0} docs)  mixture "
               f"P {p1:.3f} R {r1:.3f} ({n1} docs)  added {r['added'][0]}, on-topic "
               f"{r['added'][1]}", flush=True)  # fmt: skip
-    n = len(diffs)
-    if n > 1:
-        for i, name in enumerate(("precision", "recall")):
-            d = [x[i] for x in diffs]
-            print(f"{name}: mixture - plain, mean of {n} crawls {statistics.mean(d):+.4f} ± "
-                  f"{statistics.stdev(d) / n**0.5:.4f}; better in {sum(x > 0 for x in d)}, "
-                  f"worse in {sum(x < 0 for x in d)}")  # fmt: skip
+    print_paired(diffs, "mixture - plain")
     return 0
 
 
