@@ -372,14 +372,14 @@ def combine_report(rows: list[dict], args: argparse.Namespace) -> None:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from relevance.combine import _clipped_logit, combine
+    from relevance.combine import clipped_logit, combine
 
     for r in rows:  # no model (no word known or not trained): P_lit alone, as in a crawl
         r["m"] = r["lit"] if r["model"] is None else r["model"]
     cats = list(CATEGORIES)
     y = np.asarray([r["y"] for r in rows])
     c = np.asarray([r["category"] for r in rows])
-    ll = np.asarray([[_clipped_logit(r["lit"]), _clipped_logit(r["m"])] for r in rows])
+    ll = np.asarray([[clipped_logit(r["lit"]), clipped_logit(r["m"])] for r in rows])
     extra = np.asarray([[*r["features"], np.log1p(r["positives"])] for r in rows])
 
     def fixed(rule: str, **kw):

@@ -34,7 +34,8 @@ LOGIT_CLIP = 6.0
 RULES = ("mean", "noisy-or", "max", "logpool")
 
 
-def _clipped_logit(p: float) -> float:
+def clipped_logit(p: float) -> float:
+    """logit(p) clipped to ±:data:`LOGIT_CLIP`."""
     return max(-LOGIT_CLIP, min(LOGIT_CLIP, logit(p)))
 
 
@@ -55,7 +56,7 @@ def combine(
     if rule == "max":
         return max(lit, model)
     if rule == "logpool":
-        return sigmoid((1.0 - weight) * _clipped_logit(lit) + weight * _clipped_logit(model))
+        return sigmoid((1.0 - weight) * clipped_logit(lit) + weight * clipped_logit(model))
     raise ValueError(f"combine rule must be one of {', '.join(RULES)}, not {rule!r}")
 
 

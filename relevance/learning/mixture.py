@@ -30,10 +30,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from relevance.learning.base import logit
-
-#: logits are clipped to this (P(page) in [0.0025, 0.9975]), as in relevance.combine
-LOGIT_CLIP = 6.0
+from relevance.combine import clipped_logit
 
 
 class ScoreMixture:
@@ -53,13 +50,9 @@ class ScoreMixture:
         self._top = 0
         self._cut: tuple[tuple[int, float], float] | None = None
 
-    @staticmethod
-    def _x(p: float) -> float:
-        return max(-LOGIT_CLIP, min(LOGIT_CLIP, logit(p)))
-
     def observe(self, p: float) -> bool:
         """A fetched page's P(page); True when the mixture was refitted."""
-        self.scores.append(self._x(p))
+        self.scores.append(clipped_logit(p))
         self.seen += 1
         self._since += 1
         every = max(self.every, self.seen // 20) if self.seen > 200 else self.every
@@ -95,7 +88,7 @@ class ScoreMixture:
         component (None before the first fit)."""
         if self._model is None:
             return None
-        return float(self._model.predict_proba([[self._x(p)]])[0][self._top])
+        return float(self._model.predict_proba([[clipped_logit(p)]])[0][self._top])
 
     def acceptance(self, p: float, threshold: float) -> float:
         """The value a page of score ``p`` is accepted on at ``threshold``: ``p`` itself, or
@@ -128,7 +121,7 @@ class ScoreMixture:
         grid = [i / 200 for i in range(1, math.ceil(threshold * 200))]
         centre = self.top_centre()
         if grid and centre is not None and centre >= threshold:
-            post = self._model.predict_proba([[self._x(p)] for p in grid])[:, self._top]
+            post = self._model.predict_proba([[clipped_logit(p)] for p in grid])[:, self._top]
             for p, q in zip(reversed(grid), reversed(post), strict=True):  # down from it
                 if q < (threshold if self.posterior_cut is None else self.posterior_cut):
                     break
