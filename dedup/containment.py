@@ -429,6 +429,14 @@ def _unpack_letters(raw: bytes | str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
 
 
+def _with_stored(s: Sample, full: bytes | str, letters: bytes | str | None) -> Sample:
+    """``s`` with a small document's stored shingle hashes (``containment:f`` or ``df``:
+    base64 of little-endian uint32) and letters (``containment:l`` or ``dl``, when kept)."""
+    return Sample(s.hashes, s.length, s.spans,
+                  np.frombuffer(base64.b64decode(full), dtype="<u4"),
+                  None if letters is None else _unpack_letters(letters))  # fmt: skip
+
+
 def containment(a: set[int] | frozenset[int], b: set[int] | frozenset[int]) -> float:
     """Broder's c(A, B) = |A ∩ B| / |A| on two samples (0.0 for an empty A)."""
     return len(a & b) / len(a) if a else 0.0
@@ -1216,10 +1224,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         for d, s in got:
             raw = raws.get(d)
             if raw is not None:
-                h = np.frombuffer(base64.b64decode(raw), dtype="<u4")
-                text = texts.get(d)
-                s = Sample(s.hashes, s.length, s.spans, h,
-                           None if text is None else _unpack_letters(text))  # fmt: skip
+                s = _with_stored(s, raw, texts.get(d))
             out.append((d, s))
         return out
 
@@ -1287,7 +1292,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         edits = None
         if letters:  # the page's material beyond the short text: the letters it does not cover
             mask = cover_mask(page.full, short.full, self.k)
-            if covered(short.full, page.full, self.k) < self.threshold:
+            held_short = covered(short.full, page.full, self.k)
+            if held_short < self.threshold:
                 # a pair only the edits forgiven make (:meth:`_edit_score`): the page's
                 # letters aligned with the short text are its, edited or not
                 edits = self._edit_score(short, page)
@@ -1308,7 +1314,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 part = edits[0] * _letters_of(short, self.k)
                 beyond = float(np.count_nonzero(~mask))
             elif letters:  # on letters (both texts' hashes known)
-                part = covered(short.full, page.full, self.k) * _letters_of(short, self.k)
+                part = held_short * _letters_of(short, self.k)
                 beyond = (1.0 - covered(page.full, short.full, self.k)) * _letters_of(page, self.k)
             else:  # its part of the page: c(short, page) of its sample
                 part = self._contained(short, page) * len(short.hashes)
@@ -1596,11 +1602,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             if raw is None:
                 continue
             s = Sample.from_json(raw)
-            if full is not None:
-                s = Sample(s.hashes, s.length, s.spans,
-                           np.frombuffer(base64.b64decode(full), dtype="<u4"),
-                           None if text is None else _unpack_letters(text))  # fmt: skip
-            out[d] = s
+            out[d] = s if full is None else _with_stored(s, full, text)
         return out
 
     def _stand_ins(self, feats: Sample) -> list[tuple[tuple[int, float, str], bool]]:
