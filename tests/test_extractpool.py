@@ -552,3 +552,53 @@ def test_justext_fallback_holds_its_stoplist_once():
                          text=True, check=True, timeout=120)  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"before": False, "after": True, "shared": True, "cached": 0, "trie": "Trie"}
+
+
+# -- workers forked from the crawl's process (TOPICRAWL_EXTRACT_START_METHOD = "fork") -------
+FORKED = """
+import asyncio, gc, json, os, signal, sys, threading
+from functools import partial
+from crawler.extractpool import ExtractionPool, extract_with_links
+signal.signal(signal.SIGTERM, lambda *a: None)  # a handler of the crawl's, as Scrapy's
+work = partial(extract_with_links, max_links=20, feeds=True)
+pages = [(p.encode(), f"http://a.example.cn/{i}.html") for i, p in enumerate(sys.argv[1:])]
+if os.environ.get("WITH_THREAD"):
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+pool = ExtractionPool(1, pending=len(pages), function=work, start_method="fork")
+pool.start()
+async def main():
+    await pool.wait_warm()
+    return await asyncio.gather(*(pool.extract(b, u) for b, u in pages))
+got = asyncio.run(main())
+term = pool.pids() and pool.call(signal.getsignal, signal.SIGTERM)
+pool.close()
+print(json.dumps({"forked": pool.forked, "frozen": gc.get_freeze_count() > 0,
+                  "same": [repr(g) == repr(work(b, u)) for g, (b, u) in zip(got, pages)],
+                  "pooled": all(g is not None for g in got), "sigterm_default": term == signal.SIG_DFL}))
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_forked_workers_extract_what_the_crawl_would(thread):
+    """A pool started by fork (in a fresh interpreter: one thread) extracts pages and their
+    links as the function does inline, with the crawl's objects frozen for the garbage
+    collector and the default SIGTERM in the worker; a process that runs another thread
+    spawns its workers instead (a fork would copy only the calling thread)."""
+    env = {**os.environ, "WITH_THREAD": "1" if thread else ""}
+    out = subprocess.run([sys.executable, "-c", FORKED, PAGE.decode(), LINKS_PAGE], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["same"] == [True, True] and got["pooled"] and got["sigterm_default"]
+    assert (got["forked"], got["frozen"]) == ((False, False) if thread else (True, True))
+
+
+def test_the_workers_start_method_is_a_setting():
+    from crawler import settings as defaults
+
+    assert defaults.TOPICRAWL_EXTRACT_START_METHOD == "spawn"
+    crawler = get_crawler(settings_dict={"TOPICRAWL_EXTRACT_WORKERS": 1,
+                                         "TOPICRAWL_EXTRACT_START_METHOD": "fork"})  # fmt: skip
+    assert ExtractionPool.from_crawler(crawler).start_method == "fork"
+    with pytest.raises(ValueError, match="spawn"):
+        ExtractionPool(1, start_method="forkserver")
