@@ -27,7 +27,11 @@ table gives the memory at spider close of the topic crawls that record it: RSS, 
 shared page divided among the processes that map it: the PSS of the processes add up) and
 USS (private pages only), each as crawl process + workers (``topicrawl/memory/*_mb``,
 ``topicrawl/extract/workers_*_mb``, read from ``/proc/PID/smaps_rollup`` just before the
-workers exit). The kernel keeps no peak of PSS: "peak RSS" stays the figure of the targets.
+workers exit). The kernel keeps no peak of PSS, so the benchmark also samples every
+process's ``smaps_rollup`` every 0.2 s while it runs (the plain spider's too) and prints the
+peak of the PSS summed over the process tree, and of the RSS summed at the same instant: PSS
+against PSS is the fair ratio when processes share pages (a worker forked from the crawl's
+process would; docs/scale.md, 2026-11-28 i16m). "Peak RSS" stays the figure of the targets.
 """
 
 from __future__ import annotations
@@ -131,7 +135,6 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
            for who, where in (("main", "memory/"), ("workers", "extract/workers_"))
            for key in ("rss", "pss", "uss")},  # at close; None when not recorded
         "stoplists": _stat(log, "topicrawl/memory/justext_stoplists"),
-        "forked": _stat(log, "topicrawl/extract/forked"),
         "inline_busy": int(_stat(log, "topicrawl/extract/inline_busy") or 0),
         "waited_busy": int(_stat(log, "topicrawl/extract/waited_busy") or 0),
         # the store's cleaner: its extractions in the worker (Scrapy's thread waits for each),
@@ -221,9 +224,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overflow-wait", default="",
                     help="0,16: this checkout's topic spider with each "
                     "TOPICRAWL_EXTRACT_OVERFLOW_WAIT, side by side (with --baseline too)")
-    ap.add_argument("--start-method", default="",
-                    help="spawn,fork: this checkout's topic spider with each "
-                    "TOPICRAWL_EXTRACT_START_METHOD, side by side (with --baseline too)")
     ap.add_argument("--keep", type=Path, default=None,
                     help="keep the topic crawls' databases (topic-N.db, N in run order) here")
     args = ap.parse_args(argv)
@@ -236,23 +236,15 @@ def main(argv: list[str] | None = None) -> int:
     pools = pools or {"scrapy crawl topic": None}
     topics: dict[str, tuple] = {}
     waits = [v for v in args.overflow_wait.split(",") if v] or [None]
-    methods = [v for v in args.start_method.split(",") if v] or [None]
     for checkout in ([args.baseline] if args.baseline else []) + [None]:
         where = ""
         if args.baseline:
             where = f" ({checkout.name})" if checkout else " (this checkout)"
         for name, workers in pools.items():
             for wait in waits if checkout is None else [None]:
-                for method in methods if checkout is None else [None]:
-                    label = (name + where
-                             + (f", overflow wait {wait}" if wait is not None else "")
-                             + (f", workers {method}ed" if method is not None else ""))
-                    extra: dict[str, object] = {}
-                    if wait is not None:
-                        extra["TOPICRAWL_EXTRACT_OVERFLOW_WAIT"] = int(wait)
-                    if method is not None:
-                        extra["TOPICRAWL_EXTRACT_START_METHOD"] = method
-                    topics[label] = (workers, checkout, None, extra)
+                label = name + where + (f", overflow wait {wait}" if wait is not None else "")
+                extra = {} if wait is None else {"TOPICRAWL_EXTRACT_OVERFLOW_WAIT": int(wait)}
+                topics[label] = (workers, checkout, None, extra)
     if args.pending:
         topics = {f"scrapy crawl topic, pool on, {v} pending": (1, None, int(v))
                   for v in args.pending.split(",") if v}  # fmt: skip

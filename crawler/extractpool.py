@@ -48,9 +48,7 @@ reactor thread goes on with other pages.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
-import multiprocessing
 import multiprocessing.context
 import os
 import signal
@@ -173,8 +171,6 @@ def warm_up(function: Callable[..., Any] = extract_body) -> int:
 
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # a forked worker has the crawl's handlers (Scrapy's shutdown): the default ending
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -183,15 +179,6 @@ def _exit_with_parent(parent: int, every: float = 1.0) -> None:
     while os.getppid() == parent:
         time.sleep(every)
     os._exit(1)
-
-
-def _single_threaded() -> bool:
-    """Whether this process runs one thread (a fork copies only the calling thread: a lock
-    another thread holds would stay locked in the child)."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return threading.active_count() == 1
 
 
 class _Process(multiprocessing.context.SpawnProcess):
@@ -296,16 +283,7 @@ class ExtractionPool:
         function: Callable[[bytes, str], Any] = extract_body,
         close_grace: float = 5.0,
         warm_wait: float = WARM_WAIT,
-        start_method: str = "spawn",
     ):
-        if start_method not in ("spawn", "fork"):
-            raise ValueError(f"start_method must be 'spawn' or 'fork', not {start_method!r}")
-        #: how the first workers start: "spawn" (a fresh interpreter) or "fork" (a copy of
-        #: the crawl's process as it is, its objects frozen for the garbage collector so
-        #: that the pages both hold stay shared: module docstring); replacements spawn
-        self.start_method = start_method
-        #: whether the current workers were forked
-        self.forked = False
         self.workers = max(1, workers)
         self.timeout = timeout
         self.capacity = self.workers * max(1, pending)
@@ -349,7 +327,6 @@ class ExtractionPool:
                    pending=s.getint("TOPICRAWL_EXTRACT_PENDING"),
                    overflow_wait=s.getint("TOPICRAWL_EXTRACT_OVERFLOW_WAIT"),
                    warm_wait=s.getfloat("TOPICRAWL_EXTRACT_WARM_WAIT", cls.WARM_WAIT),
-                   start_method=s.get("TOPICRAWL_EXTRACT_START_METHOD", "spawn"),
                    function=function or extract_body)  # fmt: skip
 
     def _inc(self, key: str, count: int = 1) -> None:
@@ -365,23 +342,10 @@ class ExtractionPool:
         if self._executor is not None or self.closed or self.off:
             return
         self._started = time.monotonic()
-        fork = self.start_method == "fork" and not self.restarts and _single_threaded()
-        context: Any = multiprocessing.get_context("fork") if fork else _SpawnContext()
-        if self.start_method == "fork" and not fork:
-            log.info("extraction pool: %d threads run, so its workers are spawned, not forked",
-                     threading.active_count())  # fmt: skip
-        self.forked = fork
-        if fork:
-            # the pages of what the crawl's process holds now stay shared with the workers
-            # (copy on write) unless written: the garbage collector's passes over them are
-            # the writes that need not be (gc.freeze: Python's documented use before a fork)
-            gc.collect()
-            gc.freeze()
         self._executor = ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_init_worker,
+            self.workers, mp_context=_SpawnContext(), initializer=_init_worker,
             initargs=(os.getpid(),),
         )  # fmt: skip
-        # a fork context starts its workers at the first submit, on this thread
         self._warm = [self._executor.submit(warm_up, self.function)
                       for _ in range(self.workers)]  # fmt: skip
         self._inflight, self._ready_at = {}, None
@@ -459,7 +423,6 @@ class ExtractionPool:
         if executor is None:
             return
         if self.stats is not None:  # the last pool's workers (not those replaced before)
-            self.stats.set_value("topicrawl/extract/forked", int(self.forked))
             pids = list(getattr(executor, "_processes", {}) or {})
             self.stats.set_value("topicrawl/extract/workers_peak_rss_mb",
                                  round(sum(peak_rss_mb(pid) for pid in pids), 1))

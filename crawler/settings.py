@@ -208,14 +208,6 @@ TOPICRAWL_EXTRACT_OVERFLOW_WAIT = 0
 #: warm-up instead of being extracted inline (0: inline at once). Pages extracted in the
 #: crawl's process make trafilatura load jusText's stoplists there (≈ 30 MB).
 TOPICRAWL_EXTRACT_WARM_WAIT = 30.0
-#: How the extraction pool's workers start: "spawn" (a fresh interpreter that imports what
-#: it needs) or "fork" (a copy of the crawl's process as the spider is built, its objects
-#: frozen for the garbage collector, gc.freeze, so that the pages both processes hold stay
-#: shared until written; only when the process runs one thread, else spawned; replacements
-#: of a dead pool are spawned). Fork makes each worker's RSS count the crawl's pages it
-#: shares, so the sum of RSS grows while the memory used (PSS) falls: docs/scale.md
-#: (2026-11-28, i16m) measures both.
-TOPICRAWL_EXTRACT_START_METHOD = "spawn"
 #: Content types that are parsed; anything else is counted and skipped.
 TOPICRAWL_HTML_TYPES = ["text/html", "application/xhtml+xml"]
 #: Documents (issue 15): PDF (pypdf) and Word .docx (python-docx) responses are read, scored,
