@@ -39,6 +39,7 @@ from crawler.middlewares import (
     sleep,
 )
 from crawler.pagelinks import link_extractor, page_links
+from crawler.threadcpu import ThreadCpu
 from relevance.hostprior import HostPrior, section_sample
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
@@ -347,6 +348,8 @@ class TopicSpider(scrapy.Spider):
         #: worker processes that extract pages off the reactor thread
         #: (TOPICRAWL_EXTRACT_WORKERS; crawler.extractpool); None: inline
         self.extract_pool: Any = None
+        #: the crawl thread's CPU from spider open to close, into the stats at close
+        self.thread_cpu = ThreadCpu()
         #: pages counted in the budget and in the extraction pool; the budget was spent
         #: while some were (the crawl closes once none is left, unless one broke)
         self._extracting = 0
@@ -385,6 +388,7 @@ class TopicSpider(scrapy.Spider):
                 # the extraction pool's workers import while the scorer is built
                 spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
                 crawler.signals.connect(spider._close_extract_pool, signal=signals.spider_closed)
+                crawler.signals.connect(spider.thread_cpu.start, signal=signals.spider_opened)
                 spider.open_extract_pool(crawler)
                 spider.scorer = spider._build_scorer(
                     s.get("TOPICRAWL_LINK_SCORER"),
@@ -476,6 +480,7 @@ class TopicSpider(scrapy.Spider):
         from crawler.extractpool import memory_mb, peak_rss_mb
 
         stats = self.crawler.stats
+        self.thread_cpu.stop(stats)  # the crawl's thread from spider open (crawler.threadcpu)
         now = memory_mb()  # before the workers exit: the pages they share are shared still
         if self.extract_pool is not None:
             self.extract_pool.close()
