@@ -6,10 +6,17 @@ bench/throughput.py. Run with ``scrapy runspider`` outside the project (Scrapy's
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.linkextractors import LinkExtractor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from crawler.threadcpu import ThreadCpu  # noqa: E402 - the crawl thread's CPU, as the topic's
 
 
 class BfsSpider(scrapy.Spider):
@@ -28,6 +35,16 @@ class BfsSpider(scrapy.Spider):
         self.start_urls = [s for s in seeds.split(",") if s]
         self.allowed_domains = sorted({urlsplit(s).hostname or "" for s in self.start_urls})
         self.links = LinkExtractor(unique=True)
+        self.thread_cpu = ThreadCpu()
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.thread_cpu.start, signal=signals.spider_opened)
+        return spider
+
+    def closed(self, reason):
+        self.thread_cpu.stop(self.crawler.stats)
 
     def parse(self, response, **kwargs):
         if not hasattr(response, "text"):

@@ -20,6 +20,11 @@ the plain spider: its ``ru_maxrss``), the workers' (``topicrawl/extract/workers_
 and their sum. Every process is ``nice``d. Targets (issue 16): topic ≥ 0.8× the plain
 spider's pages/s, peak memory ≤ 2×.
 
+Both spiders record their crawl thread (Scrapy's reactor thread) from spider open to close
+(crawler/threadcpu.py): its CPU, the time it waited runnable for a core (the machine's other
+load; Linux's schedstat) and what is left of the elapsed time, idle (waiting for the network
+or the extraction pool's worker). A third table prints them a response.
+
 The workers are spawned, not forked: they share no heap with the crawl's process, only
 the pages of the files both map (the Python binary, shared libraries, read-only data),
 which the RSS of each counts in full, so the sum of peak RSS counts those twice. A second
@@ -147,6 +152,10 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
                     for m in re.finditer(r"'topicrawl/clean/reextract_skipped/(\w+)': (\d+)", log)},
         "documents": int(_stat(log, "topicrawl/clean/kept") or 0),
         "finish": (re.search(r"'finish_reason': '([a-z_]+)'", log) or [None, None])[1],
+        # spider open to close (crawler/threadcpu.py; None for a checkout without it)
+        "thread_s": _stat(log, "topicrawl/cpu/crawl_thread_s"),
+        "waited_s": _stat(log, "topicrawl/cpu/crawl_thread_waited_s"),
+        "window_cpu_s": _stat(log, "topicrawl/cpu/process_s"),
     }
 
 
@@ -197,6 +206,15 @@ def _reasons(r: dict) -> str:
     """'too_short 3/1, mostly_links 9/0': extracted again / kept, by the given text's drop
     reason (``-`` for a checkout whose cleaner does not count them)."""
     return ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(r["reasons"].items())) or "-"
+
+
+def _thread(r: dict) -> str:
+    """'CPU 7.1 s, waited 3.2 s, idle 1.0 s': the crawl thread from spider open to close."""
+    if r["thread_s"] is None:
+        return "-"
+    waited = r["waited_s"] or 0.0
+    return (f"CPU {r['thread_s']:.1f} s, waited {waited:.1f} s, idle "
+            f"{r['elapsed_s'] - r['thread_s'] - waited:.1f} s")  # fmt: skip
 
 
 def _skipped(r: dict) -> str:
@@ -274,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"inline, {r['waited_busy']} waited; the cleaner's extractions in "
                       f"the worker {r['calls']}, pages extracted again {_reasons(r)}, "
                       f"{r['reextracted']} kept, not tried {_skipped(r)}; "
-                      f"{r['documents']} documents); load {load[-1]:.1f}",
+                      f"{r['documents']} documents); crawl thread {_thread(r)}; "
+                      f"load {load[-1]:.1f}",
                       flush=True)  # fmt: skip
     keys = ("pages_per_s", "cpu_ms_per_page", "main_cpu_ms_per_page", "workers_cpu_ms_per_page",
             "main_mb", "workers_mb", "peak_mb")  # fmt: skip
@@ -319,6 +338,24 @@ def main(argv: list[str] | None = None) -> int:
         loaded = [r["stoplists"] for r in rows[n] if r["stoplists"] is not None]
         cells.append(f"{int(sum(loaded))} of {len(loaded)}" if loaded else "–")
         print(f"| {n} | " + " | ".join(cells) + " |")
+    print("\nThe crawl thread from spider open to close, ms a response (medians): its CPU, the "
+          "time it waited runnable for a core (a loaded machine), the time it had nothing to "
+          "do (the network, the pool's worker), and the crawl process's CPU\n\n| spider | "
+          "crawl thread CPU | waited for a core | idle | process CPU |\n|---|---|---|---|---|")
+    for n, rs in rows.items():
+        got = [r for r in rs if r["thread_s"] is not None]
+        if not got:
+            print(f"| {n} | – | – | – | – |")
+            continue
+
+        def per(key: str, rs: list[dict] = got) -> float:
+            return statistics.median(1000 * (r[key] or 0.0) / max(1, r["responses"]) for r in rs)
+
+        idle = statistics.median(
+            1000 * (r["elapsed_s"] - r["thread_s"] - (r["waited_s"] or 0.0)) / max(1, r["responses"])
+            for r in got)  # fmt: skip
+        print(f"| {n} | {per('thread_s'):.1f} | {per('waited_s'):.1f} | {idle:.1f} | "
+              f"{per('window_cpu_s'):.1f} |")
     print()
     for n in topics:
         ratios = [a["pages_per_s"] / b["pages_per_s"]

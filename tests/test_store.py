@@ -46,6 +46,24 @@ def test_pages_upsert_once_per_url_per_run(db_url):
     assert store.count_pages(other) == 1 and store.count_pages(run) == 2
 
 
+def test_a_batch_of_new_and_judged_again_pages_keeps_the_stored_html(db_url):
+    """One upsert of new pages and of pages sent again without their HTML (judged again at
+    the crawl's end): each row's fields as sent, the HTML kept where none was sent."""
+    store = Store.from_url(db_url)
+    run = store.start_run("t", "", {})
+    ids = store.save_pages(run, [dict(page(f"http://a/{i}", html=f"<p>{i}</p>")) for i in (1, 2)])
+    rows = [dict(page("http://a/1", html=None, title="again", relevance=0.9)),
+            dict(page("http://a/3", html="<p>3</p>")),
+            dict(page("http://a/2", html="<p>2b</p>", accepted=False))]  # fmt: skip
+    again = store.save_pages(run, rows)
+    assert again["http://a/1"] == ids["http://a/1"] and again["http://a/2"] == ids["http://a/2"]
+    stored = {p.url: p for p in store.iter_pages(run, batch_size=2)}
+    assert {u: p.html for u, p in stored.items()} == {
+        "http://a/1": "<p>1</p>", "http://a/2": "<p>2b</p>", "http://a/3": "<p>3</p>"}
+    assert stored["http://a/1"].title == "again" and stored["http://a/1"].relevance == 0.9
+    assert stored["http://a/2"].accepted is False and stored["http://a/3"].accepted is True
+
+
 def test_a_page_written_again_not_accepted_loses_its_document(db_url):
     """The last write of a page decides (a slow worker's copy written first, the reclaiming
     worker's duplicate of it after): no document is left for a page not accepted."""

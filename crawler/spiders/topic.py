@@ -11,9 +11,9 @@ import asyncio
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -39,6 +39,7 @@ from crawler.middlewares import (
     sleep,
 )
 from crawler.pagelinks import link_extractor, page_links
+from crawler.threadcpu import ThreadCpu
 from relevance.hostprior import HostPrior, section_sample
 from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
@@ -54,7 +55,8 @@ _BINARY_SUFFIXES = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _REDIRECTS = [301, 302, 303, 307, 308]
 #: ``TopicSpider.best_priority`` of a URL already fetched: never re-queued.
 FETCHED = 1 << 62
-#: URL fingerprints remembered (:meth:`TopicSpider._fingerprint`; ~200 bytes each)
+#: URL fingerprints remembered (:meth:`TopicSpider._fingerprint`; ~200 bytes each; the
+#: oldest forgotten first)
 URL_FINGERPRINTS = 1 << 14
 #: links' URLs whose kind (:meth:`TopicSpider._url_kind`) is remembered (a site's menu links
 #: recur on every page; the memo is emptied when full)
@@ -346,6 +348,8 @@ class TopicSpider(scrapy.Spider):
         #: worker processes that extract pages off the reactor thread
         #: (TOPICRAWL_EXTRACT_WORKERS; crawler.extractpool); None: inline
         self.extract_pool: Any = None
+        #: the crawl thread's CPU from spider open to close, into the stats at close
+        self.thread_cpu = ThreadCpu()
         #: pages counted in the budget and in the extraction pool; the budget was spent
         #: while some were (the crawl closes once none is left, unless one broke)
         self._extracting = 0
@@ -358,7 +362,8 @@ class TopicSpider(scrapy.Spider):
         self.requeue_margin = 0
         #: Best priority issued per request fingerprint; FETCHED once the page was parsed.
         self.best_priority: dict[bytes, int] = {}
-        self._url_fingerprint: Callable[[str], bytes] | None = None
+        #: request fingerprint by URL (:meth:`_fingerprint`, :meth:`_link_request`)
+        self._url_fingerprints: dict[str, bytes] = {}
         self._url_kinds: dict[str, str | None] = {}
         self._state_restored = False
         #: JOBDIR (from_crawler): the learned state is saved there and restored on resume
@@ -383,6 +388,7 @@ class TopicSpider(scrapy.Spider):
                 # the extraction pool's workers import while the scorer is built
                 spider.max_links = max(0, s.getint("TOPICRAWL_MAX_LINKS_PER_PAGE"))
                 crawler.signals.connect(spider._close_extract_pool, signal=signals.spider_closed)
+                crawler.signals.connect(spider.thread_cpu.start, signal=signals.spider_opened)
                 spider.open_extract_pool(crawler)
                 spider.scorer = spider._build_scorer(
                     s.get("TOPICRAWL_LINK_SCORER"),
@@ -474,6 +480,7 @@ class TopicSpider(scrapy.Spider):
         from crawler.extractpool import memory_mb, peak_rss_mb
 
         stats = self.crawler.stats
+        self.thread_cpu.stop(stats)  # the crawl's thread from spider open (crawler.threadcpu)
         now = memory_mb()  # before the workers exit: the pages they share are shared still
         if self.extract_pool is not None:
             self.extract_pool.close()
@@ -838,13 +845,21 @@ class TopicSpider(scrapy.Spider):
         :data:`URL_FINGERPRINTS` distinct URLs remembered: a site's navigation links recur on
         every page)."""
         if isinstance(request_or_url, str):
-            if self._url_fingerprint is None:
-                fingerprinter = self.crawler.request_fingerprinter
-                self._url_fingerprint = lru_cache(maxsize=URL_FINGERPRINTS)(
-                    lambda url: fingerprinter.fingerprint(scrapy.Request(url))
-                )
-            return self._url_fingerprint(request_or_url)
+            fp = self._url_fingerprints.get(request_or_url)
+            if fp is None:
+                fp = self._remember_fingerprint(request_or_url, scrapy.Request(request_or_url))
+            return fp
         return self.crawler.request_fingerprinter.fingerprint(request_or_url)
+
+    def _remember_fingerprint(self, url: str, request: scrapy.Request) -> bytes:
+        """The fingerprint of ``request`` (a GET of ``url``), remembered by URL. Scrapy's
+        fingerprinter keeps it with the request too, so the dupefilter and the fetch-once
+        guard do not compute it again for that request (:meth:`_link_request`)."""
+        fps = self._url_fingerprints
+        if len(fps) >= URL_FINGERPRINTS:
+            del fps[next(iter(fps))]
+        fp = fps[url] = self.crawler.request_fingerprinter.fingerprint(request)
+        return fp
 
     def _restore_priorities(self) -> None:
         """A resumed crawl (JOBDIR: Scrapy's ``SpiderState`` keeps ``self.state``, set when
@@ -1632,9 +1647,17 @@ class TopicSpider(scrapy.Spider):
                 counts[f"topicrawl/links/trap/{reason}"] += 1
                 continue
             priority = score.priority - (ranks.get(link.url, 0) if ranks else 0)
+            link_score = {"score": score.score, "follow": True, **score.breakdown}
+            if source:
+                link_score["source"] = source
+            request = None
             requeue: bool | None = False
             if self.requeue_margin:
-                requeue = self._issue(link.url, priority)
+                fp = self._url_fingerprints.get(link.url)
+                if fp is None:  # a new URL, most likely: its request is fingerprinted once
+                    request = self._link_request(link, page_url, priority, link_score)
+                    fp = self._remember_fingerprint(link.url, request)
+                requeue = self._issue(fp, priority)
                 if requeue is None:  # the dupefilter would drop it: no request built
                     counts["topicrawl/links/known"] += 1
                     continue
@@ -1643,19 +1666,22 @@ class TopicSpider(scrapy.Spider):
             counts["topicrawl/links/followed"] += 1
             if source:
                 counts[f"topicrawl/discovery/{source}/followed"] += 1
-            link_score = {"score": score.score, "follow": True, **score.breakdown}
-            if source:
-                link_score["source"] = source
-            # the link extractor's URLs are absolute and escaped already: no urljoin again
-            yield scrapy.Request(
-                link.url,
-                callback=self.parse,
-                errback=self.on_error,
-                priority=priority,
-                meta={"parent_url": page_url, "anchor": link.anchor,
-                      "link_score": link_score},
-                dont_filter=requeue,
-            )  # fmt: skip
+            if request is None:
+                request = self._link_request(link, page_url, priority, link_score)
+            request.dont_filter = requeue
+            yield request
+
+    def _link_request(self, link: Link, page_url: str, priority: int,
+                      link_score: dict[str, Any]) -> scrapy.Request:  # fmt: skip
+        """The request of a followed link (the link extractor's URLs are absolute and
+        escaped already: no urljoin again)."""
+        return scrapy.Request(
+            link.url,
+            callback=self.parse,
+            errback=self.on_error,
+            priority=priority,
+            meta={"parent_url": page_url, "anchor": link.anchor, "link_score": link_score},
+        )
 
     def _url_kind(self, url: str) -> str | None:
         """Why a link to ``url`` is not scored, from the URL alone (the stats key
@@ -1688,14 +1714,14 @@ class TopicSpider(scrapy.Spider):
             url=response.urljoin(location.decode("latin-1")), meta=meta, dont_filter=False
         )
 
-    def _issue(self, url: str, priority: int) -> bool | None:
-        """Whether a link to ``url`` found with ``priority`` is requested: False — first
-        found, a request the dupefilter checks; True — found before with a priority lower by
-        at least the re-queue margin and not fetched yet, a request marked to pass the
-        dupefilter; None — found before at about this priority or fetched: no request at
-        all (the dupefilter would drop it; building it, passing it through the spider
-        middlewares and the scheduler cost a calibrated crawl, which follows every link,
-        about as much as the rest of a link's scoring: docs/scale.md).
+    def _issue(self, fp: bytes, priority: int) -> bool | None:
+        """Whether a link to the URL of request fingerprint ``fp`` found with ``priority`` is
+        requested: False — first found, a request the dupefilter checks; True — found before
+        with a priority lower by at least the re-queue margin and not fetched yet, a request
+        marked to pass the dupefilter; None — found before at about this priority or
+        fetched: no request at all (the dupefilter would drop it; building it, passing it
+        through the spider middlewares and the scheduler cost a calibrated crawl, which
+        follows every link, about as much as the rest of a link's scoring: docs/scale.md).
 
         Scrapy's dupefilter keeps the priority a URL had when first found; a URL found again
         from a more relevant page (or after Algorithm 3's sample has grown) is enqueued once
@@ -1704,7 +1730,6 @@ class TopicSpider(scrapy.Spider):
         being downloaded twice. The priorities are kept by request fingerprint (a GET's
         fingerprint depends on its URL alone).
         """
-        fp = self._fingerprint(url)
         best = self.best_priority.get(fp)
         if best is None:
             self.best_priority[fp] = priority
