@@ -32,7 +32,11 @@ table gives the memory at spider close of the topic crawls that record it: RSS, 
 shared page divided among the processes that map it: the PSS of the processes add up) and
 USS (private pages only), each as crawl process + workers (``topicrawl/memory/*_mb``,
 ``topicrawl/extract/workers_*_mb``, read from ``/proc/PID/smaps_rollup`` just before the
-workers exit). The kernel keeps no peak of PSS: "peak RSS" stays the figure of the targets.
+workers exit). The kernel keeps no peak of PSS, so the benchmark also samples every
+process's ``smaps_rollup`` every 0.2 s while it runs (the plain spider's too) and prints the
+peak of the PSS summed over the process tree, and of the RSS summed at the same instant: PSS
+against PSS is the fair ratio when processes share pages (a worker forked from the crawl's
+process would; docs/scale.md, 2026-11-28 i16m). "Peak RSS" stays the figure of the targets.
 """
 
 from __future__ import annotations
@@ -53,15 +57,51 @@ sys.path.insert(0, str(ROOT))
 from bench.harvest import OUT, ensure_web  # noqa: E402
 from sitegen.server import ServerProcess, crawl_command  # noqa: E402
 
-#: runs a command and prints its children's peak RSS (KiB) and CPU seconds as JSON
+#: runs a command and prints its children's peak RSS (KiB) and CPU seconds as JSON, and the
+#: peak over time of the PSS and of the RSS summed over the command's process and its
+#: descendants (the extraction workers), sampled every SAMPLE_S seconds from
+#: /proc/PID/smaps_rollup (the kernel keeps no peak of PSS; a peak between two samples is
+#: missed, so these are lower bounds of the true peaks)
+SAMPLE_S = 0.2
 MEASURE = (
-    "import json, resource, subprocess, sys\n"
-    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,"
+    "import json, resource, subprocess, sys, threading, time, os\n"
+    "def tree(pid):\n"
+    "    out, todo = [], [pid]\n"
+    "    while todo:\n"
+    "        p = todo.pop(); out.append(p)\n"
+    "        try:\n"
+    "            for t in os.listdir(f'/proc/{p}/task'):\n"
+    "                todo += [int(c) for c in open(f'/proc/{p}/task/{t}/children').read().split()]\n"
+    "        except OSError: pass\n"
+    "    return out\n"
+    "def mem(pid):\n"
+    "    d = {}\n"
+    "    try:\n"
+    "        for line in open(f'/proc/{pid}/smaps_rollup'):\n"
+    "            k, _, v = line.partition(':')\n"
+    "            if k in ('Rss', 'Pss'): d[k] = int(v.split()[0]) / 1024\n"
+    "    except (OSError, ValueError, IndexError): pass\n"
+    "    return d\n"
+    "peak = {'pss': 0.0, 'rss': 0.0, 'procs': 0}\n"
+    "def sample(proc, every):\n"
+    "    while proc.poll() is None:\n"
+    "        ms = [mem(p) for p in tree(proc.pid)]\n"
+    "        ms = [m for m in ms if m]\n"
+    "        peak['pss'] = max(peak['pss'], sum(m.get('Pss', 0) for m in ms))\n"
+    "        peak['rss'] = max(peak['rss'], sum(m.get('Rss', 0) for m in ms))\n"
+    "        peak['procs'] = max(peak['procs'], len(ms))\n"
+    "        time.sleep(every)\n"
+    "every = float(sys.argv[1])\n"
+    "p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,"
     " text=True)\n"
+    "t = threading.Thread(target=sample, args=(p, every), daemon=True); t.start()\n"
+    "err = p.communicate()[1]\n"
+    "t.join()\n"
     "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "sys.stderr.write(p.stderr)\n"
+    "sys.stderr.write(err)\n"
     "print(json.dumps({'rc': p.returncode, 'maxrss_kb': u.ru_maxrss,"
-    " 'cpu_s': u.ru_utime + u.ru_stime}))\n"
+    " 'cpu_s': u.ru_utime + u.ru_stime, 'sampled_pss_mb': peak['pss'],"
+    " 'sampled_rss_mb': peak['rss'], 'procs': peak['procs']}))\n"
 )
 
 
@@ -71,8 +111,8 @@ def _stat(log: str, key: str) -> float | None:
 
 
 def run(cmd: list[str], env: dict, cwd: Path) -> dict:
-    proc = subprocess.run(["nice", sys.executable, "-c", MEASURE, *cmd], cwd=cwd, env=env,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(["nice", sys.executable, "-c", MEASURE, str(SAMPLE_S), *cmd], cwd=cwd,
+                          env=env, capture_output=True, text=True, check=False)  # fmt: skip
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     if out["rc"] != 0:
         raise RuntimeError(f"crawl failed ({out['rc']}): {proc.stderr[-3000:]}")
@@ -93,6 +133,8 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
         "main_mb": main_mb,
         "workers_mb": workers_mb,
         "peak_mb": main_mb + workers_mb,
+        "sampled_pss_mb": out.get("sampled_pss_mb", 0.0),
+        "sampled_rss_mb": out.get("sampled_rss_mb", 0.0),
         "pooled": int(_stat(log, "topicrawl/extract/pages") or 0),
         **{f"{who}_{key}_mb": _stat(log, f"topicrawl/{where}{key}_mb")
            for who, where in (("main", "memory/"), ("workers", "extract/workers_"))
@@ -267,6 +309,19 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['cpu_ms_per_page']:.1f} ({m['main_cpu_ms_per_page']:.1f} + "
               f"{m['workers_cpu_ms_per_page']:.1f}) | {m['main_mb']:.0f} + {m['workers_mb']:.0f}"
               f" = {m['peak_mb']:.0f} | {m['peak_mb'] / p['peak_mb']:.2f}× |")  # fmt: skip
+    print(f"\nPeak memory of the whole process tree (crawl process + workers), sampled every "
+          f"{SAMPLE_S:g} s (PSS: shared pages divided among the processes that map them, so "
+          "pages shared by the crawl process and a worker count once; RSS: the sum of the "
+          "processes' RSS at the same instant)\n\n| spider | peak PSS MB | × plain | peak RSS "
+          "sum MB | × plain |\n|---|---|---|---|---|")  # fmt: skip
+    pp = statistics.median(r["sampled_pss_mb"] for r in rows[plain_name]) or float("nan")
+    pr = statistics.median(r["sampled_rss_mb"] for r in rows[plain_name]) or float("nan")
+    for n, rs in rows.items():
+        a = statistics.median(r["sampled_pss_mb"] for r in rs)
+        b = statistics.median(r["sampled_rss_mb"] for r in rs)
+        each = ", ".join(f"{r['sampled_pss_mb']:.0f}" for r in rs)
+        print(f"| {n} | {a:.0f} ({each}) | "
+              f"{a / pp:.2f}× | {b:.0f} | {b / pr:.2f}× |")  # fmt: skip
     print("\nMemory at spider close, crawl process + workers (MB; workers spawned: they share "
           "only mapped files' pages)\n\n| spider | RSS | PSS | USS | jusText stoplists in "
           "the crawl process (rounds) |\n|---|---|---|---|---|")  # fmt: skip

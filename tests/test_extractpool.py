@@ -508,22 +508,33 @@ def test_crawl_survives_a_pool_that_keeps_failing(proxy, small_web, politics_top
 
 # -- jusText's stoplists held once (topicrawl.extract.JustextStoplists) ----------------------
 def test_justext_stoplists_are_the_words_trafilatura_would_build():
-    """The words jusText's cache holds when trafilatura's ``JT_STOPLIST`` is the shared
-    object are those of trafilatura's own tuple, lower-cased as jusText does: the same
+    """What jusText's ``define_stoplist`` gives for trafilatura's shared ``JT_STOPLIST`` (a
+    trie) holds exactly the words of trafilatura's own tuple, lower-cased as jusText does,
+    and answers ``in`` as that frozenset does, for its words and for others: the same
     paragraphs classified alike."""
+    import justext.core
     from justext import get_stoplist, get_stoplists
-    from justext.core import define_stoplist
 
     from topicrawl.extract import JustextStoplists
 
     own = tuple({word for language in get_stoplists() for word in get_stoplist(language)})
-    assert define_stoplist(JustextStoplists()) == frozenset(w.lower() for w in own)
+    words = frozenset(w.lower() for w in own)
+    trie = justext.core.define_stoplist(JustextStoplists())
+    assert frozenset(trie.keys()) == words and len(trie) == len(words)
+    others = ["", "The", "THE", "der", "Der", "和", "的", "xyzzy", "a b", "ab\x00", "é", "e\u0301"]
+    others += [w[:-1] for w in sorted(words)[::97]] + [w + "s" for w in sorted(words)[::89]]
+    others += [w.upper() for w in sorted(words)[::53]] + sorted(words)[::61]
+    assert [w in trie for w in others] == [w in words for w in others]
+    # any other stoplist (a language's own, as trafilatura gives one) is jusText's frozenset
+    english = justext.core.define_stoplist(get_stoplist("English"))
+    assert isinstance(english, frozenset) and "the" in english
 
 
 def test_justext_fallback_holds_its_stoplist_once():
     """In a fresh interpreter, a short page's extraction (trafilatura's jusText fallback)
-    builds one frozenset of the words, keyed by the shared object; trafilatura's tuple is
-    never built (≈ 14 MB less: docs/scale.md); the crawl's flag says it was built."""
+    builds the words' trie for the shared object, and no frozenset of them (jusText's cache
+    stays empty) nor trafilatura's tuple (≈ 33 MB less: docs/scale.md); the crawl's flag
+    says it was built."""
     code = (
         "import sys, json\n"
         "from topicrawl.extract import extract_page, justext_stoplists_built, JustextStoplists\n"
@@ -534,9 +545,10 @@ def test_justext_fallback_holds_its_stoplist_once():
         " 'http://a.cn/1.html')\n"
         "print(json.dumps({'before': before, 'after': justext_stoplists_built(),"
         " 'shared': isinstance(ext.JT_STOPLIST, JustextStoplists),"
-        " 'cached': define_stoplist.cache_info().currsize}))\n"
+        " 'cached': define_stoplist.keywords['original'].cache_info().currsize,"
+        " 'trie': type(define_stoplist(ext.JT_STOPLIST)).__name__}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True, timeout=120)  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got == {"before": False, "after": True, "shared": True, "cached": 1}
+    assert got == {"before": False, "after": True, "shared": True, "cached": 0, "trie": "Trie"}
