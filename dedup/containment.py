@@ -258,6 +258,7 @@ import edlib
 import numpy as np
 
 from dedup.base import Doc, Match, PostingIndexDetector, register
+from dedup.compiled import features as _fx
 from dedup.storage import IndexStorage
 from topicrawl.errors import ConfigError
 
@@ -772,22 +773,25 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return last[2]
         body = cleaned(text, title) if self.clean else text
         low = body.lower()
-        letters = letter_codes(low)
+        # the compiled feature pass (dedup/_features.pyx): the same values as letter_codes,
+        # shingle_hashes, span_keys and the MOD-m sample here
+        letters = _fx.letter_codes(low)
         # the length in letters of the text as written (lower-casing keeps the count unless
         # it changed the text's length: "İ" → "i̇")
-        length = len(letters) if len(low) == len(body) else len(letter_codes(body))
-        h = shingle_hashes(letters, self.k)
+        length = len(letters) if len(low) == len(body) else len(_fx.letter_codes(body))
+        h = _fx.shingle_hashes(letters, self.k, *_crc_tables(self.k))
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
-            spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        sample = frozenset(h[_multiples(h, self.m)].tolist())
+            pm = self.posting_m
+            spans = _fx.span_keys(h, pm, self.span, pm * self.span_factor)
+        sample = _fx.multiples(h, self.m)
         full = h
         if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
             # a small document's letters without a reprint note or source and editor
             # fields glued to a paragraph (a table cell): the letters decide a pair only
             # under the guard, so the samples, which decide alone, keep them
-            letters = letter_codes(cut.lower())
-            full = shingle_hashes(letters, self.k)
+            letters = _fx.letter_codes(cut.lower())
+            full = _fx.shingle_hashes(letters, self.k, *_crc_tables(self.k))
         feats = Sample(sample, length, tuple(spans), full, letters)
         self._last = (text, title, feats)
         return feats

@@ -111,8 +111,9 @@ def letters(text: str):
     memo = _LETTERS_MEMO
     if memo[0] is text:
         return memo[1]
-    from dedup.containment import letter_codes
+    from dedup.compiled import features
 
+    letter_codes = features.letter_codes  # (dedup.containment.letter_codes, compiled)
     first = letter_codes(text or "")
     s = first.tobytes().decode("utf-32-le")
     norm = s if unicodedata.is_normalized("NFKC", s) else unicodedata.normalize("NFKC", s)
