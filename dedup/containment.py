@@ -324,7 +324,8 @@ def _letter_table() -> np.ndarray:
 
 def letter_codes(text: str) -> np.ndarray:
     """The code points of ``text``'s letters and digits (what ``re.sub(r"[\\W_]+", "", text)``
-    keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
+    keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped).
+    The reference of the compiled pass (:mod:`dedup.compiled`) that pages go through."""
     cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     if not _BMP_FILLED:
         _fill_bmp()
@@ -340,7 +341,8 @@ def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
     """The 32-bit hash of every ``k``-letter shingle of ``letters`` (a string, or its code
     points: :func:`letter_codes`), in text order: the CRC-32 of the shingle's UTF-32-LE bytes
     (stable across processes), computed for all shingles at once from :func:`_crc_tables`
-    (the same values as ``zlib.crc32`` shingle by shingle)."""
+    (the same values as ``zlib.crc32`` shingle by shingle). The reference of the compiled
+    pass (:mod:`dedup.compiled`) that pages go through."""
     cp = (np.frombuffer(letters.encode("utf-32-le"), dtype="<u4")
           if isinstance(letters, str) else letters)  # fmt: skip
     n = len(cp) - k + 1
@@ -388,7 +390,7 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     Two documents share a key only where both hold the same two sampled shingles ``span``
     letters or more apart with no sampled shingle moved between them: a copy shares most of
     its source's keys, while a page that only shares a sentence shorter than ``span`` with
-    it shares none."""
+    it shares none. The reference of the compiled pass (:mod:`dedup.compiled`)."""
     pos = np.flatnonzero(_multiples(hashes, m))
     if len(pos) < 2:
         return []

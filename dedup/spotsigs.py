@@ -947,7 +947,8 @@ def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np
 
     The hash of letters p₀ … p_L (L = the antecedent's length + ``window`` − 1) is the
     multiply-add chain x = length, x ← x·K_{j+1} + p_j (mod 2⁶⁴), computed as one dot
-    product of the letters with the products of the K's (:func:`_chain_coefficients`)."""
+    product of the letters with the products of the K's (:func:`_chain_coefficients`). The
+    reference of :func:`spot_letter_hashes_compiled`, which pages go through."""
     n = len(cp)
     if n < 2:
         return np.zeros(0, dtype=np.uint32)
