@@ -258,6 +258,7 @@ import edlib
 import numpy as np
 
 from dedup.base import Doc, Match, PostingIndexDetector, register
+from dedup.compiled import features as _fx
 from dedup.storage import IndexStorage
 from topicrawl.errors import ConfigError
 
@@ -323,7 +324,8 @@ def _letter_table() -> np.ndarray:
 
 def letter_codes(text: str) -> np.ndarray:
     """The code points of ``text``'s letters and digits (what ``re.sub(r"[\\W_]+", "", text)``
-    keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped)."""
+    keeps), as uint32, found in numpy (lone surrogates, which are no letters, are dropped).
+    The reference of the compiled pass (:mod:`dedup.compiled`) that pages go through."""
     cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     if not _BMP_FILLED:
         _fill_bmp()
@@ -339,7 +341,8 @@ def shingle_hashes(letters: str | np.ndarray, k: int = 8) -> np.ndarray:
     """The 32-bit hash of every ``k``-letter shingle of ``letters`` (a string, or its code
     points: :func:`letter_codes`), in text order: the CRC-32 of the shingle's UTF-32-LE bytes
     (stable across processes), computed for all shingles at once from :func:`_crc_tables`
-    (the same values as ``zlib.crc32`` shingle by shingle)."""
+    (the same values as ``zlib.crc32`` shingle by shingle). The reference of the compiled
+    pass (:mod:`dedup.compiled`) that pages go through."""
     cp = (np.frombuffer(letters.encode("utf-32-le"), dtype="<u4")
           if isinstance(letters, str) else letters)  # fmt: skip
     n = len(cp) - k + 1
@@ -387,7 +390,7 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     Two documents share a key only where both hold the same two sampled shingles ``span``
     letters or more apart with no sampled shingle moved between them: a copy shares most of
     its source's keys, while a page that only shares a sentence shorter than ``span`` with
-    it shares none."""
+    it shares none. The reference of the compiled pass (:mod:`dedup.compiled`)."""
     pos = np.flatnonzero(_multiples(hashes, m))
     if len(pos) < 2:
         return []
@@ -772,22 +775,25 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return last[2]
         body = cleaned(text, title) if self.clean else text
         low = body.lower()
-        letters = letter_codes(low)
+        # the compiled feature pass (dedup/_features.pyx): the same values as letter_codes,
+        # shingle_hashes, span_keys and the MOD-m sample here
+        letters = _fx.letter_codes(low)
         # the length in letters of the text as written (lower-casing keeps the count unless
         # it changed the text's length: "İ" → "i̇")
-        length = len(letters) if len(low) == len(body) else len(letter_codes(body))
-        h = shingle_hashes(letters, self.k)
+        length = len(letters) if len(low) == len(body) else len(_fx.letter_codes(body))
+        h = _fx.shingle_hashes(letters, self.k, *_crc_tables(self.k))
         spans = []
         if self.candidate_mode == "spans" and self.spans_on():
-            spans = span_keys(h, self.posting_m, self.span, self.posting_m * self.span_factor)
-        sample = frozenset(h[_multiples(h, self.m)].tolist())
+            pm = self.posting_m
+            spans = _fx.span_keys(h, pm, self.span, pm * self.span_factor)
+        sample = _fx.multiples(h, self.m)
         full = h
         if self.clean and len(sample) < self.full_under and (cut := inline_cut(body)):
             # a small document's letters without a reprint note or source and editor
             # fields glued to a paragraph (a table cell): the letters decide a pair only
             # under the guard, so the samples, which decide alone, keep them
-            letters = letter_codes(cut.lower())
-            full = shingle_hashes(letters, self.k)
+            letters = _fx.letter_codes(cut.lower())
+            full = _fx.shingle_hashes(letters, self.k, *_crc_tables(self.k))
         feats = Sample(sample, length, tuple(spans), full, letters)
         self._last = (text, title, feats)
         return feats

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from dedup.base import Detector, Doc, Match, register
+from dedup.compiled import features as _fx
 from dedup.storage import IndexStorage, LockLostError, retry_lost_lock
 from dedup.text import is_english, stopwords, tokenize
 from topicrawl.errors import ConfigError, StorageError
@@ -893,6 +894,47 @@ class _SpotTable:
             else:
                 two.add((ord(w[0]) << 21) | ord(w[1]))
         self.two = np.array(sorted(two), dtype=np.uint64)
+        #: the same lookups as bytes, for the compiled stand-ins (dedup/_features.pyx)
+        self.first8, self.one8 = self.first.view(np.uint8), self.one.view(np.uint8)
+
+
+def spot_letter_hashes_compiled(cp: np.ndarray, table: _SpotTable,
+                                window: int = 2) -> np.ndarray:  # fmt: skip
+    """:func:`spot_letter_hashes` computed by the compiled feature pass (the same values in
+    the same order; ``tests/test_features_compiled.py``)."""
+    base1, coef1 = _chain_coefficients(1, window)
+    base2, coef2 = _chain_coefficients(2, window)
+    return _fx.spot_letter_hashes(np.ascontiguousarray(cp, dtype=np.uint32), table.first8,
+                                  table.one8, table.two, int(base1), coef1, int(base2), coef2)
+
+
+def minhash_values(h: np.ndarray, mul: np.ndarray, add: np.ndarray) -> np.ndarray:
+    """The minhash of the uint32 values ``h``: min over v of (v · mul_j + add_j) mod 2³², one
+    multiply-add hash a row (empty for an empty ``h``). The reference of the compiled
+    :func:`dedup._features.minhash` that :class:`LetterCandidatesSpotSigs` uses."""
+    if not len(h):
+        return np.zeros(0, dtype=np.uint32)
+    x = h[:, None] * mul[None, :]
+    x += add[None, :]
+    return x.min(axis=0)
+
+
+def band_values(mh: np.ndarray, bands: int, rows: int) -> list[int]:
+    """Each band of the minhash ``mh`` (``bands`` × ``rows`` values) mixed into 48 bits, the
+    band number in the top 16 bits (the reference of the compiled
+    :func:`dedup._features.band_mix`)."""
+    if not len(mh):
+        return []
+    b = mh.reshape(bands, rows).astype(np.uint64)
+    x = b[:, 0]
+    for j in range(1, rows):  # the band's values mixed into 64 bits
+        x = (x * np.uint64(0x9E3779B97F4A7C15)) ^ b[:, j]
+    x ^= x >> np.uint64(29)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(32)
+    x &= np.uint64(0xFFFFFFFFFFFF)
+    x |= np.arange(bands, dtype=np.uint64) << np.uint64(48)  # the band number
+    return x.tolist()
 
 
 def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np.ndarray:
@@ -905,7 +947,8 @@ def spot_letter_hashes(cp: np.ndarray, table: _SpotTable, window: int = 2) -> np
 
     The hash of letters p₀ … p_L (L = the antecedent's length + ``window`` − 1) is the
     multiply-add chain x = length, x ← x·K_{j+1} + p_j (mod 2⁶⁴), computed as one dot
-    product of the letters with the products of the K's (:func:`_chain_coefficients`)."""
+    product of the letters with the products of the K's (:func:`_chain_coefficients`). The
+    reference of :func:`spot_letter_hashes_compiled`, which pages go through."""
     n = len(cp)
     if n < 2:
         return np.zeros(0, dtype=np.uint32)
@@ -1045,7 +1088,7 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         table = self._tables.get("zh")
         if table is None:
             table = self._tables["zh"] = _SpotTable(self._lang_config("zh").antecedents)
-        return spot_letter_hashes(letters(doc.text or ""), table, self.spot_window)
+        return spot_letter_hashes_compiled(letters(doc.text or ""), table, self.spot_window)
 
     def short(self, doc: Doc) -> bool:
         """Whether ``doc`` is a Chinese text of fewer than ``segment_under`` letters: it is
@@ -1055,28 +1098,16 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         return not is_english(doc.lang) and len(letters(doc.text or "")) < self.segment_under
 
     def _minhash(self, h: np.ndarray) -> np.ndarray:
-        """The minhash of ``h``: one multiply-add hash (mod 2^32) a value."""
-        if not len(h):
-            return np.zeros(0, dtype=np.uint32)
-        x = h[:, None] * self._mul[None, :]
-        x += self._add[None, :]
-        return x.min(axis=0)
+        """The minhash of ``h``: one multiply-add hash (mod 2^32) a value
+        (:func:`minhash_values`, compiled)."""
+        return _fx.minhash(np.ascontiguousarray(h, dtype=np.uint32), self._mul, self._add)
 
     def _band_keys(self, mh: np.ndarray, kind: str = "lb") -> list[str]:
         """The band posting sets of a minhash (``spotsigs:<kind>:<band>:<its rows mixed>``:
-        ``lb`` of the stand-ins, ``sb`` of a short text's signatures)."""
-        if not len(mh):
-            return []
-        bands = mh.reshape(self.letter_bands, self.letter_rows).astype(np.uint64)
-        x = bands[:, 0]
-        for j in range(1, self.letter_rows):  # the band's values mixed into 64 bits
-            x = (x * np.uint64(0x9E3779B97F4A7C15)) ^ bands[:, j]
-        x ^= x >> np.uint64(29)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(32)
-        x &= np.uint64(0xFFFFFFFFFFFF)
-        x |= np.arange(self.letter_bands, dtype=np.uint64) << np.uint64(48)  # the band number
-        return _hex_list(self.key(kind, ""), x.tolist())
+        ``lb`` of the stand-ins, ``sb`` of a short text's signatures; :func:`band_values`,
+        compiled)."""
+        mh = np.ascontiguousarray(mh, dtype=np.uint32)
+        return _hex_list(self.key(kind, ""), _fx.band_mix(mh, self.letter_bands, self.letter_rows))
 
     def sketch(self, doc: Doc) -> tuple[np.ndarray, list[str], list[str]]:
         """The page's stand-ins' minhash, its band keys (none for a text without letters)

@@ -103,16 +103,17 @@ _TOKENS_MEMO: list = [None, None, None, None]
 def letters(text: str):
     """The letters and digits of ``text`` (``re.sub(r"[\\W_]+", "", ...)``) after NFKC,
     traditional → simplified (:func:`to_simplified`) and lower case, as uint32 code points,
-    without segmentation: the letters are found first (numpy,
-    :func:`dedup.containment.letter_codes`), so NFKC (the costly step) runs only on a letter
+    without segmentation: the letters are found first (:func:`dedup.containment.letter_codes`,
+    compiled: :mod:`dedup.compiled`), so NFKC (the costly step) runs only on a letter
     string that is not already normalized (CJK letters are). The last result is memoised
     (keyed by the text object): the exact stage and SpotSigs' letter candidates share it.
     Do not modify the returned array."""
     memo = _LETTERS_MEMO
     if memo[0] is text:
         return memo[1]
-    from dedup.containment import letter_codes
+    from dedup.compiled import features
 
+    letter_codes = features.letter_codes  # (dedup.containment.letter_codes, compiled)
     first = letter_codes(text or "")
     s = first.tobytes().decode("utf-32-le")
     norm = s if unicodedata.is_normalized("NFKC", s) else unicodedata.normalize("NFKC", s)

@@ -1,0 +1,193 @@
+"""The compiled feature pass (dedup/_features.pyx) computes what its numpy references define
+(issue 13, item 5): letters, shingle hashes, samples, span keys, SpotSigs' stand-ins, their
+minhash and band values, on random inputs and on real article text."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dedup.base import Doc
+from dedup.compiled import features as fx
+from dedup.containment import (
+    ContainmentDetector,
+    _crc_tables,
+    _multiples,
+    letter_codes,
+    shingle_hashes,
+    span_keys,
+)
+from dedup.spotsigs import (
+    LetterCandidatesSpotSigs,
+    _SpotTable,
+    band_values,
+    minhash_values,
+    spot_letter_hashes,
+    spot_letter_hashes_compiled,
+)
+from dedup.storage import MemoryStorage
+from dedup.text import letters
+
+ROOT = Path(__file__).resolve().parents[1]
+#: letters the pages have: CJK, Latin, digits, full-width, beyond the BMP, and non-letters
+POOLS = [(0x20, 0x7E), (0x4E00, 0x9FFF), (0x3000, 0x303F), (0xFF00, 0xFFEF), (0x00C0, 0x024F),
+         (0x20000, 0x2A6DF), (0x10400, 0x1044F), (0xD800, 0xDFFF), (0x0600, 0x06FF)]
+codepoint_text = st.lists(
+    st.sampled_from(POOLS).flatmap(lambda p: st.integers(*p)), max_size=300
+).map(lambda cps: "".join(map(chr, cps)))
+CJK = "的是在了国家统计局今天发布上半年经济数据专家认为消费拉动增长主要力量我们一个有"
+
+
+def _cjk_text(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(CJK + "，。") for _ in range(n))
+
+
+def _real_texts(n: int = 60) -> list[str]:
+    """Article texts of the shared corpus (cnews), when it is there."""
+    try:
+        from sitegen.articles import load_articles
+
+        return [a.text for a in load_articles()[:n]]
+    except Exception:  # noqa: BLE001 - the shared data is optional for this test
+        return []
+
+
+def test_letter_codes_over_every_code_point():
+    """The compiled filter keeps exactly the numpy table's letters, surrogates included."""
+    everything = "".join(map(chr, range(0x110000)))
+    assert np.array_equal(fx.letter_codes(everything), letter_codes(everything))
+
+
+@settings(max_examples=300, deadline=None)
+@given(codepoint_text, st.sampled_from([1, 2, 5, 8]))
+def test_letters_and_shingles_equal_the_reference(text, k):
+    got, want = fx.letter_codes(text), letter_codes(text)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    h = fx.shingle_hashes(want, k, *_crc_tables(k))
+    assert h.dtype == np.uint32 and np.array_equal(h, shingle_hashes(want, k))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=200),
+       st.sampled_from([(4, 64, 8), (8, 64, 16), (8, 64, 8), (3, 10, 6), (4, 1, 12), (2, 0, 2),
+                        (5, 7, 7)]))  # fmt: skip
+def test_span_keys_and_sample_equal_the_reference(values, params):
+    m, span, start = params
+    h = np.array(values, dtype=np.uint32)
+    assert fx.span_keys(h, m, span, start) == span_keys(h, m, span, start)
+    assert fx.span_keys(h, m, span) == span_keys(h, m, span)
+    assert fx.multiples(h, m) == frozenset(h[_multiples(h, m)].tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=120), st.integers(1, 6),
+       st.integers(1, 40), st.integers(0, 2**32 - 1))  # fmt: skip
+def test_minhash_and_band_values_equal_the_reference(values, rows, bands, seed):
+    rng = np.random.default_rng(seed)
+    n = rows * bands
+    mul = rng.integers(1, 2**32, size=n, dtype=np.uint32) | np.uint32(1)
+    add = rng.integers(0, 2**32, size=n, dtype=np.uint32)
+    h = np.array(values, dtype=np.uint32)
+    mh = fx.minhash(h, mul, add)
+    assert np.array_equal(mh, minhash_values(h, mul, add))
+    assert fx.band_mix(mh, bands, rows) == band_values(mh, bands, rows)
+
+
+def test_stand_ins_equal_the_reference():
+    """Repeated antecedents, one at the text's end, short texts and windows 1-3."""
+    det = LetterCandidatesSpotSigs(MemoryStorage())
+    table = _SpotTable(det._lang_config("zh").antecedents)
+    rng = random.Random(7)
+    texts = [_cjk_text(rng, rng.randint(0, 400)) for _ in range(200)]
+    texts += ["", "的", "的的", "在是了的" * 30, "我们的", "ab的"] + _real_texts()
+    for t in texts:
+        cp = letters(t)
+        for window in (1, 2, 3):
+            got = spot_letter_hashes_compiled(cp, table, window)
+            assert np.array_equal(got, spot_letter_hashes(cp, table, window))
+
+
+def test_empty_antecedents_table():
+    table = _SpotTable([])
+    cp = letters("国家统计局今天发布了上半年的经济数据")
+    assert np.array_equal(spot_letter_hashes_compiled(cp, table, 2),
+                          spot_letter_hashes(cp, table, 2))  # fmt: skip
+
+
+def _reference_features(det: ContainmentDetector, doc: Doc):
+    """ContainmentDetector.features computed by the numpy references (what it computed
+    before the compiled pass)."""
+    from dedup.containment import cleaned, inline_cut
+
+    body = cleaned(doc.text, doc.title or "") if det.clean else doc.text
+    low = body.lower()
+    cps = letter_codes(low)
+    length = len(cps) if len(low) == len(body) else len(letter_codes(body))
+    h = shingle_hashes(cps, det.k)
+    spans = span_keys(h, det.posting_m, det.span, det.posting_m * det.span_factor)
+    sample = frozenset(h[_multiples(h, det.m)].tolist())
+    full = h
+    if det.clean and len(sample) < det.full_under and (cut := inline_cut(body)):
+        cps = letter_codes(cut.lower())
+        full = shingle_hashes(cps, det.k)
+    return sample, length, tuple(spans), full, cps
+
+
+def test_containment_features_equal_the_reference():
+    """A page's features (sample, length, span keys, whole hashes, letters) on real article
+    text, small texts with editor lines, and mixed scripts."""
+    rng = random.Random(3)
+    texts = _real_texts() + [_cjk_text(rng, rng.randint(0, 900)) for _ in range(100)]
+    texts += ["（编辑：王明）" + _cjk_text(rng, 150) + "\n来源：新华社", "Ünïcode İstanbul 𠀋𠀍 ½ ٣",
+              "转自人民网\n" + _cjk_text(rng, 200)]
+    det = ContainmentDetector(MemoryStorage())
+    for t in texts:
+        doc = Doc(t, title="标题")
+        f = det.features(doc)
+        sample, length, spans, full, cps = _reference_features(det, doc)
+        assert (f.hashes, f.length, f.spans) == (sample, length, spans)
+        assert np.array_equal(f.full, full) and np.array_equal(f.letters, cps)
+
+
+def test_sketch_equals_the_reference():
+    """SpotSigs' letter sketch (minhash and band keys) as the numpy references compute it."""
+    det = LetterCandidatesSpotSigs(MemoryStorage())
+    table = _SpotTable(det._lang_config("zh").antecedents)
+    rng = random.Random(5)
+    for t in _real_texts(30) + [_cjk_text(rng, rng.randint(0, 800)) for _ in range(50)]:
+        mh, keys, _ = det.sketch(Doc(t))
+        want = minhash_values(spot_letter_hashes(letters(t), table, det.spot_window),
+                              det._mul, det._add)  # fmt: skip
+        assert np.array_equal(mh, want)
+        prefix = det.key("lb", "")
+        assert keys == [prefix + format(v, "x")
+                        for v in band_values(want, det.letter_bands, det.letter_rows)]
+
+
+def test_missing_extension_fails_with_the_fix():
+    """Without the built module, importing the dedup methods fails and names the fix."""
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'dedup._features':\n"
+        "            raise ImportError('blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import dedup.containment\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "pip install -e ." in out.stderr
+
+
+@pytest.mark.parametrize("bad", [np.array([0x200000] * 10, dtype=np.uint32)])
+def test_code_points_beyond_the_tables_are_refused(bad):
+    with pytest.raises(ValueError):
+        fx.shingle_hashes(bad, 8, *_crc_tables(8))
