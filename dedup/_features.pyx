@@ -161,6 +161,17 @@ cdef inline bint _in_sorted(const uint64_t[::1] a, uint64_t v) noexcept nogil:
     return lo < a.shape[0] and a[lo] == v
 
 
+cdef inline uint64_t _chain_value(const uint32_t[::1] cp, Py_ssize_t i, uint64_t base,
+                                  const uint64_t[::1] coef) noexcept nogil:
+    """base + Σ coef_j · p_{i+j} (mod 2⁶⁴), letters past the end counting 0."""
+    cdef Py_ssize_t j, n = cp.shape[0]
+    cdef uint64_t x = base
+    for j in range(coef.shape[0]):
+        if i + j < n:
+            x += coef[j] * cp[i + j]
+    return x
+
+
 def spot_letter_hashes(const uint32_t[::1] cp, const uint8_t[::1] first,
                        const uint8_t[::1] one, const uint64_t[::1] two,
                        uint64_t base1, const uint64_t[::1] coef1,
@@ -170,8 +181,7 @@ def spot_letter_hashes(const uint32_t[::1] cp, const uint8_t[::1] first,
     letters (:func:`dedup.spotsigs._chain_coefficients`): for every place where an antecedent
     starts, x = base + Σ coef_j · p_{i+j} (mod 2⁶⁴, letters past the end 0); the x sorted,
     equal ones numbered by occurrence (+ rank · 0xD6E8FEB86659FD93), mixed, high 32 bits."""
-    cdef Py_ssize_t n = cp.shape[0], i, j, cnt = 0
-    cdef Py_ssize_t w1 = coef1.shape[0], w2 = coef2.shape[0]
+    cdef Py_ssize_t n = cp.shape[0], i, cnt = 0
     if n < 2:
         return np.zeros(0, dtype=np.uint32)
     if first.shape[0] < 0x110000 or one.shape[0] < 0x110000:
@@ -182,7 +192,7 @@ def spot_letter_hashes(const uint32_t[::1] cp, const uint8_t[::1] first,
     cdef uint64_t *xs = <uint64_t *> malloc(2 * n * sizeof(uint64_t))
     if xs == NULL:
         raise MemoryError()
-    cdef uint64_t x, c
+    cdef uint64_t c
     try:
         with nogil:
             for i in range(n):
@@ -190,18 +200,10 @@ def spot_letter_hashes(const uint32_t[::1] cp, const uint8_t[::1] first,
                 if not first[c]:
                     continue
                 if one[c]:
-                    x = base1
-                    for j in range(w1):
-                        if i + j < n:
-                            x += coef1[j] * cp[i + j]
-                    xs[cnt] = x
+                    xs[cnt] = _chain_value(cp, i, base1, coef1)
                     cnt += 1
                 if i < n - 1 and two.shape[0] and _in_sorted(two, (c << 21) | cp[i + 1]):
-                    x = base2
-                    for j in range(w2):
-                        if i + j < n:
-                            x += coef2[j] * cp[i + j]
-                    xs[cnt] = x
+                    xs[cnt] = _chain_value(cp, i, base2, coef2)
                     cnt += 1
             qsort(xs, cnt, sizeof(uint64_t), _cmp_u64)
         out = np.empty(cnt, dtype=np.uint32)
