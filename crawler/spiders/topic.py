@@ -41,7 +41,7 @@ from crawler.middlewares import (
 from crawler.pagelinks import link_extractor, page_links
 from crawler.threadcpu import ThreadCpu
 from relevance.hostprior import HostPrior, section_sample
-from relevance.linkscore import PRIORITY_SCALE, Link, LinkScorer, PageInfo, quantize
+from relevance.linkscore import PRIORITY_SCALE, Link, LinkScore, LinkScorer, PageInfo, quantize
 from topicrawl.documents import SUFFIXES as DOCUMENT_SUFFIXES
 from topicrawl.documents import document_format, extract_document
 from topicrawl.errors import ConfigError, TopicFileError
@@ -1647,15 +1647,12 @@ class TopicSpider(scrapy.Spider):
                 counts[f"topicrawl/links/trap/{reason}"] += 1
                 continue
             priority = score.priority - (ranks.get(link.url, 0) if ranks else 0)
-            link_score = {"score": score.score, "follow": True, **score.breakdown}
-            if source:
-                link_score["source"] = source
             request = None
             requeue: bool | None = False
             if self.requeue_margin:
                 fp = self._url_fingerprints.get(link.url)
                 if fp is None:  # a new URL, most likely: its request is fingerprinted once
-                    request = self._link_request(link, page_url, priority, link_score)
+                    request = self._link_request(link, page_url, priority, score, source)
                     fp = self._remember_fingerprint(link.url, request)
                 requeue = self._issue(fp, priority)
                 if requeue is None:  # the dupefilter would drop it: no request built
@@ -1667,14 +1664,19 @@ class TopicSpider(scrapy.Spider):
             if source:
                 counts[f"topicrawl/discovery/{source}/followed"] += 1
             if request is None:
-                request = self._link_request(link, page_url, priority, link_score)
+                request = self._link_request(link, page_url, priority, score, source)
             request.dont_filter = requeue
             yield request
 
-    def _link_request(self, link: Link, page_url: str, priority: int,
-                      link_score: dict[str, Any]) -> scrapy.Request:  # fmt: skip
-        """The request of a followed link (the link extractor's URLs are absolute and
-        escaped already: no urljoin again)."""
+    def _link_request(self, link: Link, page_url: str, priority: int, score: LinkScore,
+                      source: str) -> scrapy.Request:  # fmt: skip
+        """The request of a followed link, its score and breakdown (and the discovery
+        ``source``, if any) in its meta; built only for a link that is requested, not for one
+        :meth:`_issue` finds known (the link extractor's URLs are absolute and escaped
+        already: no urljoin again)."""
+        link_score = {"score": score.score, "follow": True, **score.breakdown}
+        if source:
+            link_score["source"] = source
         return scrapy.Request(
             link.url,
             callback=self.parse,
