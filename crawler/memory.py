@@ -11,7 +11,6 @@ and counts the MB returned in ``topicrawl/memory/trimmed_mb``. Not glibc (musl, 
 
 from __future__ import annotations
 
-import ctypes
 import logging
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
+
+from topicrawl.heap import malloc_trim
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +34,6 @@ def rss_mb() -> float:
     import resource
 
     return pages * resource.getpagesize() / 2**20
-
-
-def malloc_trim() -> Any:
-    """glibc's ``malloc_trim`` function, or None when the C library has none."""
-    try:
-        fn = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
-    return fn
 
 
 class MallocTrim:

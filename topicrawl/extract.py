@@ -13,7 +13,6 @@ with a few invalid bytes, then ``charset_normalizer`` detection.
 from __future__ import annotations
 
 import codecs
-import ctypes
 import functools
 import json
 import re
@@ -28,6 +27,8 @@ import trafilatura
 from htmldate import find_date
 from lxml import etree
 from lxml import html as lxml_html
+
+from topicrawl.heap import malloc_trim
 
 
 class JustextStoplists:
@@ -72,11 +73,11 @@ class JustextStoplists:
 
 
 def _trim_heap() -> None:
-    """glibc's ``malloc_trim(0)``: freed heap back to the system (nothing elsewhere)."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    """glibc's ``malloc_trim(0)`` (:func:`topicrawl.heap.malloc_trim`): freed heap back to
+    the system (nothing elsewhere)."""
+    trim = malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _define_stoplist(stoplist: Any, original: Callable[[Any], Any]) -> Any:
