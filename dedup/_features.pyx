@@ -10,8 +10,8 @@ definition and is tested against this module, ``tests/test_features_compiled.py`
     multiples           the MOD-m sample: frozenset(h[h % m == 0])
     span_keys           dedup.containment.span_keys
     spot_letter_hashes  dedup.spotsigs.spot_letter_hashes
-    minhash             dedup.spotsigs.LetterCandidatesSpotSigs._minhash
-    band_mix            the band values of LetterCandidatesSpotSigs._band_keys
+    minhash             dedup.spotsigs.minhash_values
+    band_mix            dedup.spotsigs.band_values
 
 Built by ``pip install -e .`` (setup.py: Cython); needs no NumPy headers (typed
 memoryviews; arrays are made through NumPy's Python API).
@@ -225,7 +225,7 @@ cdef void _finish_stand_ins(uint64_t *xs, Py_ssize_t cnt, uint32_t[::1] o):
 
 def minhash(const uint32_t[::1] h, const uint32_t[::1] mul, const uint32_t[::1] add):
     """min over the values v of ``h`` of (v · mul_j + add_j) mod 2³² for each j (empty for an
-    empty ``h``): :meth:`dedup.spotsigs.LetterCandidatesSpotSigs._minhash`."""
+    empty ``h``): :func:`dedup.spotsigs.minhash_values`."""
     cdef Py_ssize_t n = h.shape[0], r = mul.shape[0], i, j
     if n == 0:
         return np.zeros(0, dtype=np.uint32)
@@ -247,9 +247,8 @@ def minhash(const uint32_t[::1] h, const uint32_t[::1] mul, const uint32_t[::1] 
 
 
 def band_mix(const uint32_t[::1] mh, Py_ssize_t bands, Py_ssize_t rows):
-    """The band values of :meth:`dedup.spotsigs.LetterCandidatesSpotSigs._band_keys`: each
-    band's ``rows`` values mixed into 48 bits, the band number in the top 16; a list of ints
-    (empty for an empty minhash)."""
+    """:func:`dedup.spotsigs.band_values`: each band's ``rows`` values mixed into 48 bits,
+    the band number in the top 16; a list of ints (empty for an empty minhash)."""
     if mh.shape[0] == 0:
         return []
     if mh.shape[0] != bands * rows or rows < 1:
