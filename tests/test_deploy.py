@@ -415,8 +415,14 @@ def test_compose_deployment_resumes_and_keeps_the_budget_through_a_killed_worker
         assert int(compose.redis("GET", "run1:topic:pages")) == KILL_BUDGET
         assert expected - set(urls)  # binding: pages of the portals are left
         # no counted page lost: the victim's are stored (by the others, handed on, or by
-        # itself before the kill), and each survivor wrote every page it kept
-        assert counted <= set(urls), _lost_count_report(counted - set(urls), stats, compose)
+        # itself before the kill), and each survivor wrote every page it kept; except a stub
+        # PDF attachment (kind "binary"), counted when downloaded and broken when parsed: a
+        # kill between the two hands its count on, and the survivor that parses it gives the
+        # count back (seen once in CI at fa771b1)
+        breaks = {url for url in counted if truth["pages"].get(url, {}).get("kind") == "binary"}
+        assert not breaks & set(urls)
+        assert counted - breaks <= set(urls), _lost_count_report(counted - breaks - set(urls),
+                                                                 stats, compose)  # fmt: skip
         taken_over = counted - stored_at_kill
         assert len(taken_over) >= KILL_COUNTED - 1
         for s in stats:
