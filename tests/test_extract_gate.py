@@ -66,6 +66,13 @@ def test_the_gate_is_installed_for_trafilatura():
     assert trafilatura.core.compare_extraction is extract.gated_compare_extraction
 
 
+def test_the_gate_was_checked_against_this_trafilatura():
+    """The gate restates when trafilatura's comparison can change a text; another release
+    may change that: check ``gated_compare_extraction`` against its ``compare_extraction``
+    and readability fork, then update ``GATE_CHECKED_TRAFILATURA``."""
+    assert trafilatura.__version__ == extract.GATE_CHECKED_TRAFILATURA
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data's html is not here")
 def test_the_gate_changes_no_result_on_real_pages():
     before = list(extract.COMPARISONS)
