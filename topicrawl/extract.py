@@ -166,8 +166,8 @@ def gated_compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: 
     ``body`` is clean and has paragraph text and no more tables than paragraphs, and
     readability's text cannot be more than twice ``text``'s length
     (:func:`readability_length_bound`), neither can replace anything, and readability (its
-    parse of the whole raw page: ≈ 40 % of the comparison's time) is not run. Otherwise the
-    comparison runs as trafilatura wrote it."""
+    scoring of the whole raw page: about a third of the comparison's time) is not run.
+    Otherwise the comparison runs as trafilatura wrote it."""
     from trafilatura.external import SANITIZED_XPATH, compare_extraction
 
     n = len(text)
