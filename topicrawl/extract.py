@@ -114,6 +114,91 @@ def justext_stoplists_built() -> bool:
 share_justext_stoplists()
 
 
+# -- trafilatura's comparison with readability and jusText, run only where it can change --
+#: elements whose text readability drops before it scores (``Document.summary``), and the
+#: text its sanitising writes into a video ``<iframe>`` ("VIDEO"), counted at most once an
+#: iframe: at most this many characters, a word and a space
+_READABILITY_DROPS = ("script", "style")
+_READABILITY_IFRAME_TEXT = len("VIDEO") + 1
+#: counted by :func:`gated_compare_extraction`: [comparisons skipped, comparisons run]
+COMPARISONS = [0, 0]
+#: the trafilatura release whose ``compare_extraction`` and readability fork the gate was
+#: checked against (requirements.lock); ``tests/test_extract_gate.py`` fails on another one
+#: until the gate is checked again
+GATE_CHECKED_TRAFILATURA = "2.3.1"
+
+
+def readability_length_bound(raw_tree: Any) -> int:
+    """An upper bound on the length of readability's text of ``raw_tree`` as trafilatura's
+    ``compare_extraction`` measures it (``len(trim(text))``: blanks collapsed, ends
+    stripped).
+
+    readability (trafilatura's fork, ``Document.summary``) keeps text nodes of the page
+    whole, in document order, without its scripts and styles, and adds "VIDEO" to a video
+    iframe. The blank-collapsed length of a subsequence of text nodes is at most that of the
+    whole (non-blank characters plus the blank runs between them, neither of which a
+    subsequence can increase), and taking out a script's text lowers the whole's by at
+    least its non-blank characters less one blank run. So: the collapsed length of the page's
+    text (``tostring(method="text")``, C speed) less each script's and style's non-blank
+    characters, plus one a script or style, plus ``VIDEO`` and a blank an iframe."""
+    text = etree.tostring(raw_tree, method="text", encoding=str)
+    bound = len(" ".join(text.split()))
+    for el in raw_tree.iter(_READABILITY_DROPS):
+        if el.text:
+            bound -= sum(map(len, el.text.split())) - 1
+    for _ in raw_tree.iter("iframe"):
+        bound += _READABILITY_IFRAME_TEXT
+    return bound
+
+
+def gated_compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: str,
+                             options: Any) -> tuple[Any, str]:  # fmt: skip
+    """trafilatura's ``compare_extraction`` (``trafilatura.external``: readability, then
+    jusText, may replace trafilatura's own first-pass ``body`` and ``text``), skipped where
+    it provably returns ``(body, text)`` unchanged — same arguments, same result.
+
+    In precision and balanced mode (not recall, which has other rules) the comparison takes
+    readability's text (``_prefer_readability``) only if it is empty-own (``text`` empty),
+    more than twice as long as ``text``, or longer than ``2 × min_extracted_size`` while
+    ``body`` has no paragraph text or more tables than paragraphs; then jusText only if the
+    body it kept is "unclean" (``SANITIZED_XPATH``: nav, footer, aside, iframe …) or shorter
+    than ``min_extracted_size``. So when ``text`` is at least ``min_extracted_size`` long,
+    ``body`` is clean and has paragraph text and no more tables than paragraphs, and
+    readability's text cannot be more than twice ``text``'s length
+    (:func:`readability_length_bound`), neither can replace anything, and readability (its
+    scoring of the whole raw page: about a third of the comparison's time) is not run.
+    Otherwise the comparison runs as trafilatura wrote it."""
+    from trafilatura.external import SANITIZED_XPATH, compare_extraction
+
+    n = len(text)
+    if (
+        options.focus != "recall"
+        and n >= options.min_extracted_size
+        and not body.xpath(SANITIZED_XPATH)
+        and body.xpath(".//p//text()")
+        and len(body.findall(".//table")) <= len(body.findall(".//p"))
+        and readability_length_bound(raw_tree) <= 2 * n
+    ):
+        COMPARISONS[0] += 1
+        return body, text
+    COMPARISONS[1] += 1
+    return compare_extraction(cleaned_tree, raw_tree, body, text, options)
+
+
+def gate_compare_extraction() -> None:
+    """Make trafilatura's extraction call :func:`gated_compare_extraction` for its
+    comparison with readability and jusText (``trafilatura.core`` looks the name up at each
+    call). The same result on every page, at less CPU (docs/scale.md, 2026-11-28); written
+    against trafilatura's ``compare_extraction`` of :data:`GATE_CHECKED_TRAFILATURA`, and
+    held to it by ``tests/test_extract_gate.py``."""
+    core = sys.modules.get("trafilatura.core")
+    if core is not None and core.compare_extraction is not gated_compare_extraction:
+        core.compare_extraction = gated_compare_extraction
+
+
+gate_compare_extraction()
+
+
 #: Declared names mapped to the codec that decodes them correctly.
 SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "gb_2312-80": "gb18030", "x-gbk": "gb18030",
              "cp936": "gb18030", "big5": "big5hkscs", "iso-8859-1": "cp1252",
