@@ -66,6 +66,20 @@ def test_the_gate_is_installed_for_trafilatura():
     assert trafilatura.core.compare_extraction is extract.gated_compare_extraction
 
 
+def test_another_trafilatura_runs_its_own_comparison(monkeypatch):
+    """On a release the gate was not checked against, trafilatura's comparison is left as
+    it is."""
+    monkeypatch.setattr(trafilatura, "__version__", "9.9.9")
+    trafilatura.core.compare_extraction = trafilatura.external.compare_extraction
+    try:
+        assert extract.gate_compare_extraction() is False
+        assert trafilatura.core.compare_extraction is trafilatura.external.compare_extraction
+    finally:
+        monkeypatch.undo()
+        assert extract.gate_compare_extraction() is True
+    assert trafilatura.core.compare_extraction is extract.gated_compare_extraction
+
+
 def test_the_gate_was_checked_against_this_trafilatura():
     """The gate restates when trafilatura's comparison can change a text; another release
     may change that: check ``gated_compare_extraction`` against its ``compare_extraction``

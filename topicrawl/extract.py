@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import functools
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -185,15 +186,25 @@ def gated_compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: 
     return compare_extraction(cleaned_tree, raw_tree, body, text, options)
 
 
-def gate_compare_extraction() -> None:
+def gate_compare_extraction() -> bool:
     """Make trafilatura's extraction call :func:`gated_compare_extraction` for its
     comparison with readability and jusText (``trafilatura.core`` looks the name up at each
     call). The same result on every page, at less CPU (docs/scale.md, 2026-11-28); written
     against trafilatura's ``compare_extraction`` of :data:`GATE_CHECKED_TRAFILATURA`, and
-    held to it by ``tests/test_extract_gate.py``."""
+    held to it by ``tests/test_extract_gate.py``. On another trafilatura release the gate is
+    not installed (its proof restates that release's rules) and the comparison runs as
+    trafilatura wrote it; returns whether the gate is installed."""
+    if trafilatura.__version__ != GATE_CHECKED_TRAFILATURA:
+        logging.getLogger(__name__).info(
+            "trafilatura %s: its readability/jusText comparison runs on every page (the gate "
+            "was checked against %s)", trafilatura.__version__, GATE_CHECKED_TRAFILATURA,
+        )  # fmt: skip
+        return False
     core = sys.modules.get("trafilatura.core")
-    if core is not None and core.compare_extraction is not gated_compare_extraction:
-        core.compare_extraction = gated_compare_extraction
+    if core is None:
+        return False
+    core.compare_extraction = gated_compare_extraction
+    return True
 
 
 gate_compare_extraction()
