@@ -14,6 +14,8 @@ definition and is tested against this module, ``tests/test_features_compiled.py`
     band_mix            dedup.spotsigs.band_values
     add_member          dedup.storage._add_each (the memory backend's posting sets)
     count_members       dedup.storage._count
+    union_members       the union of dedup.storage._copies
+    multiples_of        dedup.containment.ContainmentDetector._posting_sampled
 
 Built by ``pip install -e .`` (setup.py: Cython); needs no NumPy headers (typed
 memoryviews; arrays are made through NumPy's Python API).
@@ -310,3 +312,30 @@ def count_members(dict table, keys, max_len):
         for x in <set> s:
             counts[x] = counts.get(x, 0) + 1
     return counts
+
+
+def union_members(dict table, keys):
+    """The members of the sets of ``keys`` in ``table`` (as ``add_member`` keeps them), in
+    one new set: ``set().union(*dedup.storage._copies(map(table.get, keys)))``."""
+    cdef set out = set()
+    cdef object s
+    for key in keys:
+        s = table.get(key)
+        if s is None:
+            continue
+        if type(s) is str:
+            out.add(s)
+        else:
+            out.update(<set> s)
+    return out
+
+
+def multiples_of(hashes, uint64_t m):
+    """:meth:`dedup.containment.ContainmentDetector._posting_sampled`: the values of
+    ``hashes`` (non-negative ints) ≡ 0 (mod ``m``), in their iteration order, as a list."""
+    cdef list out = []
+    cdef object h
+    for h in hashes:
+        if (<uint64_t> h) % m == 0:
+            out.append(h)
+    return out

@@ -822,9 +822,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         return post
 
     def _posting_sampled(self, hashes: Iterable[int]) -> list[int]:
-        """The hashes of ``hashes`` ≡ 0 (mod ``m·posting_factor``), in their order."""
-        pm = self.posting_m
-        return [h for h in hashes if h % pm == 0]
+        """The hashes of ``hashes`` ≡ 0 (mod ``m·posting_factor``), in their order
+        (``[h for h in hashes if h % pm == 0]``, compiled: ``multiples_of``)."""
+        return _fx.multiples_of(hashes, self.posting_m)
 
     def _posting_hashes(self, feats: Sample) -> list[int]:
         """The posting-sampled hashes of a document long enough to be indexed

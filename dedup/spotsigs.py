@@ -1156,13 +1156,19 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         ids = sorted(self._union(self._klb, bands) - out) if bands else []
         if ids:
             need = self.letter_floor * len(mh) - 1e-9
-            for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids), strict=True):
-                if raw is not None and int((np.frombuffer(raw, dtype="<u4") == mh).sum()) >= need:
-                    out.add(d)
+            got = [(d, raw) for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids),
+                                              strict=True) if raw is not None]  # fmt: skip
+            rows = np.frombuffer(b"".join(raw for _, raw in got), dtype="<u4")
+            if len(rows) == len(got) * len(mh):  # (every stored minhash has the query's size)
+                # the values each stored minhash shares with the page's, in one comparison
+                agree = (rows.reshape(len(got), len(mh)) == mh).sum(axis=1).tolist()
+            else:
+                agree = [int((np.frombuffer(raw, dtype="<u4") == mh).sum()) for _, raw in got]
+            out.update(d for (d, _), a in zip(got, agree, strict=True) if a >= need)
         return sorted(out)
 
     def _union(self, prefix: str, bands: list[int]) -> set[str]:
-        return set().union(*self.storage.smembers_hashed(prefix, bands))
+        return self.storage.sunion_hashed(prefix, bands)
 
     def query(self, doc: Doc) -> list[Match]:
         ids = self.candidates(doc)

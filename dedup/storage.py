@@ -209,6 +209,10 @@ class IndexStorage(ABC):
         """``smembers_count(hex_keys(prefix, values), max_len)``."""
         return self.smembers_count(hex_keys(prefix, values), max_len)
 
+    def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
+        """The members of any of the sets: ``set().union(*smembers_hashed(prefix, values))``."""
+        return set().union(*self.smembers_hashed(prefix, values))
+
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
 
@@ -430,6 +434,9 @@ class MemoryStorage(IndexStorage):
         self, prefix: str, values: Iterable[int], max_len: int | None = None
     ) -> Counter[str]:
         return Counter(_fx.count_members(self._table(prefix), values, max_len))
+
+    def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
+        return _fx.union_members(self._table(prefix), values)
 
     def sismember(self, key: str, member: Any) -> bool:
         table, k = self._slot(key)

@@ -32,7 +32,7 @@ from dedup.spotsigs import (
     spot_letter_hashes,
     spot_letter_hashes_compiled,
 )
-from dedup.storage import MemoryStorage, _add_each, _count
+from dedup.storage import MemoryStorage, _add_each, _copies, _count
 from dedup.text import letters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,6 +186,15 @@ def test_posting_set_loops_equal_the_reference(adds, query, max_len):
     counted = fx.count_members(got, query + [q + 100 for q in query], max_len)
     expected = _count(map(want.get, query + [q + 100 for q in query]), max_len)
     assert list(counted.items()) == list(expected.items())
+    assert fx.union_members(got, query) == set().union(*_copies(map(want.get, query)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.frozensets(st.integers(0, 2**32 - 1), max_size=300), st.sampled_from([1, 2, 8, 16]))
+def test_posting_sample_equals_the_reference(hashes, m):
+    """Containment's posting-sampled hashes (compiled ``multiples_of``) are the reference's
+    list, in the set's order."""
+    assert fx.multiples_of(hashes, m) == [h for h in hashes if h % m == 0]
 
 
 def test_missing_extension_fails_with_the_fix():
