@@ -12,6 +12,10 @@ definition and is tested against this module, ``tests/test_features_compiled.py`
     spot_letter_hashes  dedup.spotsigs.spot_letter_hashes
     minhash             dedup.spotsigs.minhash_values
     band_mix            dedup.spotsigs.band_values
+    add_member          dedup.storage._add_each (the memory backend's posting sets)
+    count_members       dedup.storage._count
+    union_members       the union of dedup.storage._copies
+    multiples_of        dedup.containment.ContainmentDetector._posting_sampled
 
 Built by ``pip install -e .`` (setup.py: Cython); needs no NumPy headers (typed
 memoryviews; arrays are made through NumPy's Python API).
@@ -266,4 +270,72 @@ def band_mix(const uint32_t[::1] mh, Py_ssize_t bands, Py_ssize_t rows):
         x &= 0xFFFFFFFFFFFFULL
         x |= (<uint64_t> b) << 48
         out.append(x)
+    return out
+
+
+# -- the memory backend's posting sets (dedup.storage.MemoryStorage) -----------------------
+# A table maps a key to its set of members, a set of one member stored as the member itself
+# (a str); these loops are dedup.storage._add_each and _count, run without the interpreter's
+# dispatch per key (a page writes ~200 posting sets and reads ~90).
+
+def add_member(dict table, keys, str m):
+    """:func:`dedup.storage._add_each`: add ``m`` to the set of each of ``keys``."""
+    cdef object s
+    for key in keys:
+        s = table.setdefault(key, m)
+        if s is m:
+            continue
+        if type(s) is str:
+            if <str> s != m:
+                table[key] = {s, m}
+        else:
+            (<set> s).add(m)
+
+
+def count_members(dict table, keys, max_len):
+    """:func:`dedup.storage._count` over the sets of ``keys`` in ``table``: how many hold
+    each member (sets of more than ``max_len`` members left out; None: no limit), counted in
+    the reference's order (the singletons first, then the larger sets), as a dict."""
+    cdef Py_ssize_t cap = -1 if max_len is None else max_len
+    cdef dict counts = {}
+    cdef list many = []
+    cdef object s, x
+    for key in keys:
+        s = table.get(key)
+        if s is None:
+            continue
+        if type(s) is str:
+            counts[s] = counts.get(s, 0) + 1
+        elif cap < 0 or len(<set> s) <= cap:
+            many.append(s)
+    for s in many:
+        for x in <set> s:
+            counts[x] = counts.get(x, 0) + 1
+    return counts
+
+
+def union_members(dict table, keys):
+    """The members of the sets of ``keys`` in ``table`` (as ``add_member`` keeps them), in
+    one new set: ``set().union(*dedup.storage._copies(map(table.get, keys)))``."""
+    cdef set out = set()
+    cdef object s
+    for key in keys:
+        s = table.get(key)
+        if s is None:
+            continue
+        if type(s) is str:
+            out.add(s)
+        else:
+            out.update(<set> s)
+    return out
+
+
+def multiples_of(hashes, uint64_t m):
+    """:meth:`dedup.containment.ContainmentDetector._posting_sampled`: the values of
+    ``hashes`` (non-negative ints) ≡ 0 (mod ``m``), in their iteration order, as a list."""
+    cdef list out = []
+    cdef object h
+    for h in hashes:
+        if (<uint64_t> h) % m == 0:
+            out.append(h)
     return out

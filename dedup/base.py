@@ -226,6 +226,14 @@ class PostingIndexDetector(Detector, Generic[F]):
     def score(self, query: F, stored: F) -> float:
         """How far ``stored`` duplicates ``query``, in [0, 1]; 0.0 = not a duplicate."""
 
+    def posting_hashes(self, feats: F) -> list[tuple[str, list[int]]] | None:
+        """The posting sets of ``feats`` as ``(prefix, hashes)`` groups when their keys are
+        ``prefix`` + a hash in hex (:func:`~dedup.storage.hex_keys`; the keys of
+        :meth:`posting_keys`, in its order), so the storage reaches them by the integers
+        (:meth:`~dedup.storage.IndexStorage.sadd_hashed`); None (the default): by
+        :meth:`posting_keys`."""
+        return None
+
     def indexed(self, feats: F) -> bool:
         """Whether a document with ``feats`` is stored at all."""
         return bool(self.posting_keys(feats))
@@ -261,7 +269,12 @@ class PostingIndexDetector(Detector, Generic[F]):
             if not self.indexed(feats):
                 return
             self.storage.hset(self.key("docs"), doc_id, feats.to_json())
-            self.storage.sadd_many(self.posting_keys(feats), doc_id)
+            groups = self.posting_hashes(feats)
+            if groups is None:
+                self.storage.sadd_many(self.posting_keys(feats), doc_id)
+            else:
+                for prefix, hashes in groups:
+                    self.storage.sadd_hashed(prefix, hashes, doc_id)
 
     def add(self, doc_id: str, doc: Doc) -> None:
         self.add_features(doc_id, self.features(doc))
@@ -272,7 +285,12 @@ class PostingIndexDetector(Detector, Generic[F]):
             return
         feats = self.feature_type.from_json(raw)
         with self.storage.batch():
-            self.storage.srem_many(self.posting_keys(feats), doc_id)
+            groups = self.posting_hashes(feats)
+            if groups is None:
+                self.storage.srem_many(self.posting_keys(feats), doc_id)
+            else:
+                for prefix, hashes in groups:
+                    self.storage.srem_hashed(prefix, hashes, doc_id)
             self.storage.hdel(self.key("docs"), doc_id)
 
     def check_and_add(self, doc_id: str, doc: Doc) -> Match | None:

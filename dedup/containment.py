@@ -259,7 +259,7 @@ import numpy as np
 
 from dedup.base import Doc, Match, PostingIndexDetector, register
 from dedup.compiled import features as _fx
-from dedup.storage import IndexStorage
+from dedup.storage import IndexStorage, hex_keys
 from topicrawl.errors import ConfigError
 
 
@@ -409,11 +409,6 @@ def span_keys(hashes: np.ndarray, m: int, span: int, start: int | None = None) -
     x ^= x >> np.uint64(33)
     x >>= np.uint64(32)
     return sorted(set(x.tolist()))
-
-
-def _hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
-    """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
-    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
 
 
 def _has_full(s: Sample) -> bool:
@@ -746,8 +741,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         self.k, self.m, self.posting_m = int(k), int(m), int(m) * int(posting_factor)
         self.min_sample, self.clean = int(min_sample), bool(clean)
         self._last: tuple[str, str, Sample] | None = None
-        self._keys_memo: tuple[Sample, list[str]] | None = None
-        self._post_memo: tuple[Sample, list[int], list[str]] | None = None
+        self._post_memo: tuple[Sample, list[int]] | None = None
         #: (the ``rv`` entries' stamp, the hashes they wait for): :meth:`_waited_for`
         self._waited: tuple[tuple[bytes | None, int], set[int]] | None = None
         #: (the ``dropped`` entries' stamp, each posting-sampled hash of their pages → the
@@ -755,12 +749,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         #: :meth:`_dropped_hashes`
         self._dropped_copy: tuple[tuple[bytes | None, int], dict[int, set[str]],
                                   dict[str, tuple[bytes, frozenset[int]]]] | None = None  # fmt: skip
-        self._kp = self.key("p", "")
+        #: the prefixes of the posting sets named by a hash (:func:`~dedup.storage.hex_keys`)
+        self._kp, self._ks, self._ksp = self.key("p", ""), self.key("s", ""), self.key("sp", "")
+        self._kq, self._kdp = self.key("q", ""), self.key("dp", "")
+        self._kw, self._krw = self.key("w", ""), self.key("rw", "")
         #: (entries read, the last one, the hashes they hold): :meth:`_small_hashes`
         self._small_copy: tuple[int, bytes, set[int]] | None = None
         #: (A, B, :meth:`_edit_score`'s answer): the last pair asked (asked again by the guard)
         self._edit_memo: tuple[Sample, Sample, tuple[float, int, int]] | None = None
-        self._span_memo: tuple[Sample, list[str]] | None = None
         #: the query's candidates that only the small documents' posting sets found
         self._guarded: tuple[Sample | None, set[str]] = (None, set())
         #: a set of the posting hits each stored document needs, rounded down (never
@@ -814,72 +810,57 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             self._spans = bool(mark is not None or not self.storage.hlen(self.key("docs")))
         return self._spans
 
-    def _posting(self, feats: Sample) -> tuple[list[int], list[str]]:
+    def _posting(self, feats: Sample) -> list[int]:
         """The posting-sampled hashes of ``feats`` (≡ 0 mod ``m·posting_factor``, in the
-        sample's order) and their hex forms, computed once for the document the cascade is
-        checking (query, add and the after-steps ask for them under several prefixes)."""
+        sample's order), computed once for the document the cascade is checking (query, add
+        and the after-steps ask for them under several prefixes)."""
         memo = self._post_memo
         if memo is not None and memo[0] is feats:
-            return memo[1], memo[2]
+            return memo[1]
         post = self._posting_sampled(feats.hashes)
-        hexes = list(map("%x".__mod__, post))
-        self._post_memo = (feats, post, hexes)
-        return post, hexes
+        self._post_memo = (feats, post)
+        return post
 
     def _posting_sampled(self, hashes: Iterable[int]) -> list[int]:
-        """The hashes of ``hashes`` ≡ 0 (mod ``m·posting_factor``), in their order."""
-        pm = self.posting_m
-        return [h for h in hashes if h % pm == 0]
-
-    def _posting_keys_of(self, prefix: str, feats: Sample) -> list[str]:
-        """``prefix`` + the hex form of each posting-sampled hash of ``feats``."""
-        return list(map(prefix.__add__, self._posting(feats)[1]))
+        """The hashes of ``hashes`` ≡ 0 (mod ``m·posting_factor``), in their order
+        (``[h for h in hashes if h % pm == 0]``, compiled: ``multiples_of``)."""
+        return _fx.multiples_of(hashes, self.posting_m)
 
     def _posting_hashes(self, feats: Sample) -> list[int]:
+        """The posting-sampled hashes of a document long enough to be indexed
+        (``min_sample`` hashes), else none: the hashes of its posting sets
+        (``containment:p:<hash>``)."""
         if len(feats.hashes) < self.min_sample:
             return []
-        return self._posting(feats)[0]
+        return self._posting(feats)
 
-    def _indexed_keys_of(self, prefix: str, feats: Sample) -> list[str]:
-        """:meth:`_posting_keys_of` for a document long enough to be indexed (``min_sample``
-        hashes), else none."""
-        return self._posting_keys_of(prefix, feats) if len(feats.hashes) >= self.min_sample else []
+    def _span_hashes(self, feats: Sample) -> tuple[int, ...]:
+        """The span keys of ``feats`` (its sets ``containment:s:<key>``; none for a document
+        too short to be indexed)."""
+        return feats.spans if len(feats.hashes) >= self.min_sample else ()
 
-    def _hash_keys(self, feats: Sample) -> list[str]:
-        """The posting sets of ``feats``' sub-sampled hashes (``containment:p:<hash>``)."""
-        memo = self._keys_memo  # query, then add: the same features
-        if memo is not None and memo[0] is feats:
-            return memo[1]
-        keys = self._indexed_keys_of(self._kp, feats)
-        self._keys_memo = (feats, keys)
-        return keys
-
-    def _span_keys(self, feats: Sample) -> list[str]:
-        """The posting sets of ``feats``' span keys (``containment:s:<key>``; none for a
-        document too short to be indexed)."""
-        memo = self._span_memo
-        if memo is not None and memo[0] is feats:
-            return memo[1]
-        keys: list[str] = []
-        if len(feats.hashes) >= self.min_sample:
-            prefix = self.key("s", "")
-            keys = _hex_keys(prefix, feats.spans)
-        self._span_memo = (feats, keys)
-        return keys
+    def posting_hashes(self, feats: Sample) -> list[tuple[str, list[int]]]:
+        """The hash posting sets (``containment:p:<hash>``), and on an index that has span
+        keys the span-key sets (``containment:s:<key>``) and, for a small document
+        (``full_under``), the small documents' posting sets (``containment:sp:<hash>``,
+        :meth:`_small_stored_candidates`)."""
+        post = self._posting_hashes(feats)
+        if not post:
+            return []
+        groups = [(self._kp, post)]
+        if self.spans_on():
+            groups.append((self._ks, list(feats.spans)))
+            if len(feats.hashes) < self.full_under:
+                groups.append((self._ksp, post))
+        return groups
 
     def posting_keys(self, feats: Sample) -> list[str]:
-        """The hash posting sets, and on an index that has span keys the span-key sets and,
-        for a small document (``full_under``), the small documents' posting sets
-        (:meth:`_small_stored_candidates`)."""
-        keys = self._hash_keys(feats)
-        if keys and self.spans_on():
-            keys = keys + self._span_keys(feats)
-            if len(feats.hashes) < self.full_under:
-                keys += self._small_keys(feats)
-        return keys
+        """The keys of :meth:`posting_hashes`' sets."""
+        return [k for prefix, hashes in self.posting_hashes(feats)
+                for k in hex_keys(prefix, hashes)]  # fmt: skip
 
     def indexed(self, feats: Sample) -> bool:
-        return bool(self._hash_keys(feats))
+        return bool(self._posting_hashes(feats))
 
     def candidates(self, feats: Sample) -> set[str]:
         """On an index with span keys (:meth:`spans_on`): the stored documents that share at
@@ -910,14 +891,14 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
     def _long_candidates(self, feats: Sample) -> set[str]:
         if not self.spans_on():
             return self.bound_candidates(feats)
-        keys = self._span_keys(feats)
-        if not keys or not self._hash_keys(feats):
+        spans = self._span_hashes(feats)
+        if not spans or not self._posting_hashes(feats):
             return set()
-        hits = self.storage.smembers_count(keys, max_len=self.span_cap)
+        hits = self.storage.smembers_count_hashed(self._ks, spans, max_len=self.span_cap)
         if not hits:
             return set()
         share, n_q = self.span_share, feats.length
-        rev_need = share * len(keys) - 1e-9 if self.reverse and n_q >= self.min_contained else None
+        rev_need = share * len(spans) - 1e-9 if self.reverse and n_q >= self.min_contained else None
 
         def keep(h: int, n_spans: int, length: int) -> bool:
             return (h >= share * n_spans - 1e-9 and n_q + 1e-9 >= self.threshold * length) or (
@@ -925,11 +906,6 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             )
 
         return self._sized(hits, list(hits), "sn", keep)
-
-    def _small_keys(self, feats: Sample) -> list[str]:
-        """The small documents' posting sets of ``feats``' posting-sampled hashes
-        (``containment:sp:<hash>``)."""
-        return self._indexed_keys_of(self.key("sp", ""), feats)
 
     def _small_stored_candidates(self, feats: Sample) -> set[str]:
         """The forward candidates among the small stored documents (:attr:`full_under`) on
@@ -945,13 +921,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return set()
         held = self._small_hashes()
         if held is None:  # (an index of an earlier version: every set read)
-            keys = self._small_keys(feats)
+            post = self._posting_hashes(feats)
         elif len(feats.hashes) >= self.min_sample:  # only the sets that may hold a document
-            prefix, (post, hexes) = self.key("sp", ""), self._posting(feats)
-            keys = [prefix + x for h, x in zip(post, hexes, strict=True) if h in held]
+            post = [h for h in self._posting(feats) if h in held]
         else:
-            keys = []
-        hits = self.storage.smembers_count(keys)
+            post = []
+        hits = self.storage.smembers_count_hashed(self._ksp, post)
         if not hits:
             return set()
         n_q = feats.length
@@ -1003,8 +978,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not self.reverse or (share is not None and feats.length < self.min_contained
                                 and not self._short(feats)):  # fmt: skip
             return set()
-        hits = self.storage.smembers_count(self._posting_keys_of(self._kp, feats))
-        posting = len(self._posting(feats)[0])
+        hits = self.storage.smembers_count_hashed(self._kp, self._posting(feats))
+        posting = len(self._posting(feats))
         need = (posting - (1.0 - self.threshold) * len(feats.hashes) if share is None
                 else share * posting) - 1e-9  # fmt: skip
         n_q = feats.length
@@ -1033,10 +1008,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         |P(Q)| − (1 − θ)·|S(Q)|) and that are longer than the query (see the module
         docstring); a document indexed without its sizes (an index of an earlier version) is
         always a candidate."""
-        keys = self._hash_keys(feats)
-        if not keys:
+        post = self._posting_hashes(feats)
+        if not post:
             return set()
-        hits = self.storage.smembers_count(keys)
+        hits = self.storage.smembers_count_hashed(self._kp, post)
         if not hits:
             return set()
         slack, n_q = 1.0 - self.threshold, feats.length
@@ -1045,7 +1020,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         rev_need = None
         if (self.reverse and len(feats.hashes) >= self.min_sample
                 and n_q >= self.min_contained):  # fmt: skip
-            rev_need = len(keys) - slack * len(feats.hashes) - 1e-9
+            rev_need = len(post) - slack * len(feats.hashes) - 1e-9
             floor = min(floor, math.floor(rev_need))
         ids = [d for d, h in hits.items() if h >= floor] if floor > 0 else list(hits)
 
@@ -1071,7 +1046,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 log = self.key("spl")
                 if not self.storage.llen(log):
                     self.storage.rpush(log, "-" if self.storage.hlen(self.key("sp")) else "+")
-                self.storage.rpush(log, np.asarray(self._posting(feats)[0], "<u4").tobytes())
+                self.storage.rpush(log, np.asarray(self._posting(feats), "<u4").tobytes())
             super().add_features(doc_id, feats)
             if self.indexed(feats):
                 if spans:
@@ -1079,13 +1054,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                     self.storage.set(self.key("spans"), str(self.span_factor))
                     self.storage.hset(self.key("sn"), doc_id,
                                       f"{len(feats.spans)},{feats.length}")  # fmt: skip
-                size, posting = len(feats.hashes), len(self._hash_keys(feats))
+                size, posting = len(feats.hashes), len(self._posting_hashes(feats))
                 self.storage.hset(self.key("n"), doc_id, f"{size},{posting},{feats.length}")
                 need = math.floor(posting - (1.0 - self.threshold) * size - 1e-9)
                 self.storage.sadd(self._need_key, str(max(0, need)))
             elif self._stored_short_doc(feats):
                 self.storage.hset(self.key("short"), doc_id, feats.to_json())
-                self.storage.sadd_many(self._short_keys(feats), doc_id)
+                self.storage.sadd_hashed(self._kq, feats.hashes, doc_id)
             else:
                 return
             if len(feats.hashes) < self.full_under and feats.full is not None:
@@ -1108,7 +1083,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             raw = self.storage.hget(self.key("short"), doc_id)
             if raw is not None:
                 feats = Sample.from_json(raw)
-                self.storage.srem_many(self._short_keys(feats), doc_id)
+                self.storage.srem_hashed(self._kq, feats.hashes, doc_id)
                 self.storage.hdel(self.key("short"), doc_id)
 
     def score(self, query: Sample, stored: Sample) -> float:
@@ -1241,12 +1216,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         does not cover), and for each whether some other indexed document holds it."""
         pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
         rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
-        sets = self.storage.smembers_many(_hex_keys(self.key("p", ""), rest))
+        sets = self.storage.smembers_hashed(self._kp, rest)
         held = [bool(members - {doc_id}) for members in sets]
         if not all(held) and self.min_short and self.storage.hlen(self.key("short")):
             # a short document holds material too (an article of 70 letters spliced whole)
             more = [h for h, x in zip(rest, held, strict=True) if not x]
-            shorts = self.storage.smembers_many(_hex_keys(self.key("q", ""), more))
+            shorts = self.storage.smembers_hashed(self._kq, more)
             by = {h: bool(members - {doc_id}) for h, members in zip(more, shorts, strict=True)}
             held = [x or by[h] for h, x in zip(rest, held, strict=True)]
         return rest, held
@@ -1381,11 +1356,6 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """Whether :meth:`add_features` stores ``feats`` among the short documents."""
         return self._short(feats) and len(feats.hashes) < self.min_sample
 
-    def _short_keys(self, feats: Sample) -> list[str]:
-        """A short document's posting sets: every sampled hash (``containment:q:<hash>``)."""
-        prefix = self.key("q", "")
-        return _hex_keys(prefix, feats.hashes)
-
     def _short_matches(self, feats: Sample) -> list[Match]:
         """Short stored documents contained in the query (score c(stored, query)) whose
         material beyond them in the query is held by other indexed documents (share ≥
@@ -1394,7 +1364,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         short first half. Best share of the query first, as the forward rule ranks."""
         if not (self.min_short and self.spliced) or not self.storage.hlen(self.key("short")):
             return []
-        hits = self.storage.smembers_count(self._short_keys(feats))
+        hits = self.storage.smembers_count_hashed(self._kq, feats.hashes)
         ids = sorted(d for d, h in hits.items())
         out, refused = [], []
         for d, s in self._stored_short(ids):
@@ -1433,12 +1403,10 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         narrowed: dict[str, tuple[bytes, list[int]]] = {}
         fields: list[str] = []
         if self.indexed(feats) and self.storage.hlen(pend):
-            fields = sorted(self.storage.smembers_count(
-                self._posting_keys_of(self.key("w", ""), feats)))  # fmt: skip
+            fields = sorted(self.storage.smembers_count_hashed(self._kw, self._posting(feats)))
         elif self._stored_short_doc(feats) and self.storage.hlen(pend):
             # a short document holds material too (:meth:`_beyond`)
-            keys = self._posting_keys_of(self.key("w", ""), feats)
-            fields = sorted(self.storage.smembers_count(keys))
+            fields = sorted(self.storage.smembers_count_hashed(self._kw, self._posting(feats)))
         for field, raw in zip(fields, self.storage.hmget(pend, fields) if fields else [],
                               strict=True):  # fmt: skip
             if raw is None:  # forgotten (its waiting sets are cleaned with it)
@@ -1486,7 +1454,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 keep = set(unheld)
                 gone = [h for h in np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
                         if h not in keep]  # fmt: skip
-                self.storage.srem_many([self.key("w", format(h, "x")) for h in gone], field)
+                self.storage.srem_hashed(self._kw, gone, field)
                 packed = np.array(sorted(keep), dtype="<u4").tobytes()
                 self.storage.hset(pend, field, seq + b":" + base64.b64encode(packed))
             if new:
@@ -1495,7 +1463,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                     field = json.dumps([c, s], ensure_ascii=False)
                     packed = np.array(sorted(unheld), dtype="<u4").tobytes()
                     self.storage.hset(pend, field, f"{seq}:{base64.b64encode(packed).decode()}")
-                    self.storage.sadd_many([self.key("w", format(h, "x")) for h in unheld], field)
+                    self.storage.sadd_hashed(self._kw, unheld, field)
                 if self.storage.hlen(pend) > self.recheck:
                     entries = self.storage.hgetall(pend)
                     old = sorted(entries, key=lambda f: (int(entries[f].split(b":", 1)[0]), f))
@@ -1513,7 +1481,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         """Drop one remembered pair and its waiting sets."""
         packed = raw.split(b":", 1)[1]
         unheld = np.frombuffer(base64.b64decode(packed), dtype="<u4").tolist()
-        self.storage.srem_many([self.key("w", format(h, "x")) for h in unheld], field)
+        self.storage.srem_hashed(self._kw, unheld, field)
         self.storage.hdel(self.key("pending"), field)
 
     def reprints_of(self, doc: Doc) -> list[Match]:
@@ -1586,7 +1554,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 if letters is not None:
                     self.storage.hset(self.key("dl"), doc_id, _pack_letters(letters))
             posting = self._posting_sampled(page_hashes)
-            self.storage.sadd_many(_hex_keys(self.key("dp", ""), posting), doc_id)
+            self.storage.sadd_hashed(self._kdp, posting, doc_id)
             if self.storage.hlen(self.key("dropped")) > self.reattribute:
                 # the oldest forgotten, down to 3/4 of the bound (one read of the entries per
                 # quarter of it, not per page)
@@ -1634,8 +1602,8 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             return []
         inv = self._dropped_hashes()
         hits: dict[str, int] = {}
-        for h in self._posting(feats)[0]:
-            for d in inv.get(h, ()):
+        for h in inv.keys() & self._posting(feats):  # (the few held, found in C)
+            for d in inv[h]:
                 hits[d] = hits.get(d, 0) + 1
         if not hits:
             return []
@@ -1690,7 +1658,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             page = Sample.from_json(raw)
             posting = self._posting_sampled(page.hashes)
             with self.storage.batch():
-                self.storage.srem_many(_hex_keys(self.key("dp", ""), posting), doc_id)
+                self.storage.srem_hashed(self._kdp, posting, doc_id)
                 for name in ("dropped", "dd", "df", "dl"):
                     self.storage.hdel(self.key(name), doc_id)
 
@@ -1723,15 +1691,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         # a probe: the posting-sampled hashes ≡ 0 mod posting_m·REATTRIBUTE_PROBE (a uniform
         # subsample), every one for a small document
         probe_m = self.posting_m * (1 if small else REATTRIBUTE_PROBE)
-        post, hexes = self._posting(feats)
-        at = [j for j, h in enumerate(post) if h % probe_m == 0]
+        probe = [h for h in self._posting(feats) if h % probe_m == 0]
         held = self._dropped_hashes()
-        if held.keys().isdisjoint([post[j] for j in at]):
+        if held.keys().isdisjoint(probe):
             return []  # no remembered page holds any of the probe's hashes
         # the sets of the other hashes are empty (the copy is a superset): not read
-        prefix = self.key("dp", "")
-        hits = self.storage.smembers_count([prefix + hexes[j] for j in at if post[j] in held])
-        need = max(1.0, 0.5 * len(at)) - 1e-9
+        hits = self.storage.smembers_count_hashed(self._kdp, [h for h in probe if h in held])
+        need = max(1.0, 0.5 * len(probe)) - 1e-9
         ids = sorted(d for d, h in hits.items() if h >= need and d != doc_id)
         if not ids:
             return []
@@ -1832,7 +1798,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                              "description": doc.description, "url": doc.url,
                              "published": doc.published, "lang": doc.lang}}  # fmt: skip
             self.storage.hset(self.key("rv"), doc_id, json.dumps(entry, ensure_ascii=False))
-            self.storage.sadd_many([self.key("rw", format(h, "x")) for h in unheld], doc_id)
+            self.storage.sadd_hashed(self._krw, unheld, doc_id)
             if self.storage.hlen(self.key("rv")) > self.revive:
                 entries = self.storage.hgetall(self.key("rv"))
                 seqs = {d: json.loads(raw)["seq"] for d, raw in entries.items()}
@@ -1848,7 +1814,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
                 continue
             unheld = json.loads(raw)["unheld"]
             with self.storage.batch():
-                self.storage.srem_many([self.key("rw", format(h, "x")) for h in unheld], doc_id)
+                self.storage.srem_hashed(self._krw, unheld, doc_id)
                 self.storage.hdel(self.key("rv"), doc_id)
 
     def revivals(self, doc_id: str, doc: Doc) -> list[tuple[Match, str, Doc]]:
@@ -1866,12 +1832,13 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not (self.indexed(feats) or self._stored_short_doc(feats)):
             return []
         waited = self._waited_for()
-        post, hexes = self._posting(feats)
+        post = self._posting(feats)
         if waited.isdisjoint(post):
             return []  # no remembered source waits for any of its hashes
-        prefix = self.key("rw", "")  # (the other hashes' sets are empty: not read)
-        ids = sorted(self.storage.smembers_count(
-            [prefix + x for h, x in zip(post, hexes, strict=True) if h in waited]))  # fmt: skip
+        # (the other hashes' sets are empty: not read)
+        ids = sorted(
+            self.storage.smembers_count_hashed(self._krw, [h for h in post if h in waited])
+        )
         if not ids:
             return []
         out: list[tuple[Match, str, Doc]] = []
@@ -1906,7 +1873,7 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
             keep = set(unheld)
             gone = [h for h in entry["unheld"] if h not in keep]
             with self.storage.batch():
-                self.storage.srem_many([self.key("rw", format(h, "x")) for h in gone], s)
+                self.storage.srem_hashed(self._krw, gone, s)
                 entry["unheld"] = sorted(keep)
                 self.storage.hset(rv, s, json.dumps(entry, ensure_ascii=False))
         self._refused = None

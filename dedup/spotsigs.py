@@ -872,11 +872,6 @@ def _signature_hashes(sigs: Mapping[str, int]) -> np.ndarray:
                      for k in range(1, c + 1)], dtype=np.uint32)  # fmt: skip
 
 
-def _hex_list(prefix: str, values: Iterable[int]) -> list[str]:
-    """``[prefix + format(v, "x") for v in values]``, formatted in C (``str.__mod__``)."""
-    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
-
-
 class _SpotTable:
     """The antecedents of one language as lookups on code points: the first letters of
     every antecedent, its one-letter antecedents and its two-letter starts (an antecedent of
@@ -1067,7 +1062,9 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         self._add = rng.integers(0, 2**32, size=n, dtype=np.uint32)
         self._cache: dict[str, Counter[str]] = {}
         self._tables: dict[str, _SpotTable] = {}
-        self._sketch_memo: tuple[str, str, tuple[np.ndarray, list[str], list[str]]] | None = None
+        self._sketch_memo: tuple[str, str, tuple[np.ndarray, list[int], list[int]]] | None = None
+        #: the prefixes of the band posting sets (:func:`~dedup.storage.hex_keys`)
+        self._klb, self._ksb = self.key("lb", ""), self.key("sb", "")
 
     # -- features ------------------------------------------------------------------------
     def _config_fingerprint(self) -> str:
@@ -1102,24 +1099,24 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         (:func:`minhash_values`, compiled)."""
         return _fx.minhash(np.ascontiguousarray(h, dtype=np.uint32), self._mul, self._add)
 
-    def _band_keys(self, mh: np.ndarray, kind: str = "lb") -> list[str]:
-        """The band posting sets of a minhash (``spotsigs:<kind>:<band>:<its rows mixed>``:
-        ``lb`` of the stand-ins, ``sb`` of a short text's signatures; :func:`band_values`,
-        compiled)."""
+    def _bands(self, mh: np.ndarray) -> list[int]:
+        """The bands of a minhash, each's rows mixed (:func:`band_values`, compiled): the hashes
+        of its band posting sets (``spotsigs:<kind>:<hash>``, ``lb`` of the stand-ins, ``sb``
+        of a short text's signatures)."""
         mh = np.ascontiguousarray(mh, dtype=np.uint32)
-        return _hex_list(self.key(kind, ""), _fx.band_mix(mh, self.letter_bands, self.letter_rows))
+        return _fx.band_mix(mh, self.letter_bands, self.letter_rows)
 
-    def sketch(self, doc: Doc) -> tuple[np.ndarray, list[str], list[str]]:
-        """The page's stand-ins' minhash, its band keys (none for a text without letters)
-        and, for a :meth:`short` text, the band keys of its signatures' minhash."""
+    def sketch(self, doc: Doc) -> tuple[np.ndarray, list[int], list[int]]:
+        """The page's stand-ins' minhash, its bands (:meth:`_bands`; none for a text without
+        letters) and, for a :meth:`short` text, the bands of its signatures' minhash."""
         memo = self._sketch_memo
         if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
             return memo[2]
         mh = self._minhash(self.spot_hashes(doc))
-        sig_keys = []
+        sig_bands = []
         if self.short(doc):
-            sig_keys = self._band_keys(self._minhash(_signature_hashes(self.features(doc))), "sb")
-        out = (mh, self._band_keys(mh), sig_keys)
+            sig_bands = self._bands(self._minhash(_signature_hashes(self.features(doc))))
+        out = (mh, self._bands(mh), sig_bands)
         self._sketch_memo = (doc.text, doc.lang, out)
         return out
 
@@ -1154,18 +1151,24 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         on at least ``letter_floor`` of its values, and for a :meth:`short` page the stored
         short documents whose signatures' minhash shares a band with its own; sorted."""
         self._check_config()
-        mh, keys, sig_keys = self.sketch(doc)
-        out = set(self._union(sig_keys)) if sig_keys else set()
-        ids = sorted(self._union(keys) - out) if keys else []
+        mh, bands, sig_bands = self.sketch(doc)
+        out = self._union(self._ksb, sig_bands) if sig_bands else set()
+        ids = sorted(self._union(self._klb, bands) - out) if bands else []
         if ids:
             need = self.letter_floor * len(mh) - 1e-9
-            for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids), strict=True):
-                if raw is not None and int((np.frombuffer(raw, dtype="<u4") == mh).sum()) >= need:
-                    out.add(d)
+            got = [(d, raw) for d, raw in zip(ids, self.storage.hmget(self.key("lm"), ids),
+                                              strict=True) if raw is not None]  # fmt: skip
+            rows = np.frombuffer(b"".join(raw for _, raw in got), dtype="<u4")
+            if len(rows) == len(got) * len(mh):  # (every stored minhash has the query's size)
+                # the values each stored minhash shares with the page's, in one comparison
+                agree = (rows.reshape(len(got), len(mh)) == mh).sum(axis=1).tolist()
+            else:
+                agree = [int((np.frombuffer(raw, dtype="<u4") == mh).sum()) for _, raw in got]
+            out.update(d for (d, _), a in zip(got, agree, strict=True) if a >= need)
         return sorted(out)
 
-    def _union(self, keys: list[str]) -> set[str]:
-        return set().union(*self.storage.smembers_many(keys))
+    def _union(self, prefix: str, bands: list[int]) -> set[str]:
+        return self.storage.sunion_hashed(prefix, bands)
 
     def query(self, doc: Doc) -> list[Match]:
         ids = self.candidates(doc)
@@ -1188,18 +1191,20 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         return found
 
     def add(self, doc_id: str, doc: Doc) -> None:
-        mh, keys, sig_keys = self.sketch(doc)
+        mh, bands, sig_bands = self.sketch(doc)
         with self.storage.lock(self.name):
             self._remove_locked(doc_id)
             if not self._config_checked:
                 self.storage.set(self.key("config"), self._config_fingerprint())
                 self._config_checked = True
-            if not keys:
+            if not bands:
                 return
             blob = f"{doc.lang}\x00{doc.text}".encode("utf-16-le", "surrogatepass")
             self.storage.hset(self.key("lt"), doc_id, blob)
             self.storage.hset(self.key("lm"), doc_id, mh.astype("<u4").tobytes())
-            self.storage.sadd_many(keys + sig_keys, doc_id)
+            self.storage.sadd_hashed(self._klb, bands, doc_id)
+            if sig_bands:
+                self.storage.sadd_hashed(self._ksb, sig_bands, doc_id)
         # segmented already (it had candidates; SpotSigsDetector.features' memo): keep them
         memo = self._last
         if memo is not None and memo[0] is doc.text and memo[1] == doc.lang:
@@ -1210,15 +1215,15 @@ class LetterCandidatesSpotSigs(SpotSigsDetector):
         self._cache.pop(doc_id, None)
         if raw is None:
             return
-        keys = self._band_keys(np.frombuffer(raw, dtype="<u4"))
+        self.storage.srem_hashed(self._klb, self._bands(np.frombuffer(raw, dtype="<u4")), doc_id)
         text = self.storage.hget(self.key("lt"), doc_id)
         if text is not None:  # a short text's signature bands: segmented again (it is short)
             lang, _, body = text.decode("utf-16-le", "surrogatepass").partition("\x00")
             doc = Doc(body, lang=lang)
             if self.short(doc):
                 sigs = self.signatures(tokenize(body, lang), lang)
-                keys += self._band_keys(self._minhash(_signature_hashes(sigs)), "sb")
-        self.storage.srem_many(keys, doc_id)
+                sig_bands = self._bands(self._minhash(_signature_hashes(sigs)))
+                self.storage.srem_hashed(self._ksb, sig_bands, doc_id)
         self.storage.hdel(self.key("lt"), doc_id)
         self.storage.hdel(self.key("lm"), doc_id)
 

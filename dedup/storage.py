@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -43,6 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from dedup.compiled import features as _fx
 from topicrawl.errors import ConfigError, StorageError
 
 Value = bytes | str | int | float
@@ -97,6 +99,19 @@ def _s(member: Any) -> str:
     if isinstance(member, bytes):
         return member.decode("utf-8")
     return str(member)
+
+
+def hex_keys(prefix: str, values: Iterable[int]) -> list[str]:
+    """``[prefix + format(v, "x") for v in values]`` (formatted in C, ``str.__mod__``): the
+    keys of the posting sets :meth:`IndexStorage.sadd_hashed` and the rest name. ``prefix``
+    ends with ``:`` and the values are non-negative (hashes)."""
+    if not prefix.endswith(":"):
+        raise ValueError(f"a hashed key prefix ends with ':', not {prefix!r}")
+    return list(map((prefix.replace("%", "%%") + "%x").__mod__, values))
+
+
+#: the canonical hex form of a non-negative integer (``format(v, "x")``)
+_HEX = re.compile(r"0|[1-9a-f][0-9a-f]*")
 
 
 class IndexStorage(ABC):
@@ -170,6 +185,33 @@ class IndexStorage(ABC):
         if max_len is not None:
             sets = [s for s in sets if len(s) <= max_len]
         return Counter(itertools.chain.from_iterable(sets))
+
+    # -- posting sets named by a hash ------------------------------------------------------
+    # ``prefix`` + the hex form of a non-negative integer (``containment:p:1f3a``): a detector
+    # passes the integers, so the memory backend keys its sets by them (no key string built
+    # and hashed per set, :class:`MemoryStorage`); the other backends store the same keys
+    # as strings (these defaults), so their layout is that of ``sadd_many`` and the rest.
+    def sadd_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
+        """``sadd_many(hex_keys(prefix, values), member)``."""
+        self.sadd_many(hex_keys(prefix, values), member)
+
+    def srem_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
+        """``srem_many(hex_keys(prefix, values), member)``."""
+        self.srem_many(hex_keys(prefix, values), member)
+
+    def smembers_hashed(self, prefix: str, values: Iterable[int]) -> list[set[str]]:
+        """``smembers_many(hex_keys(prefix, values))``."""
+        return self.smembers_many(hex_keys(prefix, values))
+
+    def smembers_count_hashed(
+        self, prefix: str, values: Iterable[int], max_len: int | None = None
+    ) -> Counter[str]:
+        """``smembers_count(hex_keys(prefix, values), max_len)``."""
+        return self.smembers_count(hex_keys(prefix, values), max_len)
+
+    def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
+        """The members of any of the sets: ``set().union(*smembers_hashed(prefix, values))``."""
+        return set().union(*self.smembers_hashed(prefix, values))
 
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
@@ -267,7 +309,12 @@ def _norm_range(n: int, start: int, end: int) -> tuple[int, int]:
 
 
 class MemoryStorage(IndexStorage):
-    """In-process dicts: for tests, benchmarks and single-process crawls that need no resume."""
+    """In-process dicts: for tests, benchmarks and single-process crawls that need no resume.
+
+    Posting sets named by a hash (:meth:`sadd_hashed` and the rest) are kept in one dict
+    per prefix keyed by the integer, so a page's ~200 posting-set writes and ~90 reads
+    build and hash no key string; the string API reaches the same sets (``prefix`` + the
+    canonical hex form of the integer names the set of that integer, :meth:`_slot`)."""
 
     type = "memory"
 
@@ -278,6 +325,8 @@ class MemoryStorage(IndexStorage):
         #: index — a span key, a rare shingle — hold one document: a Python set object costs
         #: ~200 bytes more than a reference to the document id)
         self._sets: dict[str, set[str] | str] = {}
+        #: the sets named by a hash: prefix → the integer → its set (singletons as above)
+        self._hashed: dict[str, dict[int, set[str] | str]] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
         self._lists: dict[str, list[bytes]] = {}
         self._mutex = threading.RLock()
@@ -293,11 +342,14 @@ class MemoryStorage(IndexStorage):
 
     def delete(self, *keys: str) -> None:
         for key in keys:
-            for store in (self._values, self._sets, self._hashes, self._lists):
+            for store in (self._values, self._hashes, self._lists):
                 store.pop(key, None)
+            table, k = self._slot(key)
+            table.pop(k, None)
 
     def exists(self, key: str) -> bool:
-        return any(key in s for s in (self._values, self._sets, self._hashes, self._lists))
+        table, k = self._slot(key)
+        return k in table or any(key in s for s in (self._values, self._hashes, self._lists))
 
     def incr(self, key: str, amount: int = 1) -> int:
         with self._mutex:
@@ -305,82 +357,97 @@ class MemoryStorage(IndexStorage):
             self._values[key] = str(value).encode()
             return value
 
-    def sadd(self, key: str, *members: Any) -> None:
-        for m in members:
-            self._sadd1(key, _s(m))
+    # -- sets --------------------------------------------------------------------------
+    def _slot(self, key: str) -> tuple[dict[Any, set[str] | str], Any]:
+        """The dict and the key under which the set ``key`` is kept: the hashed sets of the
+        prefix up to its last ``:`` with the integer of the rest, when that prefix has hashed
+        sets and the rest is the canonical hex form of an integer; else ``_sets``, ``key``."""
+        if self._hashed:
+            i = key.rfind(":") + 1
+            table = self._hashed.get(key[:i]) if i else None
+            if table is not None and _HEX.fullmatch(key, i):
+                return table, int(key[i:], 16)
+        return self._sets, key
 
-    def _sadd1(self, key: str, m: str) -> None:
-        sets = self._sets
-        s = sets.get(key)
-        if s is None:
-            sets[key] = m  # a singleton: the member itself
-        elif s.__class__ is str:
-            if s != m:
-                sets[key] = {s, m}
-        else:
-            s.add(m)
+    def _table(self, prefix: str) -> dict[int, set[str] | str]:
+        """The hashed sets of ``prefix``, made on first use: the sets stored under the string
+        keys they stand for move in (so both APIs always reach one set)."""
+        table = self._hashed.get(prefix)
+        if table is None:
+            if not prefix.endswith(":"):
+                raise ValueError(f"a hashed key prefix ends with ':', not {prefix!r}")
+            table, n = {}, len(prefix)
+            for key in [k for k in self._sets if k.startswith(prefix) and _HEX.fullmatch(k, n)]:
+                table[int(key[n:], 16)] = self._sets.pop(key)
+            self._hashed[prefix] = table
+        return table
+
+    def sadd(self, key: str, *members: Any) -> None:
+        table, k = self._slot(key)
+        for m in members:
+            _add_each(table, (k,), _s(m))
 
     def srem(self, key: str, *members: Any) -> None:
-        s = self._sets.get(key)
-        if s is None:
-            return
-        if s.__class__ is str:
-            if any(_s(m) == s for m in members):
-                del self._sets[key]
-            return
-        s.difference_update(_s(m) for m in members)
-        if len(s) == 1:
-            self._sets[key] = next(iter(s))
-        elif not s:
-            del self._sets[key]
+        table, k = self._slot(key)
+        _discard(table, k, members)
 
     def sadd_many(self, keys: Iterable[str], member: Any) -> None:
-        m, sets = _s(member), self._sets
-        setdefault = sets.setdefault
-        for key in keys:  # (_sadd1, inlined: a document has ~200 posting keys)
-            s = setdefault(key, m)  # a new key: the singleton, stored
-            if s is m:
-                continue
-            if s.__class__ is str:
-                if s != m:
-                    sets[key] = {s, m}
-            else:
-                s.add(m)
+        m = _s(member)
+        if not self._hashed:
+            _fx.add_member(self._sets, keys, m)
+            return
+        for table, k in map(self._slot, keys):
+            _add_each(table, (k,), m)
+
+    def sadd_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
+        _fx.add_member(self._table(prefix), values, _s(member))
+
+    def srem_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
+        table, members = self._table(prefix), (member,)
+        for v in values:
+            _discard(table, v, members)
 
     def smembers(self, key: str) -> set[str]:
-        s = self._sets.get(key)
+        table, k = self._slot(key)
+        s = table.get(k)
         if s is None:
             return set()
         return {s} if s.__class__ is str else set(s)
 
+    def _gets(self, keys: Iterable[str]) -> Iterable[set[str] | str | None]:
+        if not self._hashed:
+            return map(self._sets.get, keys)
+        return [table.get(k) for table, k in map(self._slot, keys)]
+
     def smembers_many(self, keys: Iterable[str]) -> list[set[str]]:
-        get, out = self._sets.get, []
-        for k in keys:  # (smembers, inlined: SpotSigs' band keys, 32 a page)
-            s = get(k)
-            out.append(set() if s is None else {s} if s.__class__ is str else set(s))
-        return out
+        return _copies(self._gets(keys))
+
+    def smembers_hashed(self, prefix: str, values: Iterable[int]) -> list[set[str]]:
+        return _copies(map(self._table(prefix).get, values))
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
-        single, many = [], []
-        # most keys of a query are absent (a page's posting hashes that no other page holds)
-        for s in [s for s in map(self._sets.get, keys) if s is not None]:
-            if s.__class__ is str:
-                single.append(s)
-            elif max_len is None or len(s) <= max_len:
-                many.append(s)
-        out = Counter(single)
-        for s in many:
-            out.update(s)
-        return out
+        if not self._hashed:
+            return Counter(_fx.count_members(self._sets, keys, max_len))
+        return _count(self._gets(keys), max_len)
+
+    def smembers_count_hashed(
+        self, prefix: str, values: Iterable[int], max_len: int | None = None
+    ) -> Counter[str]:
+        return Counter(_fx.count_members(self._table(prefix), values, max_len))
+
+    def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
+        return _fx.union_members(self._table(prefix), values)
 
     def sismember(self, key: str, member: Any) -> bool:
-        s = self._sets.get(key)
+        table, k = self._slot(key)
+        s = table.get(k)
         if s is None:
             return False
         return s == _s(member) if s.__class__ is str else _s(member) in s
 
     def scard(self, key: str) -> int:
-        s = self._sets.get(key)
+        table, k = self._slot(key)
+        s = table.get(k)
         if s is None:
             return 0
         return 1 if s.__class__ is str else len(s)
@@ -425,6 +492,9 @@ class MemoryStorage(IndexStorage):
         out: set[str] = set()
         for store in (self._values, self._sets, self._hashes, self._lists):
             out.update(k for k in store if k.startswith(prefix))
+        for p, table in self._hashed.items():
+            if p.startswith(prefix) or prefix.startswith(p):
+                out.update(k for k in hex_keys(p, table) if k.startswith(prefix))
         return sorted(out)
 
     def batch(self) -> _MemoryHold:
@@ -437,6 +507,61 @@ class MemoryStorage(IndexStorage):
                 lk = self._locks.setdefault(name, threading.RLock())
                 held = self._held.setdefault(name, _MemoryHold(self, lk))
         return held
+
+
+def _add_each(table: dict[Any, set[str] | str], keys: Iterable[Any], m: str) -> None:
+    """Add ``m`` to the set of each of ``keys`` in ``table`` (a set of one member is the
+    member itself: :class:`MemoryStorage`); the reference of the compiled loop
+    (``dedup._features.add_member``) that a page's ~200 posting-set writes run."""
+    setdefault = table.setdefault
+    for key in keys:
+        s = setdefault(key, m)  # a new key: the singleton, stored
+        if s is m:
+            continue
+        if s.__class__ is str:
+            if s != m:
+                table[key] = {s, m}
+        else:
+            s.add(m)
+
+
+def _discard(table: dict[Any, set[str] | str], key: Any, members: Iterable[Any]) -> None:
+    """Take ``members`` out of the set of ``key`` in ``table`` (a set left with one member
+    becomes the member, an empty one is deleted)."""
+    s = table.get(key)
+    if s is None:
+        return
+    if s.__class__ is str:
+        if any(_s(m) == s for m in members):
+            del table[key]
+        return
+    s.difference_update(_s(m) for m in members)
+    if len(s) == 1:
+        table[key] = next(iter(s))
+    elif not s:
+        del table[key]
+
+
+def _copies(sets: Iterable[set[str] | str | None]) -> list[set[str]]:
+    """Each stored set of ``sets`` as a new set (None: empty)."""
+    return [set() if s is None else {s} if s.__class__ is str else set(s) for s in sets]
+
+
+def _count(sets: Iterable[set[str] | str | None], max_len: int | None) -> Counter[str]:
+    """How many of the stored ``sets`` hold each member, sets of more than ``max_len``
+    members left out (:meth:`IndexStorage.smembers_count`); the reference of the compiled
+    count (``dedup._features.count_members``)."""
+    single, many = [], []
+    # most keys of a query are absent (a page's posting hashes that no other page holds)
+    for s in [s for s in sets if s is not None]:
+        if s.__class__ is str:
+            single.append(s)
+        elif max_len is None or len(s) <= max_len:
+            many.append(s)
+    out = Counter(single)
+    for s in many:
+        out.update(s)
+    return out
 
 
 class _MemoryHold:

@@ -97,6 +97,8 @@ _DISCLAIMER = re.compile(
     r"^[【\[]?(?:特别)?[声聲]明[】\]]?\s*[:：]|"
     r"版[权權]归.{0,16}所有",
 )
+#: a longer line that opens with a disclaimer heading
+_DISCLAIMER_HEAD = re.compile(_LEAD + r"免[责責][声聲]明")
 
 _EDITOR_KEYS = (
     "责任编辑|責任編輯|责编|責編|编辑|編輯|主编|审核|審核|审校|校对|校對|监制|值班编辑|"
@@ -671,7 +673,7 @@ class Cleaner:
             return "copyright"
         if c["disclaimer"] and (
             (short and _DISCLAIMER.search(core))
-            or (n <= 3 * c["max_rule_line_chars"] and re.match(_LEAD + r"免[责責][声聲]明", core))
+            or (n <= 3 * c["max_rule_line_chars"] and _DISCLAIMER_HEAD.match(core))
         ):
             return "disclaimer"
         if c["editor"] and (

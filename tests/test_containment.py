@@ -1109,13 +1109,15 @@ def test_the_small_documents_log_reads_only_sets_that_may_hold_one(kind, tmp_pat
     assert one.storage.lrange(one.key("spl"), 0, 0) == [b"+"]
     assert "src" in found(one)
     held = one._small_hashes()
-    assert held is not None and set(one._posting(two.features(Doc(src)))[0]) <= held
-    read: list[list[str]] = []
-    count = one.storage.smembers_count
-    one.storage.smembers_count = lambda keys, *a: read.append(list(keys)) or count(keys, *a)
+    assert held is not None and set(one._posting(two.features(Doc(src)))) <= held
+    read: list[list[int]] = []
+    count = one.storage.smembers_count_hashed
+    one.storage.smembers_count_hashed = lambda prefix, hashes, *a: (
+        read.append(list(hashes)) or count(prefix, hashes, *a)
+    )
     one._small_stored_candidates(one.features(page))
-    del one.storage.smembers_count
-    assert read and len(read[-1]) < len(one._small_keys(one.features(page)))
+    del one.storage.smembers_count_hashed
+    assert read and len(read[-1]) < len(one._posting_hashes(one.features(page)))
     two.remove("src")
     assert "src" not in found(one)
     two.add("src", Doc(src))

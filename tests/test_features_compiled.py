@@ -32,7 +32,7 @@ from dedup.spotsigs import (
     spot_letter_hashes,
     spot_letter_hashes_compiled,
 )
-from dedup.storage import MemoryStorage
+from dedup.storage import MemoryStorage, _add_each, _copies, _count
 from dedup.text import letters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,18 +157,44 @@ def test_containment_features_equal_the_reference():
 
 
 def test_sketch_equals_the_reference():
-    """SpotSigs' letter sketch (minhash and band keys) as the numpy references compute it."""
+    """SpotSigs' letter sketch (minhash and bands) as the numpy references compute it."""
     det = LetterCandidatesSpotSigs(MemoryStorage())
     table = _SpotTable(det._lang_config("zh").antecedents)
     rng = random.Random(5)
     for t in _real_texts(30) + [_cjk_text(rng, rng.randint(0, 800)) for _ in range(50)]:
-        mh, keys, _ = det.sketch(Doc(t))
+        mh, bands, _ = det.sketch(Doc(t))
         want = minhash_values(spot_letter_hashes(letters(t), table, det.spot_window),
                               det._mul, det._add)  # fmt: skip
         assert np.array_equal(mh, want)
-        prefix = det.key("lb", "")
-        assert keys == [prefix + format(v, "x")
-                        for v in band_values(want, det.letter_bands, det.letter_rows)]
+        assert bands == list(band_values(want, det.letter_bands, det.letter_rows))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from("abcdef")), max_size=120),
+       st.lists(st.integers(0, 35), max_size=40), st.none() | st.integers(0, 4))  # fmt: skip
+def test_posting_set_loops_equal_the_reference(adds, query, max_len):
+    """The memory backend's compiled posting-set loops (``add_member``, ``count_members``)
+    leave the tables and count the members as dedup.storage's Python loops do, in the
+    same order."""
+    got: dict = {}
+    want: dict = {}
+    for key, m in adds:
+        fx.add_member(got, [key, key + 100], m)
+        _add_each(want, [key, key + 100], m)
+    assert got == want
+    assert [type(v) for v in got.values()] == [type(v) for v in want.values()]
+    counted = fx.count_members(got, query + [q + 100 for q in query], max_len)
+    expected = _count(map(want.get, query + [q + 100 for q in query]), max_len)
+    assert list(counted.items()) == list(expected.items())
+    assert fx.union_members(got, query) == set().union(*_copies(map(want.get, query)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.frozensets(st.integers(0, 2**32 - 1), max_size=300), st.sampled_from([1, 2, 8, 16]))
+def test_posting_sample_equals_the_reference(hashes, m):
+    """Containment's posting-sampled hashes (compiled ``multiples_of``) are the reference's
+    list, in the set's order."""
+    assert fx.multiples_of(hashes, m) == [h for h in hashes if h % m == 0]
 
 
 def test_missing_extension_fails_with_the_fix():
