@@ -90,6 +90,8 @@ EXTENSIONS = {
     "crawler.idle.SharedIdleClose": 510,
     # malloc_trim(0) every TOPICRAWL_MALLOC_TRIM_INTERVAL s: freed heap back to the system
     "crawler.memory.MallocTrim": 520,
+    # gc.freeze() at spider open: the collector's full passes skip the start-up heap
+    "crawler.memory.GcFreeze": 530,
 }
 #: Scrapy's own extensions without the remote control and the telnet console: a key of
 #: EXTENSIONS is imported to be compared with the base's even when its value is None
@@ -271,6 +273,8 @@ TOPICRAWL_REQUEUE_MARGIN = float(os.environ.get("TOPICRAWL_REQUEUE_MARGIN", "0.0
 TOPICRAWL_PROGRESS_INTERVAL = 30
 #: seconds between two glibc malloc_trim(0) calls (crawler/memory.py); 0: never
 TOPICRAWL_MALLOC_TRIM_INTERVAL = 60
+#: gc.freeze() at spider open (crawler/memory.py GcFreeze): False turns it off
+TOPICRAWL_GC_FREEZE = True
 
 # -- WARC capture (issue 15, crawler/warc.py) --------------------------------------------------
 #: Directory of the WARC/1.1 capture (request + response record of every fetch, one gzip

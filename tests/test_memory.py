@@ -9,7 +9,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from crawler.memory import MallocTrim, malloc_trim
+from crawler.memory import GcFreeze, MallocTrim, malloc_trim
 from relevance.learning.selftrain import SelfTrainingPageModel, bag, bag_counts
 
 
@@ -26,6 +26,31 @@ def test_malloc_trim_off_at_zero():
     crawler = get_crawler(settings_dict={"TOPICRAWL_MALLOC_TRIM_INTERVAL": 0})
     with pytest.raises(NotConfigured):
         MallocTrim.from_crawler(crawler)
+
+
+def test_gc_freeze_moves_the_start_up_heap_out_of_the_collectors_passes():
+    import gc
+
+    crawler = get_crawler(settings_dict={})
+    ext = GcFreeze.from_crawler(crawler)
+    kept = {"held": [1, 2, 3]}
+    gc.collect()
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    try:
+        frozen = ext.spider_opened()
+        assert frozen == gc.get_freeze_count() > 0
+        assert not any(o is kept for o in gc.get_objects(generation=2))  # permanent now
+        assert crawler.stats.get_value("topicrawl/memory/gc_frozen") == frozen
+        assert crawler.stats.get_value("topicrawl/memory/gc_freeze_s") >= 0.0
+    finally:
+        gc.unfreeze()
+    assert any(o is kept for o in gc.get_objects(generation=2))
+
+
+def test_gc_freeze_off():
+    crawler = get_crawler(settings_dict={"TOPICRAWL_GC_FREEZE": False})
+    with pytest.raises(NotConfigured):
+        GcFreeze.from_crawler(crawler)
 
 
 @pytest.mark.skipif(malloc_trim() is None, reason="not glibc")
