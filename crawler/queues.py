@@ -10,6 +10,7 @@ from ``active.json``.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import re
 from collections.abc import Iterable
@@ -107,6 +108,38 @@ class DurablePriorityQueue(ScrapyPriorityQueue):
         if jobdir:
             Path(jobdir).mkdir(parents=True, exist_ok=True)
             self._popped = (Path(jobdir) / POPPED_FILE).open("a", encoding="utf-8")
+
+    # -- the best priority: a heap instead of Scrapy's scan of every priority ---------------
+    def init_prios(self, startprios: Iterable[int]) -> None:
+        #: every priority that may hold a request (a min-heap; stale entries are dropped as
+        #: they reach the top), and the same as a set
+        self._prios: list[int] = sorted(set(startprios))
+        self._in_heap: set[int] = set(self._prios)
+        super().init_prios(startprios)
+
+    def push(self, request: Any) -> None:
+        priority = self.priority(request)
+        if priority not in self._in_heap:  # before the push, which may fail half-way
+            self._in_heap.add(priority)
+            heapq.heappush(self._prios, priority)
+        super().push(request)
+
+    def _update_curprio(self) -> None:
+        """The smallest priority whose queue (or start queue) is not empty, as Scrapy's
+        ``ScrapyPriorityQueue._update_curprio`` finds it, from the heap of priorities
+        instead of a scan of every queue each time one runs empty: with link scores
+        quantized to ``round(score * 1000)`` and re-scored requests pushed back at their new
+        priority, a crawl's frontier holds hundreds of priorities, and the scan was ≈ 1 % of
+        the crawl thread in the default mode (docs/scale.md, 2026-11-28, ``i16d``)."""
+        heap, queues, starts = self._prios, self.queues, self._start_queues
+        while heap:
+            priority = heap[0]
+            if queues.get(priority) or starts.get(priority):
+                self.curprio = priority
+                return
+            heapq.heappop(heap)
+            self._in_heap.discard(priority)
+        self.curprio = None
 
     def close(self) -> list[int]:
         if self._popped is not None:

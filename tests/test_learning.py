@@ -540,6 +540,43 @@ def test_frontier_rescores_in_place_as_it_pops():
     assert mw.process_request(first) is None  # re-scored by the frontier: not again
 
 
+def test_frontier_pops_in_scrapys_order_with_its_heap_of_priorities():
+    """``DurablePriorityQueue._update_curprio`` (a heap) against Scrapy's own scan: the same
+    requests in the same order through random pushes and pops of links and start requests,
+    priorities reused after their queue ran empty, and priorities given at start."""
+    import random
+
+    from scrapy import Request
+    from scrapy.pqueues import ScrapyPriorityQueue
+    from scrapy.settings import Settings
+    from scrapy.squeues import FifoMemoryQueue, LifoMemoryQueue
+
+    from crawler.queues import DurablePriorityQueue
+
+    crawler = SimpleNamespace(settings=Settings(), spider=None, stats=None)
+    for seed in range(20):
+        rng = random.Random(seed)
+        queues = [cls(crawler, LifoMemoryQueue, "", start_queue_cls=FifoMemoryQueue)
+                  for cls in (ScrapyPriorityQueue, DurablePriorityQueue)]  # fmt: skip
+        popped: list[list[str | None]] = [[], []]
+        for step in range(600):
+            if rng.random() < 0.55:
+                p = rng.choice([rng.randrange(-5, 1005), rng.randrange(990, 1000)])
+                meta = {"is_start_request": rng.random() < 0.1}
+                for q in queues:
+                    q.push(Request(f"http://a.cn/{step}", priority=p, meta=meta))
+            else:
+                for q, out in zip(queues, popped, strict=True):
+                    r = q.pop()
+                    out.append(r.url if r is not None else None)
+            assert len(queues[0]) == len(queues[1])
+        while len(queues[0]):
+            for q, out in zip(queues, popped, strict=True):
+                out.append(q.pop().url)
+        assert popped[0] == popped[1] and queues[1].pop() is None
+    assert any(u is None for u in popped[0])  # the queue ran empty on the way
+
+
 def test_frontier_holds_back_a_weak_link_while_pages_are_in_flight():
     """``TOPICRAWL_DISPATCH_FLOOR``: the best request scored under the floor waits while at
     least ``TOPICRAWL_DISPATCH_IN_FLIGHT`` requests are downloaded or parsed; it goes when
