@@ -365,6 +365,10 @@ def test_term_table_is_the_loop_over_every_column():
     assert all(table[w][0] == loop[w][0] for w in loop)
     assert all(table[w][1] == loop[w][1] or np.isnan(loop[w][1]) for w in loop)
     assert all(type(x) is float for pair in table.values() for x in pair)
+    dense = rng.normal(size=500)  # no coefficient 0: every column
+    table = term_table(names, idf, dense)
+    assert list(table.items()) == [(names[j], (float(idf[j]), float(dense[j]))) for j in range(500)]
+    assert all(type(x) is float for pair in table.values() for x in pair)
 
 
 def test_url_features_are_a_new_list_each_call():

@@ -111,6 +111,8 @@ def term_table(names: Sequence[str], idf: Any, coef: Any) -> dict[str, tuple[flo
     import numpy as np
 
     cols = np.flatnonzero(coef != 0.0)
+    if len(cols) == len(names):  # no coefficient is 0 (the usual case): every column, in order
+        return dict(zip(names, zip(idf.tolist(), coef.tolist(), strict=True), strict=True))
     return dict(zip(map(names.__getitem__, cols.tolist()),
                     zip(idf[cols].tolist(), coef[cols].tolist(), strict=True), strict=True))  # fmt: skip
 
