@@ -28,6 +28,8 @@ import trafilatura
 from htmldate import find_date
 from lxml import etree
 from lxml import html as lxml_html
+from trafilatura.external import SANITIZED_XPATH
+from trafilatura.external import compare_extraction as _trafilatura_compare
 
 from topicrawl.heap import malloc_trim
 
@@ -169,8 +171,6 @@ def gated_compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: 
     (:func:`readability_length_bound`), neither can replace anything, and readability (its
     scoring of the whole raw page: about a third of the comparison's time) is not run.
     Otherwise the comparison runs as trafilatura wrote it."""
-    from trafilatura.external import SANITIZED_XPATH, compare_extraction
-
     n = len(text)
     if (
         options.focus != "recall"
@@ -183,7 +183,7 @@ def gated_compare_extraction(cleaned_tree: Any, raw_tree: Any, body: Any, text: 
         COMPARISONS[0] += 1
         return body, text
     COMPARISONS[1] += 1
-    return compare_extraction(cleaned_tree, raw_tree, body, text, options)
+    return _trafilatura_compare(cleaned_tree, raw_tree, body, text, options)
 
 
 def gate_compare_extraction() -> bool:
