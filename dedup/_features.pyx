@@ -14,7 +14,7 @@ definition and is tested against this module, ``tests/test_features_compiled.py`
     band_mix            dedup.spotsigs.band_values
     add_member          dedup.storage._add_each (the memory backend's posting sets)
     count_members       dedup.storage._count
-    union_members       the union of dedup.storage._copies
+    IntSets             a dict[int, set[str] | str] under dedup.storage's loops
     multiples_of        dedup.containment.ContainmentDetector._posting_sampled
 
 Built by ``pip install -e .`` (setup.py: Cython); needs no NumPy headers (typed
@@ -314,22 +314,6 @@ def count_members(dict table, keys, max_len):
     return counts
 
 
-def union_members(dict table, keys):
-    """The members of the sets of ``keys`` in ``table`` (as ``add_member`` keeps them), in
-    one new set: ``set().union(*dedup.storage._copies(map(table.get, keys)))``."""
-    cdef set out = set()
-    cdef object s
-    for key in keys:
-        s = table.get(key)
-        if s is None:
-            continue
-        if type(s) is str:
-            out.add(s)
-        else:
-            out.update(<set> s)
-    return out
-
-
 def multiples_of(hashes, uint64_t m):
     """:meth:`dedup.containment.ContainmentDetector._posting_sampled`: the values of
     ``hashes`` (non-negative ints) ≡ 0 (mod ``m``), in their iteration order, as a list."""
@@ -339,3 +323,323 @@ def multiples_of(hashes, uint64_t m):
         if (<uint64_t> h) % m == 0:
             out.append(h)
     return out
+
+
+# -- the memory backend's hashed sets in one flat table -------------------------------------
+# A dict of ~4 million int keys costs ~70 bytes an entry (the entry, its index slot, the int
+# object) and ~4 cache misses a write (the index, the entry, the key's int object, the
+# member's str); at 100k documents those misses are the growth of a page's posting-set
+# writes and reads. IntSets keeps the keys in one open-addressing array of 16-byte slots
+# (linear probing, backward-shift deletion) and the members as numbers (Members), so a
+# lookup touches one cache line.
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport int32_t
+from libc.string cimport memset
+
+
+cdef struct _Slot:
+    uint64_t key
+    int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set _sets[-v - 1]
+    int32_t pad
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    # splitmix64's finaliser: the keys are hashes, but posting-sampled ones are multiples of
+    # m·posting_factor (low bits 0), so the slot index must not be their low bits
+    x ^= x >> 30
+    x *= 0xBF58476D1CE4E5B9ULL
+    x ^= x >> 27
+    x *= 0x94D049BB133111EBULL
+    x ^= x >> 31
+    return x
+
+
+cdef class Members:
+    """The member strings of a storage's :class:`IntSets`, each kept once and named by a
+    number (a page id is written into ~150 posting sets). Numbers are never reused: a
+    member taken out of every set keeps its entry (a few dozen bytes a document id)."""
+
+    cdef dict ids
+    cdef list names
+
+    def __cinit__(self):
+        self.ids = {}
+        self.names = []
+
+    cdef inline int32_t number(self, str m) except -1:
+        got = self.ids.get(m)
+        if got is not None:
+            return <int32_t> got
+        n = len(self.names)
+        if n >= 0x7FFFFFFE:
+            raise OverflowError("more than 2**31 - 2 distinct set members")
+        self.ids[m] = n
+        self.names.append(m)
+        return <int32_t> n
+
+    def __len__(self):
+        return len(self.names)
+
+
+cdef class IntSets:
+    """Sets of strings named by integers in [0, 2**64) — ``dict[int, set[str] | str]`` as
+    :class:`dedup.storage.MemoryStorage` kept them (:func:`add_member`, :func:`count_members`,
+    :func:`union_members` and ``dedup.storage._discard`` over such a dict are the reference,
+    ``tests/test_features_compiled.py``) — in one open-addressing table. Reads give what the
+    dict gave: a set of one member as the member itself (a str), larger sets as new sets of
+    str. Not thread-safe beyond the GIL (no method releases it)."""
+
+    cdef _Slot *slots
+    cdef Py_ssize_t cap  # a power of 2
+    cdef Py_ssize_t used
+    cdef Members members
+    cdef list sets  # of set[int] (member numbers); None where freed
+    cdef list free
+
+    def __cinit__(self, Members members not None):
+        self.members = members
+        self.sets = []
+        self.free = []
+        self.cap = 0
+        self.used = 0
+        self.slots = NULL
+        self._alloc(64)
+
+    def __dealloc__(self):
+        if self.slots != NULL:
+            PyMem_Free(self.slots)
+
+    cdef int _alloc(self, Py_ssize_t cap) except -1:
+        cdef _Slot *s = <_Slot *> PyMem_Malloc(cap * sizeof(_Slot))
+        if s == NULL:
+            raise MemoryError()
+        memset(s, 0, cap * sizeof(_Slot))
+        self.slots, self.cap = s, cap
+        return 0
+
+    cdef int _grow(self) except -1:
+        cdef _Slot *old = self.slots
+        cdef Py_ssize_t n = self.cap, i, j, mask
+        self._alloc(n * 2)
+        mask = self.cap - 1
+        for i in range(n):
+            if old[i].val != 0:
+                j = <Py_ssize_t> (_mix(old[i].key) & <uint64_t> mask)
+                while self.slots[j].val != 0:
+                    j = (j + 1) & mask
+                self.slots[j] = old[i]
+        PyMem_Free(old)
+        return 0
+
+    cdef inline Py_ssize_t _find(self, uint64_t key) noexcept:
+        """The slot of ``key``, or -1 - the empty slot where it would go."""
+        cdef Py_ssize_t mask = self.cap - 1
+        cdef Py_ssize_t j = <Py_ssize_t> (_mix(key) & <uint64_t> mask)
+        while True:
+            if self.slots[j].val == 0:
+                return -1 - j
+            if self.slots[j].key == key:
+                return j
+            j = (j + 1) & mask
+
+    cdef void _delete(self, Py_ssize_t j) noexcept:
+        """Empty slot ``j``, shifting back the entries after it that probed past it."""
+        cdef Py_ssize_t mask = self.cap - 1, k = j, home
+        while True:
+            k = (k + 1) & mask
+            if self.slots[k].val == 0:
+                break
+            home = <Py_ssize_t> (_mix(self.slots[k].key) & <uint64_t> mask)
+            # move k into the hole j unless its home lies cyclically in (j, k]
+            if (j < k and (home <= j or home > k)) or (j > k and home <= j and home > k):
+                self.slots[j] = self.slots[k]
+                j = k
+        self.slots[j].val = 0
+        self.slots[j].key = 0
+        self.used -= 1
+
+    cdef int32_t _new_set(self, set s) except 0:
+        cdef Py_ssize_t i
+        if self.free:
+            i = self.free.pop()
+            self.sets[i] = s
+        else:
+            i = len(self.sets)
+            if i >= 0x7FFFFFFE:
+                raise OverflowError("more than 2**31 - 2 sets of two or more members")
+            self.sets.append(s)
+        return <int32_t> (-i - 1)
+
+    cdef void _free_set(self, int32_t val) noexcept:
+        cdef Py_ssize_t i = -val - 1
+        self.sets[i] = None
+        self.free.append(i)
+
+    cdef int _insert(self, uint64_t key, Py_ssize_t j, int32_t val) except -1:
+        """Put ``val`` under the absent ``key``, whose empty slot is ``j`` (``_find``)."""
+        if (self.used + 1) * 10 > self.cap * 7:
+            self._grow()
+            j = -1 - self._find(key)
+        self.slots[j].key = key
+        self.slots[j].val = val
+        self.used += 1
+        return 0
+
+    cdef int _add(self, uint64_t key, int32_t n) except -1:
+        cdef Py_ssize_t j = self._find(key)
+        cdef int32_t v
+        if j < 0:
+            return self._insert(key, -1 - j, n + 1)
+        v = self.slots[j].val
+        if v > 0:
+            if v - 1 != n:
+                self.slots[j].val = self._new_set({v - 1, n})
+        else:
+            (<set> self.sets[-v - 1]).add(n)
+        return 0
+
+    def add(self, keys, str m):
+        """Add ``m`` to the set of each of ``keys`` (:func:`add_member`)."""
+        cdef int32_t n = self.members.number(m)
+        cdef uint64_t key
+        for k in keys:
+            key = k
+            self._add(key, n)
+
+    def discard(self, k, members):
+        """Take each of ``members`` (str) out of the set of ``k`` (``dedup.storage._discard``:
+        a set left with one member becomes the member, an empty one is deleted)."""
+        cdef uint64_t key = k
+        cdef Py_ssize_t j = self._find(key)
+        cdef int32_t v
+        cdef set s
+        if j < 0:
+            return
+        ids = self.members.ids
+        v = self.slots[j].val
+        if v > 0:
+            for m in members:
+                if ids.get(m, -1) == v - 1:
+                    self._delete(j)
+                    return
+            return
+        s = <set> self.sets[-v - 1]
+        for m in members:
+            got = ids.get(m)
+            if got is not None:
+                s.discard(got)
+        if len(s) == 1:
+            self._free_set(v)
+            self.slots[j].val = <int32_t> next(iter(s)) + 1
+        elif not s:
+            self._free_set(v)
+            self._delete(j)
+
+    cdef object _value(self, int32_t v):
+        names = self.members.names
+        if v > 0:
+            return names[v - 1]
+        return {names[x] for x in <set> self.sets[-v - 1]}
+
+    def get(self, k, default=None):
+        """The set of ``k`` as the dict kept it: its one member (a str), a new set of its
+        members, or ``default``."""
+        cdef Py_ssize_t j
+        if k < 0 or k >= 2 ** 64:
+            return default
+        j = self._find(<uint64_t> k)
+        return default if j < 0 else self._value(self.slots[j].val)
+
+    def pop(self, k, default=None):
+        """Delete the set of ``k`` and give it (as :meth:`get`), or ``default``."""
+        cdef Py_ssize_t j
+        cdef int32_t v
+        if k < 0 or k >= 2 ** 64:
+            return default
+        j = self._find(<uint64_t> k)
+        if j < 0:
+            return default
+        v = self.slots[j].val
+        out = self._value(v)
+        if v < 0:
+            self._free_set(v)
+        self._delete(j)
+        return out
+
+    def __setitem__(self, k, value):
+        """Make the set of ``k`` hold exactly ``value``: a str, or a non-empty set of str."""
+        self.pop(k)
+        if isinstance(value, str):
+            self.add((k,), value)
+        else:
+            for m in value:
+                self.add((k,), m)
+
+    def __contains__(self, k):
+        if k < 0 or k >= 2 ** 64:
+            return False
+        return self._find(<uint64_t> k) >= 0
+
+    def __len__(self):
+        return self.used
+
+    def __iter__(self):
+        """The keys (ints), in slot order (a snapshot: changing the table while iterating
+        is safe)."""
+        cdef Py_ssize_t i
+        return iter([self.slots[i].key for i in range(self.cap) if self.slots[i].val != 0])
+
+    def count(self, keys, max_len):
+        """:func:`count_members` over this table: how many of the sets of ``keys`` hold each
+        member (sets of more than ``max_len`` members left out; None: no limit), the
+        singletons first in ``keys``' order, then the larger sets', as a dict."""
+        cdef Py_ssize_t cap = -1 if max_len is None else max_len
+        cdef dict counts = {}
+        cdef list many = []
+        cdef uint64_t key
+        cdef Py_ssize_t j
+        cdef int32_t v
+        names = self.members.names
+        for k in keys:
+            key = k
+            j = self._find(key)
+            if j < 0:
+                continue
+            v = self.slots[j].val
+            if v > 0:
+                m = names[v - 1]
+                counts[m] = counts.get(m, 0) + 1
+            else:
+                s = self.sets[-v - 1]
+                if cap < 0 or len(<set> s) <= cap:
+                    many.append(s)
+        for s in many:
+            for x in <set> s:
+                m = names[x]
+                counts[m] = counts.get(m, 0) + 1
+        return counts
+
+    def union(self, keys):
+        """:func:`union_members` over this table: the members of the sets of ``keys``, in
+        one new set of str."""
+        cdef set nums = set()
+        cdef uint64_t key
+        cdef Py_ssize_t j
+        cdef int32_t v
+        for k in keys:
+            key = k
+            j = self._find(key)
+            if j < 0:
+                continue
+            v = self.slots[j].val
+            if v > 0:
+                nums.add(v - 1)
+            else:
+                nums.update(<set> self.sets[-v - 1])
+        names = self.members.names
+        return {names[x] for x in nums}
+
+    def nbytes(self):
+        """The table's own bytes (its slot array; the sets and members not included)."""
+        return self.cap * sizeof(_Slot)

@@ -311,10 +311,12 @@ def _norm_range(n: int, start: int, end: int) -> tuple[int, int]:
 class MemoryStorage(IndexStorage):
     """In-process dicts: for tests, benchmarks and single-process crawls that need no resume.
 
-    Posting sets named by a hash (:meth:`sadd_hashed` and the rest) are kept in one dict
-    per prefix keyed by the integer, so a page's ~200 posting-set writes and ~90 reads
-    build and hash no key string; the string API reaches the same sets (``prefix`` + the
-    canonical hex form of the integer names the set of that integer, :meth:`_slot`)."""
+    Posting sets named by a hash (:meth:`sadd_hashed` and the rest) are kept in one flat
+    open-addressing table per prefix keyed by the integer (``dedup._features.IntSets``,
+    members numbered once per storage), so a page's ~200 posting-set writes and ~90 reads
+    build and hash no key string and touch one cache line each; the string API reaches the
+    same sets (``prefix`` + the canonical hex form of an integer below 2**64 names the set
+    of that integer, :meth:`_slot`)."""
 
     type = "memory"
 
@@ -325,8 +327,9 @@ class MemoryStorage(IndexStorage):
         #: index — a span key, a rare shingle — hold one document: a Python set object costs
         #: ~200 bytes more than a reference to the document id)
         self._sets: dict[str, set[str] | str] = {}
-        #: the sets named by a hash: prefix → the integer → its set (singletons as above)
-        self._hashed: dict[str, dict[int, set[str] | str]] = {}
+        #: the sets named by a hash: prefix → the integer → its set (read as above)
+        self._hashed: dict[str, _fx.IntSets] = {}
+        self._members = _fx.Members()
         self._hashes: dict[str, dict[str, bytes]] = {}
         self._lists: dict[str, list[bytes]] = {}
         self._mutex = threading.RLock()
@@ -345,7 +348,7 @@ class MemoryStorage(IndexStorage):
             for store in (self._values, self._hashes, self._lists):
                 store.pop(key, None)
             table, k = self._slot(key)
-            table.pop(k, None)
+            table.pop(k, None)  # (a dict's or an IntSets' pop)
 
     def exists(self, key: str) -> bool:
         table, k = self._slot(key)
@@ -358,26 +361,28 @@ class MemoryStorage(IndexStorage):
             return value
 
     # -- sets --------------------------------------------------------------------------
-    def _slot(self, key: str) -> tuple[dict[Any, set[str] | str], Any]:
-        """The dict and the key under which the set ``key`` is kept: the hashed sets of the
+    def _slot(self, key: str) -> tuple[dict[str, set[str] | str] | _fx.IntSets, Any]:
+        """The table and the key under which the set ``key`` is kept: the hashed sets of the
         prefix up to its last ``:`` with the integer of the rest, when that prefix has hashed
-        sets and the rest is the canonical hex form of an integer; else ``_sets``, ``key``."""
+        sets and the rest is the canonical hex form of an integer below 2**64 (at most 16
+        digits); else ``_sets``, ``key``."""
         if self._hashed:
             i = key.rfind(":") + 1
             table = self._hashed.get(key[:i]) if i else None
-            if table is not None and _HEX.fullmatch(key, i):
+            if table is not None and len(key) - i <= 16 and _HEX.fullmatch(key, i):
                 return table, int(key[i:], 16)
         return self._sets, key
 
-    def _table(self, prefix: str) -> dict[int, set[str] | str]:
+    def _table(self, prefix: str) -> _fx.IntSets:
         """The hashed sets of ``prefix``, made on first use: the sets stored under the string
         keys they stand for move in (so both APIs always reach one set)."""
         table = self._hashed.get(prefix)
         if table is None:
             if not prefix.endswith(":"):
                 raise ValueError(f"a hashed key prefix ends with ':', not {prefix!r}")
-            table, n = {}, len(prefix)
-            for key in [k for k in self._sets if k.startswith(prefix) and _HEX.fullmatch(k, n)]:
+            table, n = _fx.IntSets(self._members), len(prefix)
+            for key in [k for k in self._sets if k.startswith(prefix)
+                        and len(k) - n <= 16 and _HEX.fullmatch(k, n)]:  # fmt: skip
                 table[int(key[n:], 16)] = self._sets.pop(key)
             self._hashed[prefix] = table
         return table
@@ -400,12 +405,12 @@ class MemoryStorage(IndexStorage):
             _add_each(table, (k,), m)
 
     def sadd_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
-        _fx.add_member(self._table(prefix), values, _s(member))
+        self._table(prefix).add(values, _s(member))
 
     def srem_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
-        table, members = self._table(prefix), (member,)
+        table, members = self._table(prefix), (_s(member),)
         for v in values:
-            _discard(table, v, members)
+            table.discard(v, members)
 
     def smembers(self, key: str) -> set[str]:
         table, k = self._slot(key)
@@ -423,7 +428,7 @@ class MemoryStorage(IndexStorage):
         return _copies(self._gets(keys))
 
     def smembers_hashed(self, prefix: str, values: Iterable[int]) -> list[set[str]]:
-        return _copies(map(self._table(prefix).get, values))
+        return _copies(map(self._table(prefix).get, values))  # (IntSets.get: new sets)
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
         if not self._hashed:
@@ -433,10 +438,10 @@ class MemoryStorage(IndexStorage):
     def smembers_count_hashed(
         self, prefix: str, values: Iterable[int], max_len: int | None = None
     ) -> Counter[str]:
-        return Counter(_fx.count_members(self._table(prefix), values, max_len))
+        return Counter(self._table(prefix).count(values, max_len))
 
     def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
-        return _fx.union_members(self._table(prefix), values)
+        return self._table(prefix).union(values)
 
     def sismember(self, key: str, member: Any) -> bool:
         table, k = self._slot(key)
@@ -509,10 +514,14 @@ class MemoryStorage(IndexStorage):
         return held
 
 
-def _add_each(table: dict[Any, set[str] | str], keys: Iterable[Any], m: str) -> None:
+def _add_each(table: dict[Any, set[str] | str] | _fx.IntSets, keys: Iterable[Any], m: str) -> None:
     """Add ``m`` to the set of each of ``keys`` in ``table`` (a set of one member is the
-    member itself: :class:`MemoryStorage`); the reference of the compiled loop
-    (``dedup._features.add_member``) that a page's ~200 posting-set writes run."""
+    member itself: :class:`MemoryStorage`); the reference of the compiled loops
+    (``dedup._features.add_member``, ``IntSets.add``) that a page's ~200 posting-set
+    writes run. An ``IntSets`` table adds with its own."""
+    if table.__class__ is _fx.IntSets:
+        table.add(keys, m)
+        return
     setdefault = table.setdefault
     for key in keys:
         s = setdefault(key, m)  # a new key: the singleton, stored
@@ -525,9 +534,14 @@ def _add_each(table: dict[Any, set[str] | str], keys: Iterable[Any], m: str) -> 
             s.add(m)
 
 
-def _discard(table: dict[Any, set[str] | str], key: Any, members: Iterable[Any]) -> None:
+def _discard(table: dict[Any, set[str] | str] | _fx.IntSets, key: Any,
+             members: Iterable[Any]) -> None:  # fmt: skip
     """Take ``members`` out of the set of ``key`` in ``table`` (a set left with one member
-    becomes the member, an empty one is deleted)."""
+    becomes the member, an empty one is deleted; the reference of ``IntSets.discard``, which
+    an ``IntSets`` table runs)."""
+    if table.__class__ is _fx.IntSets:
+        table.discard(key, [_s(m) for m in members])
+        return
     s = table.get(key)
     if s is None:
         return

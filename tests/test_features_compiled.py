@@ -32,7 +32,7 @@ from dedup.spotsigs import (
     spot_letter_hashes,
     spot_letter_hashes_compiled,
 )
-from dedup.storage import MemoryStorage, _add_each, _copies, _count
+from dedup.storage import MemoryStorage, _add_each, _copies, _count, _discard
 from dedup.text import letters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +186,79 @@ def test_posting_set_loops_equal_the_reference(adds, query, max_len):
     counted = fx.count_members(got, query + [q + 100 for q in query], max_len)
     expected = _count(map(want.get, query + [q + 100 for q in query]), max_len)
     assert list(counted.items()) == list(expected.items())
-    assert fx.union_members(got, query) == set().union(*_copies(map(want.get, query)))
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["add", "add", "add", "discard", "pop", "set"]),
+                          st.integers(0, 400), st.sampled_from("abcdefg"),
+                          st.booleans()), max_size=400)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(_OPS, st.lists(st.integers(0, 420), max_size=60), st.none() | st.integers(0, 4),
+       st.sampled_from([1, 64, 2**40]))  # fmt: skip
+def test_intsets_equal_the_dict_reference(ops, query, max_len, scale):
+    """``IntSets`` (the memory backend's flat table of hashed sets) holds, gives, counts and
+    unites what the dict of ``dedup.storage``'s loops holds, through adds, discards, pops
+    and overwrites, across its growth (multiples of 64: keys whose low bits are all 0, as
+    posting-sampled hashes are) and its backward-shift deletion."""
+    got, want = fx.IntSets(fx.Members()), {}
+    for op, k, m, two in ops:
+        key, other = k * scale, (k + 7) * scale
+        if op == "add":
+            _add_each(got, [key, other] if two else [key], m)
+            _add_each(want, [key, other] if two else [key], m)
+        elif op == "discard":
+            _discard(got, key, [m, "z"] if two else [m])
+            _discard(want, key, [m, "z"] if two else [m])
+        elif op == "pop":
+            assert got.pop(key) == want.pop(key, None)
+        else:
+            got[key] = {m, "x"} if two else m
+            want[key] = {m, "x"} if two else m
+    assert len(got) == len(want)
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert key in got
+        assert got.get(key) == want[key]
+        assert type(got.get(key)) is type(want[key])
+    keys = [q * scale for q in query]
+    assert all((k in got) == (k in want) for k in keys)
+    assert got.count(keys, max_len) == dict(_count(map(want.get, keys), max_len))
+    assert got.union(keys) == set().union(*_copies(map(want.get, keys)))
+
+
+def test_intsets_find_every_key_after_deletions_in_long_probe_chains():
+    """Thousands of keys (multiples of 64, so the slot comes from the mixed hash alone)
+    through the table's growth, two in three deleted in random order, then added again:
+    every key left is found with its members, none deleted is (backward-shift deletion keeps
+    each probe chain unbroken)."""
+    rng = random.Random(5)
+    t, ref = fx.IntSets(fx.Members()), {}
+    keys = [64 * rng.randrange(2**40) for _ in range(6000)]
+    for i, k in enumerate(keys):
+        t.add([k], f"d{i % 50}")
+        _add_each(ref, [k], f"d{i % 50}")
+    gone = keys[: 4000]
+    rng.shuffle(gone)
+    for k in gone:
+        assert t.pop(k) == ref.pop(k, None)
+    assert len(t) == len(ref) and sorted(t) == sorted(ref)
+    assert all(t.get(k) == v for k, v in ref.items())
+    assert not any(k in t for k in gone if k not in ref)
+    for k in gone[::2]:
+        t.add([k], "back")
+        _add_each(ref, [k], "back")
+    assert all(t.get(k) == v for k, v in ref.items()) and len(t) == len(ref)
+
+
+def test_intsets_refuse_keys_beyond_64_bits():
+    """A key outside [0, 2**64) is refused on write and absent on read."""
+    t = fx.IntSets(fx.Members())
+    with pytest.raises(OverflowError):
+        t.add([2**64], "a")
+    with pytest.raises(OverflowError):
+        t.add([-1], "a")
+    assert t.get(2**64) is None and -1 not in t and t.pop(2**70, "none") == "none"
 
 
 @settings(max_examples=200, deadline=None)
