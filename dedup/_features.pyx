@@ -393,12 +393,12 @@ cdef class IntSets:
     cdef _Slot *slots
     cdef Py_ssize_t cap  # a power of 2
     cdef Py_ssize_t used
-    cdef Members members
+    cdef Members numbers  # the member strings and their numbers (shared per storage)
     cdef list sets  # of set[int] (member numbers); None where freed
     cdef list free
 
     def __cinit__(self, Members members not None):
-        self.members = members
+        self.numbers = members
         self.sets = []
         self.free = []
         self.cap = 0
@@ -501,7 +501,7 @@ cdef class IntSets:
 
     def add(self, keys, str m):
         """Add ``m`` to the set of each of ``keys`` (:func:`add_member`)."""
-        cdef int32_t n = self.members.number(m)
+        cdef int32_t n = self.numbers.number(m)
         cdef uint64_t key
         for k in keys:
             key = k
@@ -516,7 +516,7 @@ cdef class IntSets:
         cdef set s
         if j < 0:
             return
-        ids = self.members.ids
+        ids = self.numbers.ids
         v = self.slots[j].val
         if v > 0:
             for m in members:
@@ -537,7 +537,7 @@ cdef class IntSets:
             self._delete(j)
 
     cdef object _value(self, int32_t v):
-        names = self.members.names
+        names = self.numbers.names
         if v > 0:
             return names[v - 1]
         return {names[x] for x in <set> self.sets[-v - 1]}
@@ -600,7 +600,7 @@ cdef class IntSets:
         cdef uint64_t key
         cdef Py_ssize_t j
         cdef int32_t v
-        names = self.members.names
+        names = self.numbers.names
         for k in keys:
             key = k
             j = self._find(key)
@@ -637,8 +637,48 @@ cdef class IntSets:
                 nums.add(v - 1)
             else:
                 nums.update(<set> self.sets[-v - 1])
-        names = self.members.names
+        names = self.numbers.names
         return {names[x] for x in nums}
+
+    def members(self, keys):
+        """The set of each of ``keys`` as a new set of str (empty where absent):
+        ``dedup.storage._copies(map(table.get, keys))``."""
+        cdef list out = []
+        cdef uint64_t key
+        cdef Py_ssize_t j
+        cdef int32_t v
+        names = self.numbers.names
+        for k in keys:
+            key = k
+            j = self._find(key)
+            if j < 0:
+                out.append(set())
+                continue
+            v = self.slots[j].val
+            if v > 0:
+                out.append({names[v - 1]})
+            else:
+                out.append({names[x] for x in <set> self.sets[-v - 1]})
+        return out
+
+    def others(self, keys, str m):
+        """For the set of each of ``keys``, whether it holds a member other than ``m``
+        (``[bool(s - {m}) for s in self.members(keys)]``, without building the sets: a set
+        kept as a set has two members or more)."""
+        cdef list out = []
+        cdef uint64_t key
+        cdef Py_ssize_t j
+        cdef int32_t v
+        cdef long n = self.numbers.ids.get(m, -1)
+        for k in keys:
+            key = k
+            j = self._find(key)
+            if j < 0:
+                out.append(False)
+                continue
+            v = self.slots[j].val
+            out.append(v < 0 or v - 1 != n)
+        return out
 
     def nbytes(self):
         """The table's own bytes (its slot array; the sets and members not included)."""

@@ -1216,13 +1216,12 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         does not cover), and for each whether some other indexed document holds it."""
         pool = stored.hashes if among is None else set(among[among % self.m == 0].tolist())
         rest = sorted(h for h in pool - query.hashes if h % self.posting_m == 0)
-        sets = self.storage.smembers_hashed(self._kp, rest)
-        held = [bool(members - {doc_id}) for members in sets]
+        held = self.storage.sothers_hashed(self._kp, rest, doc_id)
         if not all(held) and self.min_short and self.storage.hlen(self.key("short")):
             # a short document holds material too (an article of 70 letters spliced whole)
             more = [h for h, x in zip(rest, held, strict=True) if not x]
-            shorts = self.storage.smembers_hashed(self._kq, more)
-            by = {h: bool(members - {doc_id}) for h, members in zip(more, shorts, strict=True)}
+            shorts = self.storage.sothers_hashed(self._kq, more, doc_id)
+            by = dict(zip(more, shorts, strict=True))
             held = [x or by[h] for h, x in zip(rest, held, strict=True)]
         return rest, held
 

@@ -213,6 +213,12 @@ class IndexStorage(ABC):
         """The members of any of the sets: ``set().union(*smembers_hashed(prefix, values))``."""
         return set().union(*self.smembers_hashed(prefix, values))
 
+    def sothers_hashed(self, prefix: str, values: Iterable[int], member: Any) -> list[bool]:
+        """For each set, whether it holds a member other than ``member``:
+        ``[bool(s - {member}) for s in smembers_hashed(prefix, values)]``."""
+        m = _s(member)
+        return [bool(s - {m}) for s in self.smembers_hashed(prefix, values)]
+
     def sismember(self, key: str, member: Any) -> bool:
         return _s(member) in self.smembers(key)
 
@@ -428,7 +434,7 @@ class MemoryStorage(IndexStorage):
         return _copies(self._gets(keys))
 
     def smembers_hashed(self, prefix: str, values: Iterable[int]) -> list[set[str]]:
-        return _copies(map(self._table(prefix).get, values))  # (IntSets.get: new sets)
+        return self._table(prefix).members(values)
 
     def smembers_count(self, keys: Iterable[str], max_len: int | None = None) -> Counter[str]:
         if not self._hashed:
@@ -442,6 +448,9 @@ class MemoryStorage(IndexStorage):
 
     def sunion_hashed(self, prefix: str, values: Iterable[int]) -> set[str]:
         return self._table(prefix).union(values)
+
+    def sothers_hashed(self, prefix: str, values: Iterable[int], member: Any) -> list[bool]:
+        return self._table(prefix).others(values, _s(member))
 
     def sismember(self, key: str, member: Any) -> bool:
         table, k = self._slot(key)

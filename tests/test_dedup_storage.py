@@ -500,6 +500,8 @@ def test_sets_named_by_a_hash_are_the_sets_of_their_hex_keys(backend):
     assert s.smembers_count_hashed("x:p:", [255, 0, 7]) == {"early": 1, "a": 2, "b": 1}
     assert s.smembers_count_hashed("x:p:", [255, 0], max_len=2) == {"a": 1}
     assert s.smembers_count(["x:p:ff", "x:q:ff"]) == {"early": 1, "a": 1, "b": 1, "c": 1}
+    assert s.sothers_hashed("x:p:", [255, 0, 1, 2**40], "a") == [True, False, False, False]
+    assert s.sothers_hashed("x:p:", [0, 2**40], "nobody") == [True, True]
     assert s.smembers("x:p:0ff") == {"not-canonical"}
     assert s.keys("x:p:") == ["x:p:0", "x:p:0ff", "x:p:10000000000", "x:p:ff"]
     assert s.keys("x:p:f") == ["x:p:ff"] and s.keys("x:") == [*s.keys("x:p:"), "x:q:ff"]

@@ -197,9 +197,10 @@ _OPS = st.lists(st.tuples(st.sampled_from(["add", "add", "add", "discard", "pop"
 @given(_OPS, st.lists(st.integers(0, 420), max_size=60), st.none() | st.integers(0, 4),
        st.sampled_from([1, 64, 2**40]))  # fmt: skip
 def test_intsets_equal_the_dict_reference(ops, query, max_len, scale):
-    """``IntSets`` (the memory backend's flat table of hashed sets) holds, gives, counts and
-    unites what the dict of ``dedup.storage``'s loops holds, through adds, discards, pops
-    and overwrites, across its growth (multiples of 64: keys whose low bits are all 0, as
+    """``IntSets`` (the memory backend's flat table of hashed sets) holds, gives, counts,
+    unites and tells apart (sets holding others than a member) what the dict of
+    ``dedup.storage``'s loops holds, through adds, discards, pops and overwrites, across its
+    growth (multiples of 64: keys whose low bits are all 0, as
     posting-sampled hashes are) and its backward-shift deletion."""
     got, want = fx.IntSets(fx.Members()), {}
     for op, k, m, two in ops:
@@ -225,6 +226,9 @@ def test_intsets_equal_the_dict_reference(ops, query, max_len, scale):
     assert all((k in got) == (k in want) for k in keys)
     assert got.count(keys, max_len) == dict(_count(map(want.get, keys), max_len))
     assert got.union(keys) == set().union(*_copies(map(want.get, keys)))
+    assert got.members(keys) == _copies(map(want.get, keys))
+    for m in "az":
+        assert got.others(keys, m) == [bool(s - {m}) for s in _copies(map(want.get, keys))]
 
 
 def test_intsets_find_every_key_after_deletions_in_long_probe_chains():
