@@ -1599,11 +1599,9 @@ class ContainmentDetector(PostingIndexDetector[Sample]):
         if not (self.reattribute and self.reverse) or not (self.indexed(feats)
                                                            or self._short(feats)):  # fmt: skip
             return []
-        inv = self._dropped_hashes()
-        hits: dict[str, int] = {}
-        for h in inv.keys() & self._posting(feats):  # (the few held, found in C)
-            for d in inv[h]:
-                hits[d] = hits.get(d, 0) + 1
+        # how many of the query's posting-sampled hashes each dropped page holds (counted in
+        # C: ``{d: |{h ∈ posting : d ∈ inv[h]}|}``)
+        hits: dict[str, int] = _fx.count_members(self._dropped_hashes(), self._posting(feats), None)
         if not hits:
             return []
         live = self._dropped_copy[2] if self._dropped_copy is not None else {}
