@@ -507,6 +507,11 @@ cdef class IntSets:
             key = k
             self._add(key, n)
 
+    def discard_each(self, keys, members):
+        """:meth:`discard` ``members`` from the set of each of ``keys``."""
+        for k in keys:
+            self.discard(k, members)
+
     def discard(self, k, members):
         """Take each of ``members`` (str) out of the set of ``k`` (``dedup.storage._discard``:
         a set left with one member becomes the member, an empty one is deleted)."""

@@ -414,9 +414,7 @@ class MemoryStorage(IndexStorage):
         self._table(prefix).add(values, _s(member))
 
     def srem_hashed(self, prefix: str, values: Iterable[int], member: Any) -> None:
-        table, members = self._table(prefix), (_s(member),)
-        for v in values:
-            table.discard(v, members)
+        self._table(prefix).discard_each(values, (_s(member),))
 
     def smembers(self, key: str) -> set[str]:
         table, k = self._slot(key)
@@ -473,8 +471,7 @@ class MemoryStorage(IndexStorage):
         return self._hashes.get(key, {}).get(field)
 
     def hmget(self, key: str, fields: Iterable[str]) -> list[bytes | None]:
-        get = self._hashes.get(key, {}).get
-        return [get(f) for f in fields]
+        return list(map(self._hashes.get(key, {}).get, fields))
 
     def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
