@@ -443,6 +443,12 @@ cdef class IntSets:
                 return j
             j = (j + 1) & mask
 
+    cdef inline int32_t _get(self, object k) except 0x7FFFFFFF:
+        """The slot value of key ``k`` (0: absent; a key outside [0, 2**64): OverflowError)."""
+        cdef uint64_t key = k
+        cdef Py_ssize_t j = self._find(key)
+        return 0 if j < 0 else self.slots[j].val
+
     cdef void _delete(self, Py_ssize_t j) noexcept:
         """Empty slot ``j``, shifting back the entries after it that probed past it."""
         cdef Py_ssize_t mask = self.cap - 1, k = j, home
@@ -602,16 +608,12 @@ cdef class IntSets:
         cdef Py_ssize_t cap = -1 if max_len is None else max_len
         cdef dict counts = {}
         cdef list many = []
-        cdef uint64_t key
-        cdef Py_ssize_t j
         cdef int32_t v
         names = self.numbers.names
         for k in keys:
-            key = k
-            j = self._find(key)
-            if j < 0:
+            v = self._get(k)
+            if v == 0:
                 continue
-            v = self.slots[j].val
             if v > 0:
                 m = names[v - 1]
                 counts[m] = counts.get(m, 0) + 1
@@ -629,18 +631,12 @@ cdef class IntSets:
         """:func:`union_members` over this table: the members of the sets of ``keys``, in
         one new set of str."""
         cdef set nums = set()
-        cdef uint64_t key
-        cdef Py_ssize_t j
         cdef int32_t v
         for k in keys:
-            key = k
-            j = self._find(key)
-            if j < 0:
-                continue
-            v = self.slots[j].val
+            v = self._get(k)
             if v > 0:
                 nums.add(v - 1)
-            else:
+            elif v < 0:
                 nums.update(<set> self.sets[-v - 1])
         names = self.numbers.names
         return {names[x] for x in nums}
@@ -649,21 +645,16 @@ cdef class IntSets:
         """The set of each of ``keys`` as a new set of str (empty where absent):
         ``dedup.storage._copies(map(table.get, keys))``."""
         cdef list out = []
-        cdef uint64_t key
-        cdef Py_ssize_t j
         cdef int32_t v
         names = self.numbers.names
         for k in keys:
-            key = k
-            j = self._find(key)
-            if j < 0:
-                out.append(set())
-                continue
-            v = self.slots[j].val
+            v = self._get(k)
             if v > 0:
                 out.append({names[v - 1]})
-            else:
+            elif v < 0:
                 out.append({names[x] for x in <set> self.sets[-v - 1]})
+            else:
+                out.append(set())
         return out
 
     def others(self, keys, str m):
@@ -671,18 +662,11 @@ cdef class IntSets:
         (``[bool(s - {m}) for s in self.members(keys)]``, without building the sets: a set
         kept as a set has two members or more)."""
         cdef list out = []
-        cdef uint64_t key
-        cdef Py_ssize_t j
         cdef int32_t v
         cdef long n = self.numbers.ids.get(m, -1)
         for k in keys:
-            key = k
-            j = self._find(key)
-            if j < 0:
-                out.append(False)
-                continue
-            v = self.slots[j].val
-            out.append(v < 0 or v - 1 != n)
+            v = self._get(k)
+            out.append(v < 0 or (v > 0 and v - 1 != n))
         return out
 
     def nbytes(self):
