@@ -338,6 +338,14 @@ from libc.stdint cimport int32_t
 from libc.string cimport memset
 
 
+from cpython cimport array
+
+import array as _array
+
+cdef array.array _U64 = _array.array("Q")
+cdef array.array _I32 = _array.array("i")
+
+
 cdef extern from *:
     """
     #define TOPICRAWL_PREFETCH(p) __builtin_prefetch((p), 0, 1)
@@ -450,41 +458,30 @@ cdef class IntSets:
                 return j
             j = (j + 1) & mask
 
-    cdef uint64_t *_keys(self, keys, Py_ssize_t *count) except NULL:
-        """``keys`` as a new C array (``count`` set; PyMem_Free it), each key's home slot
-        prefetched as it is read: a page's ~250 lookups into tables of millions of slots
-        are cache misses, and this lets them overlap instead of waiting one by one. A key
-        outside [0, 2**64) raises OverflowError."""
+    cdef array.array _keys(self, keys):
+        """``keys`` as an array of uint64, each key's home slot prefetched as it is read: a
+        page's ~250 lookups into tables of millions of slots are cache misses, and this
+        lets them overlap instead of waiting one by one. A key outside [0, 2**64) raises
+        OverflowError."""
         seq = keys if type(keys) is list or type(keys) is tuple else list(keys)
         cdef Py_ssize_t n = len(seq), i
         cdef uint64_t mask = <uint64_t> (self.cap - 1)
-        cdef uint64_t *ks = <uint64_t *> PyMem_Malloc((n + 1) * sizeof(uint64_t))
-        if ks == NULL:
-            raise MemoryError()
-        try:
-            for i in range(n):
-                ks[i] = seq[i]
-                TOPICRAWL_PREFETCH(&self.slots[_mix(ks[i]) & mask])
-        except BaseException:
-            PyMem_Free(ks)
-            raise
-        count[0] = n
-        return ks
-
-    cdef int32_t *_values(self, keys, Py_ssize_t *count) except NULL:
-        """The slot value of each of ``keys`` (0: absent) as a new C array (``count`` set;
-        PyMem_Free it), the lookups prefetched (:meth:`_keys`)."""
-        cdef Py_ssize_t n, i, j
-        cdef uint64_t *ks = self._keys(keys, &n)
-        cdef int32_t *out = <int32_t *> PyMem_Malloc((n + 1) * sizeof(int32_t))
-        if out == NULL:
-            PyMem_Free(ks)
-            raise MemoryError()
+        cdef array.array out = array.clone(_U64, n, zero=False)
+        cdef unsigned long long *ks = out.data.as_ulonglongs
         for i in range(n):
-            j = self._find(ks[i])
-            out[i] = 0 if j < 0 else self.slots[j].val
-        PyMem_Free(ks)
-        count[0] = n
+            ks[i] = seq[i]
+            TOPICRAWL_PREFETCH(&self.slots[_mix(ks[i]) & mask])
+        return out
+
+    cdef array.array _values(self, keys):
+        """The slot value of each of ``keys`` (0: absent) as an array of int32, the lookups
+        prefetched (:meth:`_keys`)."""
+        cdef array.array ks = self._keys(keys)
+        cdef Py_ssize_t n = len(ks), i, j
+        cdef array.array out = array.clone(_I32, n, zero=False)
+        for i in range(n):
+            j = self._find(ks.data.as_ulonglongs[i])
+            out.data.as_ints[i] = 0 if j < 0 else self.slots[j].val
         return out
 
     cdef void _delete(self, Py_ssize_t j) noexcept:
@@ -546,13 +543,10 @@ cdef class IntSets:
     def add(self, keys, str m):
         """Add ``m`` to the set of each of ``keys`` (:func:`add_member`)."""
         cdef int32_t n = self.numbers.number(m)
-        cdef Py_ssize_t c, i
-        cdef uint64_t *ks = self._keys(keys, &c)
-        try:
-            for i in range(c):
-                self._add(ks[i], n)
-        finally:
-            PyMem_Free(ks)
+        cdef array.array ks = self._keys(keys)
+        cdef Py_ssize_t i
+        for i in range(len(ks)):
+            self._add(ks.data.as_ulonglongs[i], n)
 
     def discard_each(self, keys, members):
         """:meth:`discard` ``members`` from the set of each of ``keys``."""
@@ -649,22 +643,19 @@ cdef class IntSets:
         cdef Py_ssize_t cap = -1 if max_len is None else max_len
         cdef dict counts = {}
         cdef list many = []
-        cdef int32_t v
-        cdef Py_ssize_t c, i
-        cdef int32_t *vals = self._values(keys, &c)
+        cdef int v
+        cdef array.array vals = self._values(keys)
+        cdef Py_ssize_t i
         names = self.numbers.names
-        try:
-            for i in range(c):
-                v = vals[i]
-                if v > 0:
-                    m = names[v - 1]
-                    counts[m] = counts.get(m, 0) + 1
-                elif v < 0:
-                    s = self.sets[-v - 1]
-                    if cap < 0 or len(<set> s) <= cap:
-                        many.append(s)
-        finally:
-            PyMem_Free(vals)
+        for i in range(len(vals)):
+            v = vals.data.as_ints[i]
+            if v > 0:
+                m = names[v - 1]
+                counts[m] = counts.get(m, 0) + 1
+            elif v < 0:
+                s = self.sets[-v - 1]
+                if cap < 0 or len(<set> s) <= cap:
+                    many.append(s)
         for s in many:
             for x in <set> s:
                 m = names[x]
@@ -675,18 +666,15 @@ cdef class IntSets:
         """:func:`union_members` over this table: the members of the sets of ``keys``, in
         one new set of str."""
         cdef set nums = set()
-        cdef int32_t v
-        cdef Py_ssize_t c, i
-        cdef int32_t *vals = self._values(keys, &c)
-        try:
-            for i in range(c):
-                v = vals[i]
-                if v > 0:
-                    nums.add(v - 1)
-                elif v < 0:
-                    nums.update(<set> self.sets[-v - 1])
-        finally:
-            PyMem_Free(vals)
+        cdef int v
+        cdef array.array vals = self._values(keys)
+        cdef Py_ssize_t i
+        for i in range(len(vals)):
+            v = vals.data.as_ints[i]
+            if v > 0:
+                nums.add(v - 1)
+            elif v < 0:
+                nums.update(<set> self.sets[-v - 1])
         names = self.numbers.names
         return {names[x] for x in nums}
 
@@ -694,21 +682,18 @@ cdef class IntSets:
         """The set of each of ``keys`` as a new set of str (empty where absent):
         ``dedup.storage._copies(map(table.get, keys))``."""
         cdef list out = []
-        cdef int32_t v
-        cdef Py_ssize_t c, i
-        cdef int32_t *vals = self._values(keys, &c)
+        cdef int v
+        cdef array.array vals = self._values(keys)
+        cdef Py_ssize_t i
         names = self.numbers.names
-        try:
-            for i in range(c):
-                v = vals[i]
-                if v > 0:
-                    out.append({names[v - 1]})
-                elif v < 0:
-                    out.append({names[x] for x in <set> self.sets[-v - 1]})
-                else:
-                    out.append(set())
-        finally:
-            PyMem_Free(vals)
+        for i in range(len(vals)):
+            v = vals.data.as_ints[i]
+            if v > 0:
+                out.append({names[v - 1]})
+            elif v < 0:
+                out.append({names[x] for x in <set> self.sets[-v - 1]})
+            else:
+                out.append(set())
         return out
 
     def others(self, keys, str m):
@@ -716,16 +701,13 @@ cdef class IntSets:
         (``[bool(s - {m}) for s in self.members(keys)]``, without building the sets: a set
         kept as a set has two members or more)."""
         cdef list out = []
-        cdef int32_t v
+        cdef int v
         cdef long n = self.numbers.ids.get(m, -1)
-        cdef Py_ssize_t c, i
-        cdef int32_t *vals = self._values(keys, &c)
-        try:
-            for i in range(c):
-                v = vals[i]
-                out.append(v < 0 or (v > 0 and v - 1 != n))
-        finally:
-            PyMem_Free(vals)
+        cdef array.array vals = self._values(keys)
+        cdef Py_ssize_t i
+        for i in range(len(vals)):
+            v = vals.data.as_ints[i]
+            out.append(v < 0 or (v > 0 and v - 1 != n))
         return out
 
     def nbytes(self):
