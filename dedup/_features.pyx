@@ -21,8 +21,13 @@ Built by ``pip install -e .`` (setup.py: Cython); needs no NumPy headers (typed
 memoryviews; arrays are made through NumPy's Python API).
 """
 
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from cpython cimport array
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memset
+
+import array as _array
 
 import numpy as np
 
@@ -326,21 +331,12 @@ def multiples_of(hashes, uint64_t m):
 
 
 # -- the memory backend's hashed sets in one flat table -------------------------------------
-# A dict of ~4 million int keys costs ~70 bytes an entry (the entry, its index slot, the int
-# object) and ~4 cache misses a write (the index, the entry, the key's int object, the
-# member's str); at 100k documents those misses are the growth of a page's posting-set
-# writes and reads. IntSets keeps the keys in one open-addressing array of 16-byte slots
-# (linear probing, backward-shift deletion) and the members as numbers (Members), so a
-# lookup touches one cache line.
-
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport int32_t
-from libc.string cimport memset
-
-
-from cpython cimport array
-
-import array as _array
+# A write into a dict of ~4 million int keys costs ~4 cache misses (the index, the entry,
+# the key's int object, the member's str); at 100k documents those misses are the growth of
+# a page's posting-set writes and reads. IntSets keeps the keys in one open-addressing array
+# of 16-byte slots (linear probing, backward-shift deletion) and the members as numbers
+# (Members), so a lookup touches one cache line. Memory stays about the same (a slot under
+# 0.7 load costs about what a dict entry and its index slot do).
 
 cdef array.array _U64 = _array.array("Q")
 cdef array.array _I32 = _array.array("i")
@@ -355,7 +351,7 @@ cdef extern from *:
 
 cdef struct _Slot:
     uint64_t key
-    int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set _sets[-v - 1]
+    int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set sets[-v - 1]
     int32_t pad
 
 
@@ -399,8 +395,8 @@ cdef class Members:
 
 cdef class IntSets:
     """Sets of strings named by integers in [0, 2**64) — ``dict[int, set[str] | str]`` as
-    :class:`dedup.storage.MemoryStorage` kept them (:func:`add_member`, :func:`count_members`,
-    :func:`union_members` and ``dedup.storage._discard`` over such a dict are the reference,
+    :class:`dedup.storage.MemoryStorage` kept them (``dedup.storage``'s ``_add_each``,
+    ``_discard``, ``_count`` and ``_copies`` over such a dict are the reference,
     ``tests/test_features_compiled.py``) — in one open-addressing table. Reads give what the
     dict gave: a set of one member as the member itself (a str), larger sets as new sets of
     str. Not thread-safe beyond the GIL (no method releases it)."""
@@ -663,8 +659,8 @@ cdef class IntSets:
         return counts
 
     def union(self, keys):
-        """:func:`union_members` over this table: the members of the sets of ``keys``, in
-        one new set of str."""
+        """The members of the sets of ``keys``, in one new set of str:
+        ``set().union(*dedup.storage._copies(map(table.get, keys)))``."""
         cdef set nums = set()
         cdef int v
         cdef array.array vals = self._values(keys)
