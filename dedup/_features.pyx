@@ -22,10 +22,10 @@ memoryviews; arrays are made through NumPy's Python API).
 """
 
 from cpython cimport array
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memset
+from libc.string cimport memmove, memset
 
 import array as _array
 
@@ -351,8 +351,27 @@ cdef extern from *:
 
 cdef struct _Slot:
     uint64_t key
-    int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set sets[-v - 1]
+    int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set vecs[-v - 1]
     int32_t pad
+
+
+cdef struct _Vec:
+    # a set of two or more member numbers, sorted ascending (0 members: a free entry)
+    int32_t *data
+    int32_t len
+    int32_t cap
+
+
+cdef Py_ssize_t _lower_bound(const int32_t *a, Py_ssize_t n, int32_t x) noexcept nogil:
+    """The first index of ``a[:n]`` (sorted) whose value is not below ``x``."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -399,27 +418,37 @@ cdef class IntSets:
     ``_discard``, ``_count`` and ``_copies`` over such a dict are the reference,
     ``tests/test_features_compiled.py``) — in one open-addressing table. Reads give what the
     dict gave: a set of one member as the member itself (a str), larger sets as new sets of
-    str. Not thread-safe beyond the GIL (no method releases it)."""
+    str. A set of two or more members is a sorted array of their int32 numbers (4 bytes
+    a member; a Python set of int objects took ≈ 60, and most members of a large index are
+    in such sets: shared sentences' posting sets). Not thread-safe beyond the GIL (no
+    method releases it)."""
 
     cdef _Slot *slots
     cdef Py_ssize_t cap  # a power of 2
     cdef Py_ssize_t used
     cdef Members numbers  # the member strings and their numbers (shared per storage)
-    cdef list sets  # of set[int] (member numbers); None where freed
-    cdef list free
+    cdef _Vec *vecs  # the sets of two or more members
+    cdef Py_ssize_t nvecs, vcap
+    cdef list free  # indices of freed entries of vecs
 
     def __cinit__(self, Members members not None):
         self.numbers = members
-        self.sets = []
         self.free = []
         self.cap = 0
         self.used = 0
         self.slots = NULL
+        self.vecs = NULL
+        self.nvecs = self.vcap = 0
         self._alloc(64)
 
     def __dealloc__(self):
+        cdef Py_ssize_t i
         if self.slots != NULL:
             PyMem_Free(self.slots)
+        if self.vecs != NULL:
+            for i in range(self.nvecs):
+                PyMem_Free(self.vecs[i].data)
+            PyMem_Free(self.vecs)
 
     cdef int _alloc(self, Py_ssize_t cap) except -1:
         cdef _Slot *s = <_Slot *> PyMem_Malloc(cap * sizeof(_Slot))
@@ -496,22 +525,59 @@ cdef class IntSets:
         self.slots[j].key = 0
         self.used -= 1
 
-    cdef int32_t _new_set(self, set s) except 0:
+    cdef int32_t _new_set(self, int32_t a, int32_t b) except 0:
+        """A new set of the two distinct numbers ``a`` and ``b``, as a slot value."""
         cdef Py_ssize_t i
+        cdef _Vec *grown
+        cdef int32_t *data = <int32_t *> PyMem_Malloc(4 * sizeof(int32_t))
+        if data == NULL:
+            raise MemoryError()
+        data[0], data[1] = (a, b) if a < b else (b, a)
         if self.free:
             i = self.free.pop()
-            self.sets[i] = s
         else:
-            i = len(self.sets)
+            i = self.nvecs
             if i >= 0x7FFFFFFE:
+                PyMem_Free(data)
                 raise OverflowError("more than 2**31 - 2 sets of two or more members")
-            self.sets.append(s)
+            if i == self.vcap:
+                grown = <_Vec *> PyMem_Realloc(self.vecs, (2 * i + 16) * sizeof(_Vec))
+                if grown == NULL:
+                    PyMem_Free(data)
+                    raise MemoryError()
+                self.vecs, self.vcap = grown, 2 * i + 16
+            self.nvecs += 1
+        self.vecs[i].data, self.vecs[i].len, self.vecs[i].cap = data, 2, 4
         return <int32_t> (-i - 1)
 
-    cdef void _free_set(self, int32_t val) noexcept:
+    cdef int _free_set(self, int32_t val) except -1:
         cdef Py_ssize_t i = -val - 1
-        self.sets[i] = None
+        PyMem_Free(self.vecs[i].data)
+        self.vecs[i].data, self.vecs[i].len, self.vecs[i].cap = NULL, 0, 0
         self.free.append(i)
+        return 0
+
+    cdef int _vec_add(self, _Vec *v, int32_t n) except -1:
+        """Put ``n`` into the sorted set ``v`` (a new page's number is the largest yet, so
+        it is appended)."""
+        cdef Py_ssize_t at = v.len
+        cdef int32_t *data
+        if v.data[v.len - 1] >= n:
+            at = _lower_bound(v.data, v.len, n)
+            if v.data[at] == n:
+                return 0
+        if v.len == v.cap:
+            if v.cap >= 0x3FFFFFFF:
+                raise OverflowError("a set of more than 2**30 members")
+            data = <int32_t *> PyMem_Realloc(v.data, 2 * v.cap * sizeof(int32_t))
+            if data == NULL:
+                raise MemoryError()
+            v.data, v.cap = data, 2 * v.cap
+        if at < v.len:
+            memmove(&v.data[at + 1], &v.data[at], (v.len - at) * sizeof(int32_t))
+        v.data[at] = n
+        v.len += 1
+        return 0
 
     cdef int _insert(self, uint64_t key, Py_ssize_t j, int32_t val) except -1:
         """Put ``val`` under the absent ``key``, whose empty slot is ``j`` (``_find``)."""
@@ -531,9 +597,9 @@ cdef class IntSets:
         v = self.slots[j].val
         if v > 0:
             if v - 1 != n:
-                self.slots[j].val = self._new_set({v - 1, n})
+                self.slots[j].val = self._new_set(v - 1, n)
         else:
-            (<set> self.sets[-v - 1]).add(n)
+            self._vec_add(&self.vecs[-v - 1], n)
         return 0
 
     def add(self, keys, str m):
@@ -553,9 +619,9 @@ cdef class IntSets:
         """Take each of ``members`` (str) out of the set of ``k`` (``dedup.storage._discard``:
         a set left with one member becomes the member, an empty one is deleted)."""
         cdef uint64_t key = k
-        cdef Py_ssize_t j = self._find(key)
-        cdef int32_t v
-        cdef set s
+        cdef Py_ssize_t j = self._find(key), at
+        cdef int32_t v, n
+        cdef _Vec *s
         if j < 0:
             return
         ids = self.numbers.ids
@@ -566,23 +632,32 @@ cdef class IntSets:
                     self._delete(j)
                     return
             return
-        s = <set> self.sets[-v - 1]
+        s = &self.vecs[-v - 1]
         for m in members:
             got = ids.get(m)
-            if got is not None:
-                s.discard(got)
-        if len(s) == 1:
+            if got is None or s.len == 0:
+                continue
+            n = got
+            at = _lower_bound(s.data, s.len, n)
+            if at < s.len and s.data[at] == n:
+                memmove(&s.data[at], &s.data[at + 1], (s.len - at - 1) * sizeof(int32_t))
+                s.len -= 1
+        if s.len == 1:
+            n = s.data[0]
             self._free_set(v)
-            self.slots[j].val = <int32_t> next(iter(s)) + 1
-        elif not s:
+            self.slots[j].val = n + 1
+        elif s.len == 0:
             self._free_set(v)
             self._delete(j)
 
     cdef object _value(self, int32_t v):
         names = self.numbers.names
+        cdef _Vec *s
+        cdef Py_ssize_t i
         if v > 0:
             return names[v - 1]
-        return {names[x] for x in <set> self.sets[-v - 1]}
+        s = &self.vecs[-v - 1]
+        return {names[s.data[i]] for i in range(s.len)}
 
     def get(self, k, default=None):
         """The set of ``k`` as the dict kept it: its one member (a str), a new set of its
@@ -638,10 +713,10 @@ cdef class IntSets:
         singletons first in ``keys``' order, then the larger sets', as a dict."""
         cdef Py_ssize_t cap = -1 if max_len is None else max_len
         cdef dict counts = {}
-        cdef list many = []
         cdef int v
         cdef array.array vals = self._values(keys)
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, x, nmany = 0
+        cdef _Vec *s
         names = self.numbers.names
         for i in range(len(vals)):
             v = vals.data.as_ints[i]
@@ -649,12 +724,13 @@ cdef class IntSets:
                 m = names[v - 1]
                 counts[m] = counts.get(m, 0) + 1
             elif v < 0:
-                s = self.sets[-v - 1]
-                if cap < 0 or len(<set> s) <= cap:
-                    many.append(s)
-        for s in many:
-            for x in <set> s:
-                m = names[x]
+                if cap < 0 or self.vecs[-v - 1].len <= cap:
+                    vals.data.as_ints[nmany] = v  # (nmany <= i: kept for the second pass)
+                    nmany += 1
+        for i in range(nmany):
+            s = &self.vecs[-vals.data.as_ints[i] - 1]
+            for x in range(s.len):
+                m = names[s.data[x]]
                 counts[m] = counts.get(m, 0) + 1
         return counts
 
@@ -664,13 +740,16 @@ cdef class IntSets:
         cdef set nums = set()
         cdef int v
         cdef array.array vals = self._values(keys)
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, x
+        cdef _Vec *s
         for i in range(len(vals)):
             v = vals.data.as_ints[i]
             if v > 0:
                 nums.add(v - 1)
             elif v < 0:
-                nums.update(<set> self.sets[-v - 1])
+                s = &self.vecs[-v - 1]
+                for x in range(s.len):
+                    nums.add(s.data[x])
         names = self.numbers.names
         return {names[x] for x in nums}
 
@@ -687,7 +766,7 @@ cdef class IntSets:
             if v > 0:
                 out.append({names[v - 1]})
             elif v < 0:
-                out.append({names[x] for x in <set> self.sets[-v - 1]})
+                out.append(self._value(v))
             else:
                 out.append(set())
         return out
@@ -709,3 +788,10 @@ cdef class IntSets:
     def nbytes(self):
         """The table's own bytes (its slot array; the sets and members not included)."""
         return self.cap * sizeof(_Slot)
+
+    def set_bytes(self):
+        """The bytes of the sets of two or more members: their arrays and their entries."""
+        cdef Py_ssize_t i, n = self.vcap * sizeof(_Vec)
+        for i in range(self.nvecs):
+            n += self.vecs[i].cap * sizeof(int32_t)
+        return n

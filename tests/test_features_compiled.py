@@ -259,6 +259,35 @@ def test_intsets_find_every_key_after_deletions_in_long_probe_chains():
     assert all(t.get(k) == v for k, v in ref.items()) and len(t) == len(ref)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.integers(0, 299)),
+                max_size=1500), st.randoms(use_true_random=False))  # fmt: skip
+def test_intsets_large_sets_in_any_order_equal_the_dict_reference(ops, rng):
+    """Sets of hundreds of members (a set of two or more is a sorted array of member
+    numbers) through adds in any order — members met before added again, in the middle of
+    the array, and repeated — and discards until they shrink to one member or none: held,
+    counted and given as the dict reference's."""
+    names = [f"p{i}" for i in range(300)]
+    rng.shuffle(names)  # numbers are given in order of first add: any order of them
+    got, want = fx.IntSets(fx.Members()), {}
+    for add, k, i in ops:
+        key = 64 * k
+        if add:
+            _add_each(got, [key], names[i])
+            _add_each(want, [key], names[i])
+        else:
+            got.discard(key, [names[i], names[(i + 1) % 300]])
+            _discard(want, key, [names[i], names[(i + 1) % 300]])
+    assert sorted(got) == sorted(want)
+    assert all(got.get(k) == v and type(got.get(k)) is type(v) for k, v in want.items())
+    keys = [0, 64, 128, 192, 64]
+    assert got.count(keys, None) == dict(_count(map(want.get, keys), None))
+    assert got.count(keys, 40) == dict(_count(map(want.get, keys), 40))
+    assert got.union(keys) == set().union(*_copies(map(want.get, keys)))
+    held = sum(len(v) for v in want.values() if not isinstance(v, str))
+    assert got.set_bytes() >= 4 * held
+
+
 def test_intsets_refuse_keys_beyond_64_bits():
     """A key outside [0, 2**64) is refused on write and absent on read."""
     t = fx.IntSets(fx.Members())
