@@ -335,8 +335,9 @@ def multiples_of(hashes, uint64_t m):
 # the key's int object, the member's str); at 100k documents those misses are the growth of
 # a page's posting-set writes and reads. IntSets keeps the keys in one open-addressing array
 # of 16-byte slots (linear probing, backward-shift deletion) and the members as numbers
-# (Members), so a lookup touches one cache line. Memory stays about the same (a slot under
-# 0.7 load costs about what a dict entry and its index slot do).
+# (Members), so a lookup touches one cache line. A slot under 0.7 load costs about what a
+# dict entry and its index slot do; a set of two or more members is a sorted int32 array
+# (shared sentences' posting sets: most members of a large index), not a set of int objects.
 
 cdef array.array _U64 = _array.array("Q")
 cdef array.array _I32 = _array.array("i")
