@@ -133,7 +133,6 @@ def dedup_backends(items: list[dict], client, prefix: str) -> dict:
             if kind == "memory":
                 size, _ = tracemalloc.get_traced_memory()
                 tracemalloc.stop()
-                size += pipe.cascade.storage.table_bytes()  # (not traced: see its docstring)
             elif kind == "sqlite":
                 pipe.close_spider(None)
                 size = sum(p.stat().st_size for p in Path(tmp).glob("dedup.sqlite*"))

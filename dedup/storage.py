@@ -508,11 +508,6 @@ class MemoryStorage(IndexStorage):
                 out.update(k for k in hex_keys(p, table) if k.startswith(prefix))
         return sorted(out)
 
-    def table_bytes(self) -> int:
-        """Bytes of the hashed sets' slot arrays: allocated outside Python's allocator (a
-        large one on huge pages), so ``tracemalloc`` does not count them."""
-        return sum(table.nbytes() for table in self._hashed.values())
-
     def batch(self) -> _MemoryHold:
         return self._batch
 
