@@ -350,29 +350,6 @@ cdef extern from *:
     void TOPICRAWL_PREFETCH(const void *p) noexcept nogil
 
 
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #include <sys/mman.h>
-    /* A slot array: a large one (4 MiB or more) aligned to 2 MiB and advised to be backed by
-       transparent huge pages where the kernel offers them (Linux, THP "madvise" or
-       "always"): its random probes then miss the TLB far less (a 100k-document index's
-       tables are ~250 MB). Freed with free(). */
-    static void *topicrawl_slots_alloc(size_t n) {
-        void *p = NULL;
-        size_t align = n >= ((size_t) 4 << 20) ? ((size_t) 2 << 20) : 64;
-        if (posix_memalign(&p, align, n) != 0)
-            return NULL;
-    #ifdef MADV_HUGEPAGE
-        if (align > 64)
-            (void) madvise(p, n, MADV_HUGEPAGE);
-    #endif
-        return p;
-    }
-    """
-    void *topicrawl_slots_alloc(size_t n) nogil
-
-
 cdef struct _Slot:
     uint64_t key
     int32_t val  # 0: empty; v > 0: the one member number v - 1; v < 0: the set vecs[-v - 1]
@@ -468,14 +445,14 @@ cdef class IntSets:
     def __dealloc__(self):
         cdef Py_ssize_t i
         if self.slots != NULL:
-            free(self.slots)
+            PyMem_Free(self.slots)
         if self.vecs != NULL:
             for i in range(self.nvecs):
                 PyMem_Free(self.vecs[i].data)
             PyMem_Free(self.vecs)
 
     cdef int _alloc(self, Py_ssize_t cap) except -1:
-        cdef _Slot *s = <_Slot *> topicrawl_slots_alloc(cap * sizeof(_Slot))
+        cdef _Slot *s = <_Slot *> PyMem_Malloc(cap * sizeof(_Slot))
         if s == NULL:
             raise MemoryError()
         memset(s, 0, cap * sizeof(_Slot))
@@ -493,7 +470,7 @@ cdef class IntSets:
                 while self.slots[j].val != 0:
                     j = (j + 1) & mask
                 self.slots[j] = old[i]
-        free(old)
+        PyMem_Free(old)
         return 0
 
     cdef inline Py_ssize_t _find(self, uint64_t key) noexcept:
