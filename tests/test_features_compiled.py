@@ -288,6 +288,21 @@ def test_intsets_large_sets_in_any_order_equal_the_dict_reference(ops, rng):
     assert got.set_bytes() >= 4 * held
 
 
+def test_intsets_large_table_holds_every_key():
+    """A table of 300,000 keys (past 4 MiB of slots, through a dozen doublings) finds, counts
+    and deletes as a small one does."""
+    t = fx.IntSets(fx.Members())
+    keys = [64 * k for k in range(300_000)]
+    t.add(keys, "a")
+    t.add(keys[::3], "b")
+    assert t.nbytes() >= 4 << 20 and len(t) == len(keys)
+    assert t.get(keys[3]) == {"a", "b"} and t.get(keys[4]) == "a"
+    assert t.count(keys[:30], None) == {"a": 30, "b": 10}
+    for k in keys[::2]:
+        t.pop(k)
+    assert len(t) == len(keys) // 2 and keys[1] in t and keys[2] not in t
+
+
 def test_intsets_refuse_keys_beyond_64_bits():
     """A key outside [0, 2**64) is refused on write and absent on read."""
     t = fx.IntSets(fx.Members())
