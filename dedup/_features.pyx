@@ -159,15 +159,29 @@ def span_keys(const uint32_t[::1] hashes, uint32_t m, Py_ssize_t span, start=Non
         free(keys)
 
 
-cdef inline bint _in_sorted(const uint64_t[::1] a, uint64_t v) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = a.shape[0], mid
+ctypedef fused _sorted_t:
+    uint64_t
+    int32_t
+
+
+cdef inline Py_ssize_t _lower_bound(const _sorted_t *a, Py_ssize_t n, _sorted_t x) noexcept nogil:
+    """The first index of ``a[:n]`` (sorted) whose value is not below ``x``."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
     while lo < hi:
         mid = (lo + hi) >> 1
-        if a[mid] < v:
+        if a[mid] < x:
             lo = mid + 1
         else:
             hi = mid
-    return lo < a.shape[0] and a[lo] == v
+    return lo
+
+
+cdef inline bint _in_sorted(const uint64_t[::1] a, uint64_t v) noexcept nogil:
+    cdef Py_ssize_t n = a.shape[0], i
+    if n == 0:
+        return False
+    i = _lower_bound(&a[0], n, v)
+    return i < n and a[i] == v
 
 
 cdef inline uint64_t _chain_value(const uint32_t[::1] cp, Py_ssize_t i, uint64_t base,
@@ -361,18 +375,6 @@ cdef struct _Vec:
     int32_t *data
     int32_t len
     int32_t cap
-
-
-cdef Py_ssize_t _lower_bound(const int32_t *a, Py_ssize_t n, int32_t x) noexcept nogil:
-    """The first index of ``a[:n]`` (sorted) whose value is not below ``x``."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
